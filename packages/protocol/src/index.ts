@@ -1,0 +1,5 @@
+export * from './api-keys.js'
+export * from './common.js'
+export * from './errors.js'
+export * from './licenses.js'
+export * from './products.js'

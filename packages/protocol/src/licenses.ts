@@ -1,0 +1,170 @@
+import { type Static, Type } from 'typebox'
+import {
+  LicenseIdSchema,
+  listQueryProperties,
+  PaginatedSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
+
+/** Computed at response time: revoked > expired > active (spec §3). */
+export const LicenseStatusSchema = Type.Enum(['active', 'revoked', 'expired'])
+export type LicenseStatus = Static<typeof LicenseStatusSchema>
+
+/** `maxActivations` when a create request does not give one (spec §8). */
+export const defaultMaxActivations = 1
+/** Upper bound on `maxActivations`, so it fits a 32-bit database integer. */
+export const maxMaxActivations = 1_000_000
+
+export const MaxActivationsSchema = Type.Union(
+  [Type.Integer({ minimum: 1, maximum: maxMaxActivations }), Type.Null()],
+  {
+    description: 'Maximum number of activations; `null` means unlimited.',
+  },
+)
+
+export const LicenseKeySchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'The license key: 25 Crockford base32 characters in five dash-separated groups.',
+  examples: ['7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A'],
+})
+
+export const StatusDetailsSchema = Type.Object(
+  {
+    isRevoked: Type.Boolean(),
+    isExpired: Type.Boolean(),
+    determinedAt: TimestampSchema,
+  },
+  { additionalProperties: false },
+)
+export type StatusDetails = Static<typeof StatusDetailsSchema>
+
+export const LicenseResourceSchema = Type.Object(
+  {
+    id: LicenseIdSchema,
+    object: Type.Literal('License'),
+    key: LicenseKeySchema,
+    maxActivations: MaxActivationsSchema,
+    status: LicenseStatusSchema,
+    expirationDate: Type.Union([TimestampSchema, Type.Null()], { description: '`null`: never expires.' }),
+    createdAt: TimestampSchema,
+    updatedAt: TimestampSchema,
+    productId: ProductIdSchema,
+    statusDetails: StatusDetailsSchema,
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'lic_7fQx2mNc4RtYp9LkWv3bHs',
+        object: 'License',
+        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+        maxActivations: 3,
+        status: 'active',
+        expirationDate: '2031-01-01T00:00:00.000Z',
+        createdAt: '2030-01-01T00:00:00.000Z',
+        updatedAt: '2030-01-01T00:00:00.000Z',
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        statusDetails: { isRevoked: false, isExpired: false, determinedAt: '2030-01-01T00:00:00.000Z' },
+      },
+    ],
+  },
+)
+export type LicenseResource = Static<typeof LicenseResourceSchema>
+
+export const CreateLicenseBodySchema = Type.Object(
+  {
+    productId: ProductIdSchema,
+    maxActivations: Type.Optional(MaxActivationsSchema),
+    expirationDate: Type.Optional(
+      Type.Union([TimestampSchema, Type.Null()], {
+        description: 'Must be in the future; `null`: never expires.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        maxActivations: 3,
+        expirationDate: '2031-01-01T00:00:00.000Z',
+      },
+    ],
+  },
+)
+export type CreateLicenseBody = Static<typeof CreateLicenseBodySchema>
+
+export const UpdateLicenseBodySchema = Type.Object(
+  {
+    maxActivations: Type.Optional(MaxActivationsSchema),
+    expirationDate: Type.Optional(
+      Type.Union([TimestampSchema, Type.Null()], {
+        description: 'Must be in the future; `null`: never expires.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ maxActivations: 5, expirationDate: '2032-01-01T00:00:00.000Z' }],
+  },
+)
+export type UpdateLicenseBody = Static<typeof UpdateLicenseBodySchema>
+
+export const ListLicensesQuerySchema = Type.Object(
+  {
+    ...listQueryProperties,
+    productId: Type.Optional(ProductIdSchema),
+  },
+  { additionalProperties: false },
+)
+export type ListLicensesQuery = Static<typeof ListLicensesQuerySchema>
+
+export const LicenseListSchema = PaginatedSchema(LicenseResourceSchema)
+
+/** Fields a license list may be sorted by (`sort=field:order`). */
+export const licenseSortFields = [
+  'createdAt',
+  'updatedAt',
+  'expirationDate',
+  'maxActivations',
+  'key',
+  'status',
+] as const
+/** Fields a license list may be filtered by (`filter=field:operator:value`). */
+export const licenseFilterFields = [
+  'status',
+  'productId',
+  'expirationDate',
+  'createdAt',
+  'updatedAt',
+  'maxActivations',
+] as const
+
+export const ValidateLicenseBodySchema = Type.Object(
+  {
+    key: LicenseKeySchema,
+    productId: ProductIdSchema,
+  },
+  {
+    additionalProperties: false,
+    examples: [{ key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A', productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ' }],
+  },
+)
+export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
+
+/** Why a known license is not valid; `suspended` means its product is suspended (never a license status). */
+export const ValidationReasonSchema = Type.Enum(['expired', 'revoked', 'suspended'])
+export type ValidationReason = Static<typeof ValidationReasonSchema>
+
+export const ValidationResultSchema = Type.Object(
+  {
+    isValid: Type.Boolean(),
+    reason: Type.Union([ValidationReasonSchema, Type.Null()]),
+    timestamp: TimestampSchema,
+    license: LicenseResourceSchema,
+  },
+  { additionalProperties: false },
+)
+export type ValidationResult = Static<typeof ValidationResultSchema>

@@ -1,0 +1,89 @@
+import { type Static, Type } from 'typebox'
+import { listQueryProperties, PaginatedSchema, ProductIdSchema, TimestampSchema } from './common.js'
+
+export const ProductStatusSchema = Type.Enum(['active', 'suspended'])
+export type ProductStatus = Static<typeof ProductStatusSchema>
+
+export const ProductNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  examples: ['Acme Photo Editor'],
+})
+
+/** A public key as a JSON Web Key (RFC 8037 OKP, Ed25519). */
+export const PublicKeyJwkSchema = Type.Object(
+  {
+    kty: Type.Literal('OKP'),
+    crv: Type.Literal('Ed25519'),
+    x: Type.String(),
+    kid: Type.String(),
+    alg: Type.Literal('EdDSA'),
+    use: Type.Literal('sig'),
+  },
+  { additionalProperties: false },
+)
+export type PublicKeyJwk = Static<typeof PublicKeyJwkSchema>
+
+export const ProductResourceSchema = Type.Object(
+  {
+    id: ProductIdSchema,
+    object: Type.Literal('Product'),
+    name: ProductNameSchema,
+    status: ProductStatusSchema,
+    publicKey: Type.String({ description: 'Current Ed25519 public key, PEM (SPKI).' }),
+    publicKeyJwk: PublicKeyJwkSchema,
+    keyId: Type.String({
+      description: 'Id of the current signing key (its RFC 7638 JWK thumbprint); the `kid` of tokens.',
+    }),
+    createdAt: TimestampSchema,
+    updatedAt: TimestampSchema,
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        object: 'Product',
+        name: 'Acme Photo Editor',
+        status: 'active',
+        publicKey:
+          '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2l0f1n2t3vH6t0o8yYw0Q2y1v4lLxQ3Yq9n6Jb0ZxqE=\n-----END PUBLIC KEY-----\n',
+        publicKeyJwk: {
+          kty: 'OKP',
+          crv: 'Ed25519',
+          x: '2l0f1n2t3vH6t0o8yYw0Q2y1v4lLxQ3Yq9n6Jb0ZxqE',
+          kid: 'pV3b1oWkq0rX7cE9yU2mT5nA8sD4fG6hJ1kL3zX0cVb',
+          alg: 'EdDSA',
+          use: 'sig',
+        },
+        keyId: 'pV3b1oWkq0rX7cE9yU2mT5nA8sD4fG6hJ1kL3zX0cVb',
+        createdAt: '2030-01-01T00:00:00.000Z',
+        updatedAt: '2030-01-01T00:00:00.000Z',
+      },
+    ],
+  },
+)
+export type ProductResource = Static<typeof ProductResourceSchema>
+
+export const CreateProductBodySchema = Type.Object(
+  { name: ProductNameSchema },
+  { additionalProperties: false, examples: [{ name: 'Acme Photo Editor' }] },
+)
+export type CreateProductBody = Static<typeof CreateProductBodySchema>
+
+export const UpdateProductBodySchema = Type.Object(
+  { name: Type.Optional(ProductNameSchema) },
+  { additionalProperties: false, examples: [{ name: 'Acme Photo Editor Pro' }] },
+)
+export type UpdateProductBody = Static<typeof UpdateProductBodySchema>
+
+export const ListProductsQuerySchema = Type.Object(
+  { ...listQueryProperties },
+  { additionalProperties: false },
+)
+export type ListProductsQuery = Static<typeof ListProductsQuerySchema>
+
+export const ProductListSchema = PaginatedSchema(ProductResourceSchema)
+
+export const productSortFields = ['createdAt', 'updatedAt', 'name'] as const
+export const productFilterFields = ['status', 'createdAt', 'updatedAt', 'name'] as const

@@ -1,0 +1,147 @@
+import type { ApiKeyId, CreateApiKeyBody, ListApiKeysQuery, Paginated } from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
+import { newApiKeySecret, newId } from '../core/ids.js'
+import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
+import { type Principal, requireAdmin } from '../core/principal.js'
+import type { ProductLookup } from '../core/product-lookup.js'
+import { digestSecret, digestsEqual } from '../core/secrets.js'
+import { type ApiKey, displayPrefix, secretPrefixes } from './api-key.js'
+import { type ApiKeyStore, apiKeyListSpec } from './api-key-store.js'
+
+export interface ApiKeyServiceDeps {
+  readonly apiKeys: ApiKeyStore
+  readonly products: ProductLookup
+  readonly clock: Clock
+  /** Keys the HMAC of stored digests (derived from KEYTURN_SECRET). */
+  readonly digestKey: Buffer
+}
+
+/** Longest bearer secret looked at; anything longer is refused before hashing. */
+const maxSecretLength = 256
+
+export class ApiKeyService {
+  readonly #apiKeys: ApiKeyStore
+  readonly #products: ProductLookup
+  readonly #clock: Clock
+  readonly #digestKey: Buffer
+
+  constructor(deps: ApiKeyServiceDeps) {
+    this.#apiKeys = deps.apiKeys
+    this.#products = deps.products
+    this.#clock = deps.clock
+    this.#digestKey = deps.digestKey
+  }
+
+  /** The principal a bearer secret stands for, or undefined. Looked up on every request, so a deleted key fails at once. */
+  async authenticate(secret: string): Promise<Principal | undefined> {
+    if (secret.length === 0 || secret.length > maxSecretLength) {
+      return undefined
+    }
+    const digest = digestSecret(this.#digestKey, secret)
+    const apiKey = await this.#apiKeys.findByDigest(digest)
+    // The lookup matched on the digest; comparing again in constant time costs nothing and keeps the
+    // decision independent of how the database compares strings.
+    if (apiKey === undefined || !digestsEqual(apiKey.digest, digest)) {
+      return undefined
+    }
+    if (apiKey.role === 'admin') {
+      return { role: 'admin', apiKeyId: apiKey.id }
+    }
+    return apiKey.productId === null
+      ? undefined
+      : { role: 'product', apiKeyId: apiKey.id, productId: apiKey.productId }
+  }
+
+  /** Returns the key and its secret; the secret is not kept and cannot be shown again. */
+  async create(principal: Principal, input: CreateApiKeyBody): Promise<{ apiKey: ApiKey; secret: string }> {
+    requireAdmin(principal, 'manage API keys')
+    if (input.role === 'product' && input.productId === undefined) {
+      throw new InvalidInputError('#/productId', 'A product key needs the productId it is scoped to.')
+    }
+    if (input.role === 'admin' && input.productId !== undefined) {
+      throw new InvalidInputError('#/productId', 'An admin key sees every product; leave productId out.')
+    }
+    if (input.productId !== undefined && (await this.#products.findProduct(input.productId)) === undefined) {
+      throw new DomainError('product_not_found', `No product ${input.productId} exists.`, {
+        fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
+      })
+    }
+    return this.#insert(
+      input.name,
+      input.role,
+      input.productId ?? null,
+      newApiKeySecret(secretPrefixes[input.role]),
+    )
+  }
+
+  async get(principal: Principal, id: ApiKeyId): Promise<ApiKey> {
+    requireAdmin(principal, 'manage API keys')
+    const apiKey = await this.#apiKeys.findById(id)
+    if (apiKey === undefined) {
+      throw apiKeyNotFound(id)
+    }
+    return apiKey
+  }
+
+  async delete(principal: Principal, id: ApiKeyId): Promise<void> {
+    requireAdmin(principal, 'manage API keys')
+    if (id === principal.apiKeyId) {
+      throw new DomainError('forbidden', 'An API key cannot delete itself; use another admin key.')
+    }
+    if (!(await this.#apiKeys.delete(id))) {
+      throw apiKeyNotFound(id)
+    }
+  }
+
+  async list(principal: Principal, query: ListApiKeysQuery): Promise<Paginated<ApiKey>> {
+    requireAdmin(principal, 'manage API keys')
+    const request = parseListQuery(query, apiKeyListSpec)
+    const slice = await this.#apiKeys.list(request)
+    return toPage(slice, request.limit, pageOf(request, slice.offset))
+  }
+
+  /**
+   * Start-up: makes sure an admin can get in. With `configuredSecret` (KEYTURN_ADMIN_KEY) an admin key
+   * with exactly that secret exists afterwards (idempotent); without it, the first start creates one
+   * and returns its secret so the caller can print it once.
+   */
+  async bootstrapAdmin(configuredSecret: string | undefined): Promise<{ createdSecret: string | undefined }> {
+    if (configuredSecret !== undefined) {
+      const digest = digestSecret(this.#digestKey, configuredSecret)
+      if ((await this.#apiKeys.findByDigest(digest)) === undefined) {
+        await this.#insert('KEYTURN_ADMIN_KEY', 'admin', null, configuredSecret)
+      }
+      return { createdSecret: undefined }
+    }
+    if (await this.#apiKeys.hasAdminKey()) {
+      return { createdSecret: undefined }
+    }
+    const secret = newApiKeySecret(secretPrefixes.admin)
+    await this.#insert('First admin key', 'admin', null, secret)
+    return { createdSecret: secret }
+  }
+
+  async #insert(
+    name: string,
+    role: ApiKey['role'],
+    productId: ApiKey['productId'],
+    secret: string,
+  ): Promise<{ apiKey: ApiKey; secret: string }> {
+    const apiKey: ApiKey = {
+      id: newId('apiKey'),
+      name,
+      role,
+      productId,
+      digest: digestSecret(this.#digestKey, secret),
+      prefix: displayPrefix(secret, role),
+      createdAt: this.#clock.now(),
+    }
+    await this.#apiKeys.insert(apiKey)
+    return { apiKey, secret }
+  }
+}
+
+function apiKeyNotFound(id: ApiKeyId): DomainError {
+  return new DomainError('api_key_not_found', `No API key ${id} exists.`)
+}

@@ -1,0 +1,155 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import type { Kysely } from 'kysely'
+import { ApiKeyService } from './api-keys/api-key-service.js'
+import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
+import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
+import { registerDeleteApiKey } from './api-keys/routes/delete-api-key.js'
+import { registerGetApiKey } from './api-keys/routes/get-api-key.js'
+import { registerListApiKeys } from './api-keys/routes/list-api-keys.js'
+import type { Clock } from './core/clock.js'
+import { newId } from './core/ids.js'
+import type { SecretKeys } from './core/secrets.js'
+import type { App } from './http/app-types.js'
+import { authenticate } from './http/authenticate.js'
+import { handleError, handleNotFound, problemFor, sendProblem } from './http/error-handler.js'
+import { openApiOptions } from './http/openapi.js'
+import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
+import { LicenseService } from './licenses/license-service.js'
+import { registerCreateLicense } from './licenses/routes/create-license.js'
+import { registerGetLicense } from './licenses/routes/get-license.js'
+import { registerListLicenses } from './licenses/routes/list-licenses.js'
+import { registerReinstateLicense } from './licenses/routes/reinstate-license.js'
+import { registerRevokeLicense } from './licenses/routes/revoke-license.js'
+import { registerUpdateLicense } from './licenses/routes/update-license.js'
+import { registerValidateLicense } from './licenses/routes/validate-license.js'
+import { KyselyProductStore } from './products/kysely-product-store.js'
+import { ProductService } from './products/product-service.js'
+import { registerCreateProduct } from './products/routes/create-product.js'
+import { registerGetProduct } from './products/routes/get-product.js'
+import { registerListProducts } from './products/routes/list-products.js'
+import { registerResumeProduct } from './products/routes/resume-product.js'
+import { registerSuspendProduct } from './products/routes/suspend-product.js'
+import { registerUpdateProduct } from './products/routes/update-product.js'
+import type { Database } from './storage/database.js'
+import { checkDatabase } from './storage/health.js'
+
+export interface AppDeps {
+  readonly db: Kysely<Database>
+  readonly clock: Clock
+  readonly secretKeys: SecretKeys
+  /** Fastify's logger option: pino options, or false for none (tests). */
+  readonly logger: FastifyServerOptions['logger']
+}
+
+export interface Services {
+  readonly apiKeys: ApiKeyService
+  readonly products: ProductService
+  readonly licenses: LicenseService
+}
+
+/** Largest request body accepted; the largest legitimate one is a few KiB. */
+const bodyLimit = 64 * 1024
+
+/** The composition root: creates stores and services and wires the routes. No I/O. */
+export function buildApp(deps: AppDeps): { app: App; services: Services } {
+  const services = createServices(deps)
+  const app = Fastify({
+    logger: deps.logger,
+    bodyLimit,
+    genReqId: () => newId('request'),
+    ajv: {
+      customOptions: {
+        removeAdditional: false, // reject unknown fields, don't strip them
+        allErrors: true, // report every problem at once; bodies are bounded by bodyLimit
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Request-Id', request.id)
+  })
+  app.setErrorHandler(handleError)
+  app.setNotFoundHandler(handleNotFound)
+
+  app.register(swagger, openApiOptions)
+  app.register(swaggerUi, { routePrefix: '/docs' })
+
+  app.register(async (ops: App) => {
+    ops.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true }
+    })
+    ops.get('/healthz', async () => ({ status: 'ok' }))
+    ops.get('/readyz', async (request, reply) => {
+      try {
+        await checkDatabase(deps.db)
+        return { status: 'ok' }
+      } catch (error) {
+        request.log.warn({ err: error }, 'readiness check failed')
+        return sendProblem(
+          reply,
+          problemFor('service_unavailable', 'The database does not answer.', request.id),
+        )
+      }
+    })
+    ops.get('/openapi.json', async () => app.swagger())
+  })
+
+  app.register(async (api: App) => registerApi(api, services), { prefix: '/api/v0' })
+  app.register(
+    async (api: App) => {
+      // Hidden from OpenAPI, so each operationId appears once.
+      api.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true }
+      })
+      registerApi(api, services)
+    },
+    { prefix: '/v0' },
+  )
+  return { app, services }
+}
+
+function createServices(deps: AppDeps): Services {
+  const products = new ProductService({
+    products: new KyselyProductStore(deps.db),
+    clock: deps.clock,
+    signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+  })
+  return {
+    products,
+    apiKeys: new ApiKeyService({
+      apiKeys: new KyselyApiKeyStore(deps.db),
+      products,
+      clock: deps.clock,
+      digestKey: deps.secretKeys.apiKeyDigest,
+    }),
+    licenses: new LicenseService({ licenses: new KyselyLicenseStore(deps.db), products, clock: deps.clock }),
+  }
+}
+
+/** Every API route, in one list: grep here to find where a path is served. */
+function registerApi(api: App, services: Services): void {
+  api.addHook('onRequest', authenticate(services.apiKeys))
+
+  registerListLicenses(api, services.licenses)
+  registerCreateLicense(api, services.licenses)
+  registerValidateLicense(api, services.licenses)
+  registerGetLicense(api, services.licenses)
+  registerUpdateLicense(api, services.licenses)
+  registerRevokeLicense(api, services.licenses)
+  registerReinstateLicense(api, services.licenses)
+
+  registerListProducts(api, services.products)
+  registerCreateProduct(api, services.products)
+  registerGetProduct(api, services.products)
+  registerUpdateProduct(api, services.products)
+  registerSuspendProduct(api, services.products)
+  registerResumeProduct(api, services.products)
+
+  registerListApiKeys(api, services.apiKeys)
+  registerCreateApiKey(api, services.apiKeys)
+  registerGetApiKey(api, services.apiKeys)
+  registerDeleteApiKey(api, services.apiKeys)
+}

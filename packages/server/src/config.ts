@@ -1,0 +1,70 @@
+import { type Static, Type } from 'typebox'
+import { Check, Clean, Convert, Default, Errors } from 'typebox/value'
+import { type DatabaseLocation, parseDatabaseUrl } from './storage/connect.js'
+
+/** Every environment variable Keyturn reads (DESIGN.md "Configuration"), declared once. */
+const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 1, maximum: 65_535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  KEYTURN_DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/keyturn.db' }),
+  KEYTURN_ADMIN_KEY: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
+  KEYTURN_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+})
+type Env = Static<typeof EnvSchema>
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly database: DatabaseLocation
+  readonly adminKey: string | undefined
+  readonly secret: string | undefined
+  readonly logLevel: Env['LOG_LEVEL']
+}
+
+/** Bad configuration: every problem at once, so one restart fixes them all. */
+export class ConfigError extends Error {
+  readonly problems: readonly string[]
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+/** Reads the environment once into a frozen Config; throws ConfigError listing every problem. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  // Keep only declared variables, drop empty ones (unset), fill defaults, turn '8080' into 8080.
+  const declared = Object.fromEntries(
+    Object.keys(EnvSchema.properties)
+      .map((name) => [name, env[name]] as const)
+      .filter(([, value]) => value !== undefined && value !== ''),
+  )
+  const candidate = Clean(EnvSchema, Convert(EnvSchema, Default(EnvSchema, declared)))
+  const problems = Errors(EnvSchema, candidate).map((error) => {
+    const name = error.instancePath.slice(1)
+    // Never echo the value: KEYTURN_ADMIN_KEY and KEYTURN_SECRET are secrets.
+    return `${name || 'environment'} ${error.message}`
+  })
+  if (!Check(EnvSchema, candidate)) {
+    throw new ConfigError(problems)
+  }
+  const database = parseDatabaseUrl(candidate.KEYTURN_DATABASE_URL)
+  if (database === undefined) {
+    problems.push('KEYTURN_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…')
+  }
+  if (database?.kind === 'postgres' && candidate.KEYTURN_SECRET === undefined) {
+    problems.push('KEYTURN_SECRET is required with PostgreSQL: every Keyturn process must share it')
+  }
+  if (problems.length > 0 || database === undefined) {
+    throw new ConfigError(problems)
+  }
+  return Object.freeze({
+    port: candidate.PORT,
+    host: candidate.HOST,
+    database,
+    adminKey: candidate.KEYTURN_ADMIN_KEY,
+    secret: candidate.KEYTURN_SECRET,
+    logLevel: candidate.LOG_LEVEL,
+  })
+}

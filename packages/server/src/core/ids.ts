@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto'
+
+/** The one table of id prefixes: ids say what they name, in logs and support tickets. */
+const idPrefixes = {
+  product: 'prd_',
+  license: 'lic_',
+  activation: 'act_',
+  apiKey: 'key_',
+  request: 'req_',
+} as const
+
+type IdKind = keyof typeof idPrefixes
+export type IdOf<K extends IdKind> = `${(typeof idPrefixes)[K]}${string}`
+
+const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+/** 22 base62 characters: about 131 random bits. */
+function randomBase62(length: number): string {
+  const bytes = randomBytes(length * 2)
+  let out = ''
+  for (const byte of bytes) {
+    // 248 = 4 * 62: rejecting the rest keeps every character equally likely.
+    if (byte < 248) {
+      out += base62[byte % 62]
+      if (out.length === length) {
+        return out
+      }
+    }
+  }
+  return out + randomBase62(length - out.length)
+}
+
+export function newId<K extends IdKind>(kind: K): IdOf<K> {
+  return `${idPrefixes[kind]}${randomBase62(22)}` as IdOf<K>
+}
+
+const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+/** 25 Crockford base32 characters (125 random bits) in five dash groups (DESIGN.md). */
+export function newLicenseKey(): string {
+  const bytes = randomBytes(16)
+  let bits = 0n
+  for (const byte of bytes) {
+    bits = (bits << 8n) | BigInt(byte)
+  }
+  let chars = ''
+  for (let i = 0; i < 25; i++) {
+    chars += crockford[Number(bits & 31n)]
+    bits >>= 5n
+  }
+  return chars.match(/.{5}/g)?.join('-') ?? chars
+}
+
+/**
+ * Reads a key as a person may type it: any case, and the look-alikes Crockford base32 leaves out
+ * (O for 0, I and L for 1).
+ */
+export function normalizeLicenseKey(input: string): string {
+  return input.trim().toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1')
+}
+
+/** A bearer secret: readable prefix plus 32 random base62 characters (about 190 bits). */
+export function newApiKeySecret(prefix: string): string {
+  return `${prefix}${randomBase62(32)}`
+}

@@ -1,0 +1,23 @@
+import type { ApiKeyId, ProductId } from '@keyturn/protocol'
+import { DomainError } from './errors.js'
+
+/** Who is calling: set by authentication, passed to every service method. */
+export type Principal =
+  | { readonly role: 'admin'; readonly apiKeyId: ApiKeyId }
+  | { readonly role: 'product'; readonly apiKeyId: ApiKeyId; readonly productId: ProductId }
+
+/** Another product's data is invisible to a product key: callers treat it as not found. */
+export function canSeeProduct(principal: Principal, productId: ProductId): boolean {
+  return principal.role === 'admin' || principal.productId === productId
+}
+
+/** The product a principal is limited to, or undefined for an admin. */
+export function scopedProductId(principal: Principal): ProductId | undefined {
+  return principal.role === 'product' ? principal.productId : undefined
+}
+
+export function requireAdmin(principal: Principal, action: string): void {
+  if (principal.role !== 'admin') {
+    throw new DomainError('forbidden', `Only an admin API key may ${action}.`)
+  }
+}

@@ -1,0 +1,6 @@
+import type { ProductId } from '@keyturn/protocol'
+
+/** What other features need to know about a product; app.ts wires the products service in (STYLE.md §3). */
+export interface ProductLookup {
+  findProduct(id: ProductId): Promise<{ readonly id: ProductId; readonly isSuspended: boolean } | undefined>
+}

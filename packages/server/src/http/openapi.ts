@@ -1,0 +1,33 @@
+import type { SwaggerOptions } from '@fastify/swagger'
+
+/** The OpenAPI 3.1 document's frame; every operation comes from its route schema. */
+export const openApiOptions: SwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'Keyturn API',
+      version: '0.1.0',
+      description:
+        'Self-hostable software licensing: products, licenses, online validation and signed license tokens. Every path is served under `/api/v0` and, identically, under `/v0`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: '/api/v0' }],
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: `Authorization: Bearer kt_…`',
+        },
+      },
+    },
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'licenses', description: 'Licenses: create, list, update, revoke, reinstate and validate' },
+      { name: 'products', description: 'Products and their signing keys' },
+      { name: 'api-keys', description: 'API keys (admin only)' },
+    ],
+  },
+  // Paths in the document are relative to the server URL above.
+  transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/api\/v0/, '') }),
+}

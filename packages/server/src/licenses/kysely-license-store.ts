@@ -1,0 +1,142 @@
+import type { LicenseId } from '@keyturn/protocol'
+import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
+import type { FilterRule, ListSlice } from '../core/list-query.js'
+import type { Database, LicensesTable } from '../storage/database.js'
+import { toDate, toNullableDate } from '../storage/database.js'
+import { column, columnOr, farFuture, type ListTable, selectPage } from '../storage/list-sql.js'
+import type { License } from './license.js'
+import type {
+  LicenseChanges,
+  LicenseFilterField,
+  LicenseListQuery,
+  LicenseSortField,
+  LicenseStore,
+} from './license-store.js'
+
+type LicenseRow = Selectable<LicensesTable>
+
+function rowToLicense(row: LicenseRow): License {
+  return {
+    id: row.id,
+    productId: row.product_id,
+    key: row.key,
+    maxActivations: row.max_activations === null ? null : Number(row.max_activations),
+    expirationDate: toNullableDate(row.expiration_date),
+    revokedAt: toNullableDate(row.revoked_at),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  }
+}
+
+/**
+ * Status is derived from `revoked_at` and `expiration_date` at `now`, so it sorts and filters as an
+ * expression: 0 active, 1 expired, 2 revoked (also the alphabetical order of the names).
+ */
+function statusRank(alias: string, now: string): RawBuilder<unknown> {
+  const revokedAt = sql.ref(`${alias}.revoked_at`)
+  const expirationDate = sql.ref(`${alias}.expiration_date`)
+  return sql`(case when ${revokedAt} is not null then 2 when ${expirationDate} <= ${now} then 1 else 0 end)`
+}
+
+const rankOf = { active: 0, expired: 1, revoked: 2 } as const
+
+function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): RawBuilder<SqlBool> {
+  const rank = statusRank('licenses', now)
+  const asRank = (value: string | number) => rankOf[value as keyof typeof rankOf] // parsed as a status already
+  switch (rule.operator) {
+    case 'in':
+      return sql<SqlBool>`${rank} in (${sql.join(rule.values.map(asRank))})`
+    case 'eq':
+      return sql<SqlBool>`${rank} = ${asRank(rule.value)}`
+    case 'ne':
+      return sql<SqlBool>`${rank} <> ${asRank(rule.value)}`
+    default:
+      throw new Error(`status does not support ${rule.operator}`) // parseFilter allows only eq, ne, in
+  }
+}
+
+function licenseTable(now: Date): ListTable<LicenseSortField, LicenseFilterField> {
+  const at = now.toISOString()
+  return {
+    table: 'licenses',
+    sort: {
+      createdAt: column('created_at'),
+      updatedAt: column('updated_at'),
+      expirationDate: columnOr('expiration_date', farFuture),
+      maxActivations: columnOr('max_activations', 2_147_483_647), // null is unlimited: the most
+      key: column('key'),
+      status: (alias) => statusRank(alias, at),
+    },
+    filters: {
+      status: { translate: (rule) => statusCondition(rule, at) },
+      productId: { column: 'product_id' },
+      expirationDate: { column: 'expiration_date' },
+      createdAt: { column: 'created_at' },
+      updatedAt: { column: 'updated_at' },
+      maxActivations: { column: 'max_activations' },
+    },
+  }
+}
+
+export class KyselyLicenseStore implements LicenseStore {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(license: License): Promise<void> {
+    await this.#db
+      .insertInto('licenses')
+      .values({
+        id: license.id,
+        product_id: license.productId,
+        key: license.key,
+        max_activations: license.maxActivations,
+        expiration_date: license.expirationDate?.toISOString() ?? null,
+        revoked_at: license.revokedAt?.toISOString() ?? null,
+        created_at: license.createdAt.toISOString(),
+        updated_at: license.updatedAt.toISOString(),
+      })
+      .execute()
+  }
+
+  async findById(id: LicenseId): Promise<License | undefined> {
+    const row = await this.#db.selectFrom('licenses').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : rowToLicense(row)
+  }
+
+  async findByKey(key: string): Promise<License | undefined> {
+    const row = await this.#db.selectFrom('licenses').selectAll().where('key', '=', key).executeTakeFirst()
+    return row === undefined ? undefined : rowToLicense(row)
+  }
+
+  async update(id: LicenseId, changes: LicenseChanges): Promise<License | undefined> {
+    const row = await this.#db
+      .updateTable('licenses')
+      .set({
+        updated_at: changes.updatedAt.toISOString(),
+        ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
+        ...(changes.expirationDate === undefined
+          ? {}
+          : { expiration_date: changes.expirationDate?.toISOString() ?? null }),
+        ...(changes.revokedAt === undefined ? {} : { revoked_at: changes.revokedAt?.toISOString() ?? null }),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return row === undefined ? undefined : rowToLicense(row)
+  }
+
+  async list(query: LicenseListQuery): Promise<ListSlice<License>> {
+    const scope =
+      query.productId === undefined ? [] : [sql<SqlBool>`licenses.product_id = ${query.productId}`]
+    const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
+      this.#db,
+      licenseTable(query.now),
+      query.request,
+      scope,
+    )
+    return { ...slice, items: slice.items.map(rowToLicense) }
+  }
+}

@@ -1,0 +1,179 @@
+import {
+  type CreateLicenseBody,
+  defaultMaxActivations,
+  type LicenseId,
+  type ListLicensesQuery,
+  type Paginated,
+  type UpdateLicenseBody,
+  type ValidateLicenseBody,
+  type ValidationReason,
+} from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
+import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
+import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
+import { canSeeProduct, type Principal, scopedProductId } from '../core/principal.js'
+import type { ProductLookup } from '../core/product-lookup.js'
+import { type License, type LicenseView, viewAt } from './license.js'
+import { type LicenseChanges, type LicenseStore, licenseListSpec } from './license-store.js'
+
+export interface LicenseValidation {
+  readonly isValid: boolean
+  readonly reason: ValidationReason | null
+  readonly view: LicenseView
+}
+
+export interface LicenseServiceDeps {
+  readonly licenses: LicenseStore
+  readonly products: ProductLookup
+  readonly clock: Clock
+}
+
+export class LicenseService {
+  readonly #licenses: LicenseStore
+  readonly #products: ProductLookup
+  readonly #clock: Clock
+
+  constructor(deps: LicenseServiceDeps) {
+    this.#licenses = deps.licenses
+    this.#products = deps.products
+    this.#clock = deps.clock
+  }
+
+  async create(principal: Principal, input: CreateLicenseBody): Promise<LicenseView> {
+    const now = this.#clock.now()
+    if (!canSeeProduct(principal, input.productId)) {
+      throw new DomainError('forbidden', 'This API key may only create licenses for its own product.')
+    }
+    if ((await this.#products.findProduct(input.productId)) === undefined) {
+      throw new DomainError('product_not_found', `No product ${input.productId} exists.`, {
+        fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
+      })
+    }
+    const license: License = {
+      id: newId('license'),
+      productId: input.productId,
+      key: newLicenseKey(), // 125 random bits: a collision is not a case to handle
+      // Not `??`: null means unlimited and must not become the default.
+      maxActivations: input.maxActivations === undefined ? defaultMaxActivations : input.maxActivations,
+      expirationDate: futureDate(input.expirationDate ?? null, now),
+      revokedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    await this.#licenses.insert(license)
+    return viewAt(license, now)
+  }
+
+  async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    const now = this.#clock.now()
+    return viewAt(await this.#visible(principal, id), now)
+  }
+
+  async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {
+    const now = this.#clock.now()
+    const current = await this.#visible(principal, id)
+    const changes: LicenseChanges = {
+      updatedAt: now,
+      ...(input.maxActivations === undefined ? {} : { maxActivations: input.maxActivations }),
+      ...(input.expirationDate === undefined
+        ? {}
+        : { expirationDate: futureDate(input.expirationDate, now) }),
+    }
+    if (Object.keys(changes).length === 1) {
+      return viewAt(current, now) // nothing to change: keep updatedAt honest
+    }
+    return viewAt(await this.#apply(id, changes), now)
+  }
+
+  /** Idempotent: revoking a revoked license changes nothing. */
+  async revoke(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    const now = this.#clock.now()
+    const current = await this.#visible(principal, id)
+    if (current.revokedAt !== null) {
+      return viewAt(current, now)
+    }
+    return viewAt(await this.#apply(id, { revokedAt: now, updatedAt: now }), now)
+  }
+
+  /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
+  async reinstate(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    const now = this.#clock.now()
+    const current = await this.#visible(principal, id)
+    if (current.revokedAt === null) {
+      return viewAt(current, now)
+    }
+    return viewAt(await this.#apply(id, { revokedAt: null, updatedAt: now }), now)
+  }
+
+  async list(principal: Principal, query: ListLicensesQuery): Promise<Paginated<LicenseView>> {
+    const now = this.#clock.now()
+    const request = parseListQuery(query, licenseListSpec)
+    const scope = scopedProductId(principal)
+    if (scope !== undefined && query.productId !== undefined && query.productId !== scope) {
+      // Another product's licenses are invisible to a product key: an empty list, not an error.
+      return toPage({ items: [], totalCount: 0, offset: 0 }, request.limit, request.page ?? 0)
+    }
+    const slice = await this.#licenses.list({ request, productId: scope ?? query.productId, now })
+    const views = slice.items.map((license) => viewAt(license, now))
+    return toPage({ ...slice, items: views }, request.limit, pageOf(request, slice.offset))
+  }
+
+  /** An unknown key, or one of another product, is not found; a known key gets a verdict (DESIGN.md). */
+  async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
+    const now = this.#clock.now()
+    const license = await this.#licenses.findByKey(normalizeLicenseKey(input.key))
+    if (
+      license === undefined ||
+      license.productId !== input.productId ||
+      !canSeeProduct(principal, license.productId)
+    ) {
+      throw new DomainError('license_not_found', 'No license with this key exists for this product.')
+    }
+    const product = await this.#products.findProduct(license.productId)
+    const view = viewAt(license, now)
+    const reason: ValidationReason | null = view.state.isRevoked
+      ? 'revoked'
+      : view.state.isExpired
+        ? 'expired'
+        : product === undefined || product.isSuspended
+          ? 'suspended'
+          : null
+    return { isValid: reason === null, reason, view }
+  }
+
+  async #visible(principal: Principal, id: LicenseId): Promise<License> {
+    const license = await this.#licenses.findById(id)
+    if (license === undefined || !canSeeProduct(principal, license.productId)) {
+      throw licenseNotFound(id)
+    }
+    return license
+  }
+
+  async #apply(id: LicenseId, changes: LicenseChanges): Promise<License> {
+    const updated = await this.#licenses.update(id, changes)
+    if (updated === undefined) {
+      throw licenseNotFound(id)
+    }
+    return updated
+  }
+}
+
+function licenseNotFound(id: LicenseId): DomainError {
+  return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
+}
+
+/** An expiration date must lie after `now`; null means the license never expires. */
+function futureDate(value: string | null, now: Date): Date | null {
+  if (value === null) {
+    return null
+  }
+  const date = new Date(value)
+  if (!(date > now)) {
+    throw new InvalidInputError(
+      '#/expirationDate',
+      `expirationDate must be in the future (now is ${now.toISOString()}).`,
+    )
+  }
+  return date
+}

@@ -1,0 +1,26 @@
+import { CreateLicenseBodySchema, LicenseResourceSchema } from '@keyturn/protocol'
+import type { App } from '../../http/app-types.js'
+import { problemResponses } from '../../http/responses.js'
+import type { LicenseService } from '../license-service.js'
+import { toLicenseResource } from './license-resource.js'
+
+export function registerCreateLicense(api: App, licenses: LicenseService): void {
+  api.post(
+    '/licenses',
+    {
+      schema: {
+        operationId: 'createLicense',
+        summary: 'Create a license for a product',
+        description:
+          'Generates the key. `maxActivations` defaults to 1 (`null`: unlimited); `expirationDate` must be in the future (`null` or absent: never expires).',
+        tags: ['licenses'],
+        body: CreateLicenseBodySchema,
+        response: { 201: LicenseResourceSchema, ...problemResponses('forbidden', 'product_not_found') },
+      },
+    },
+    async (request, reply) => {
+      const view = await licenses.create(request.principal, request.body)
+      return reply.code(201).send(toLicenseResource(view))
+    },
+  )
+}

@@ -1,0 +1,23 @@
+import { ValidateLicenseBodySchema, ValidationResultSchema } from '@keyturn/protocol'
+import type { App } from '../../http/app-types.js'
+import { problemResponses } from '../../http/responses.js'
+import type { LicenseService } from '../license-service.js'
+import { toValidationResult } from './license-resource.js'
+
+export function registerValidateLicense(api: App, licenses: LicenseService): void {
+  api.post(
+    '/licenses/validate',
+    {
+      schema: {
+        operationId: 'validateLicense',
+        summary: 'Validate a license key for a product',
+        description:
+          'The online validity check. A known key answers 200 with `isValid` and `reason` (`revoked`, else `expired`, else `suspended` when the product is suspended); an unknown key, or a key of another product, answers 404 `license_not_found`.',
+        tags: ['licenses'],
+        body: ValidateLicenseBodySchema,
+        response: { 200: ValidationResultSchema, ...problemResponses('license_not_found') },
+      },
+    },
+    async (request) => toValidationResult(await licenses.validate(request.principal, request.body)),
+  )
+}

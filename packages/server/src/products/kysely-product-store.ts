@@ -1,0 +1,166 @@
+import type { ProductId } from '@keyturn/protocol'
+import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
+import type { ListSlice } from '../core/list-query.js'
+import type { Database, ProductKeysTable, ProductsTable } from '../storage/database.js'
+import { toDate, toNullableDate } from '../storage/database.js'
+import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import type { SigningKeyRecord } from '../tokens/signing-keys.js'
+import type { Product, ProductPublicKey, ProductView } from './product.js'
+import type {
+  ProductChanges,
+  ProductFilterField,
+  ProductListQuery,
+  ProductSortField,
+  ProductStore,
+} from './product-store.js'
+
+type ProductRow = Selectable<ProductsTable>
+type ProductKeyRow = Pick<Selectable<ProductKeysTable>, 'id' | 'product_id' | 'public_key_pem' | 'created_at'>
+
+function rowToProduct(row: ProductRow): Product {
+  return {
+    id: row.id,
+    name: row.name,
+    suspendedAt: toNullableDate(row.suspended_at),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  }
+}
+
+function rowToPublicKey(row: ProductKeyRow): ProductPublicKey {
+  return {
+    keyId: row.id,
+    productId: row.product_id,
+    publicKeyPem: row.public_key_pem,
+    createdAt: toDate(row.created_at),
+  }
+}
+
+const productTable: ListTable<ProductSortField, ProductFilterField> = {
+  table: 'products',
+  sort: { createdAt: column('created_at'), updatedAt: column('updated_at'), name: column('name') },
+  filters: {
+    status: {
+      translate: (rule) => {
+        const suspended = (value: string | number) =>
+          value === 'suspended' ? sql`is not null` : sql`is null`
+        switch (rule.operator) {
+          case 'eq':
+            return sql<SqlBool>`products.suspended_at ${suspended(rule.value)}`
+          case 'ne':
+            return sql<SqlBool>`products.suspended_at ${suspended(rule.value === 'suspended' ? 'active' : 'suspended')}`
+          case 'in':
+            return sql<SqlBool>`(${sql.join(
+              rule.values.map((value) => sql`products.suspended_at ${suspended(value)}`),
+              sql` or `,
+            )})`
+          default:
+            throw new Error(`status does not support ${rule.operator}`) // parseFilter allows only eq, ne, in
+        }
+      },
+    },
+    createdAt: { column: 'created_at' },
+    updatedAt: { column: 'updated_at' },
+    name: { column: 'name' },
+  },
+}
+
+export class KyselyProductStore implements ProductStore {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(product: Product, key: SigningKeyRecord): Promise<ProductView> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('products')
+        .values({
+          id: product.id,
+          name: product.name,
+          suspended_at: null,
+          created_at: product.createdAt.toISOString(),
+          updated_at: product.updatedAt.toISOString(),
+        })
+        .execute()
+      await trx
+        .insertInto('product_keys')
+        .values({
+          id: key.keyId,
+          product_id: product.id,
+          public_key_pem: key.publicKeyPem,
+          private_key_encrypted: key.privateKeyEncrypted,
+          created_at: product.createdAt.toISOString(),
+        })
+        .execute()
+    })
+    return {
+      product,
+      currentKey: {
+        keyId: key.keyId,
+        productId: product.id,
+        publicKeyPem: key.publicKeyPem,
+        createdAt: product.createdAt,
+      },
+    }
+  }
+
+  async findById(id: ProductId): Promise<ProductView | undefined> {
+    const row = await this.#db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : (await this.#withKeys([row]))[0]
+  }
+
+  async update(id: ProductId, changes: ProductChanges): Promise<ProductView | undefined> {
+    const row = await this.#db
+      .updateTable('products')
+      .set({
+        updated_at: changes.updatedAt.toISOString(),
+        ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.suspendedAt === undefined
+          ? {}
+          : { suspended_at: changes.suspendedAt?.toISOString() ?? null }),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return row === undefined ? undefined : (await this.#withKeys([row]))[0]
+  }
+
+  async list(query: ProductListQuery): Promise<ListSlice<ProductView>> {
+    const scope = query.productId === undefined ? [] : [sql<SqlBool>`products.id = ${query.productId}`]
+    const slice = await selectPage<ProductRow, ProductSortField, ProductFilterField>(
+      this.#db,
+      productTable,
+      query.request,
+      scope,
+    )
+    return { ...slice, items: await this.#withKeys(slice.items) }
+  }
+
+  /** Attaches each product's current (newest) public key, in one query. */
+  async #withKeys(rows: ProductRow[]): Promise<ProductView[]> {
+    if (rows.length === 0) {
+      return []
+    }
+    const keys = await this.#db
+      .selectFrom('product_keys')
+      .select(['id', 'product_id', 'public_key_pem', 'created_at'])
+      .where(
+        'product_id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .execute()
+    const current = new Map(keys.map((key) => [key.product_id, rowToPublicKey(key)])) // the newest wins
+    return rows.map((row) => {
+      const currentKey = current.get(row.id)
+      if (currentKey === undefined) {
+        throw new Error(`Product ${row.id} has no signing key`) // inserted together, so a broken database
+      }
+      return { product: rowToProduct(row), currentKey }
+    })
+  }
+}

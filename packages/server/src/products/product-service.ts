@@ -1,0 +1,113 @@
+import type {
+  CreateProductBody,
+  ListProductsQuery,
+  Paginated,
+  ProductId,
+  UpdateProductBody,
+} from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError } from '../core/errors.js'
+import { newId } from '../core/ids.js'
+import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
+import { canSeeProduct, type Principal, requireAdmin, scopedProductId } from '../core/principal.js'
+import { newSigningKey } from '../tokens/signing-keys.js'
+import type { Product, ProductView } from './product.js'
+import { type ProductChanges, type ProductStore, productListSpec } from './product-store.js'
+
+export interface ProductServiceDeps {
+  readonly products: ProductStore
+  readonly clock: Clock
+  /** Encrypts new signing keys at rest. */
+  readonly signingKeyEncryption: Buffer
+}
+
+export class ProductService {
+  readonly #products: ProductStore
+  readonly #clock: Clock
+  readonly #signingKeyEncryption: Buffer
+
+  constructor(deps: ProductServiceDeps) {
+    this.#products = deps.products
+    this.#clock = deps.clock
+    this.#signingKeyEncryption = deps.signingKeyEncryption
+  }
+
+  async create(principal: Principal, input: CreateProductBody): Promise<ProductView> {
+    requireAdmin(principal, 'create products')
+    const now = this.#clock.now()
+    const product: Product = {
+      id: newId('product'),
+      name: input.name,
+      suspendedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    return this.#products.insert(product, newSigningKey(this.#signingKeyEncryption))
+  }
+
+  async get(principal: Principal, id: ProductId): Promise<ProductView> {
+    return this.#visible(principal, id)
+  }
+
+  async update(principal: Principal, id: ProductId, input: UpdateProductBody): Promise<ProductView> {
+    const current = await this.#visible(principal, id)
+    requireAdmin(principal, 'change products')
+    if (input.name === undefined) {
+      return current
+    }
+    return this.#apply(id, { name: input.name, updatedAt: this.#clock.now() })
+  }
+
+  /** Idempotent. Licenses of a suspended product validate with reason `suspended`. */
+  async suspend(principal: Principal, id: ProductId): Promise<ProductView> {
+    const current = await this.#visible(principal, id)
+    requireAdmin(principal, 'suspend products')
+    if (current.product.suspendedAt !== null) {
+      return current
+    }
+    const now = this.#clock.now()
+    return this.#apply(id, { suspendedAt: now, updatedAt: now })
+  }
+
+  /** Idempotent. */
+  async resume(principal: Principal, id: ProductId): Promise<ProductView> {
+    const current = await this.#visible(principal, id)
+    requireAdmin(principal, 'resume products')
+    if (current.product.suspendedAt === null) {
+      return current
+    }
+    return this.#apply(id, { suspendedAt: null, updatedAt: this.#clock.now() })
+  }
+
+  async list(principal: Principal, query: ListProductsQuery): Promise<Paginated<ProductView>> {
+    const request = parseListQuery(query, productListSpec)
+    const slice = await this.#products.list({ request, productId: scopedProductId(principal) })
+    return toPage(slice, request.limit, pageOf(request, slice.offset))
+  }
+
+  /** For licenses (ProductLookup): existence and suspension, regardless of the caller. */
+  async findProduct(id: ProductId): Promise<{ id: ProductId; isSuspended: boolean } | undefined> {
+    const view = await this.#products.findById(id)
+    return view === undefined ? undefined : { id, isSuspended: view.product.suspendedAt !== null }
+  }
+
+  async #visible(principal: Principal, id: ProductId): Promise<ProductView> {
+    const view = canSeeProduct(principal, id) ? await this.#products.findById(id) : undefined
+    if (view === undefined) {
+      throw productNotFound(id)
+    }
+    return view
+  }
+
+  async #apply(id: ProductId, changes: ProductChanges): Promise<ProductView> {
+    const updated = await this.#products.update(id, changes)
+    if (updated === undefined) {
+      throw productNotFound(id)
+    }
+    return updated
+  }
+}
+
+function productNotFound(id: ProductId): DomainError {
+  return new DomainError('product_not_found', `No product ${id} is visible to this API key.`)
+}

@@ -1,0 +1,28 @@
+import type { ProductId, ProductStatus } from '@keyturn/protocol'
+
+export interface Product {
+  readonly id: ProductId
+  readonly name: string
+  /** null: active. */
+  readonly suspendedAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+/** A product's public signing key; the private half stays in tokens/. */
+export interface ProductPublicKey {
+  readonly keyId: string
+  readonly productId: ProductId
+  readonly publicKeyPem: string
+  readonly createdAt: Date
+}
+
+/** A product with its current public key: what the API shows. */
+export interface ProductView {
+  readonly product: Product
+  readonly currentKey: ProductPublicKey
+}
+
+export function productStatus(product: Product): ProductStatus {
+  return product.suspendedAt === null ? 'active' : 'suspended'
+}

@@ -1,0 +1,18 @@
+import type { ProductResource } from '@keyturn/protocol'
+import { publicKeyJwk } from '../../tokens/signing-keys.js'
+import { type ProductView, productStatus } from '../product.js'
+
+/** The only converter from the domain's product to the wire shape. */
+export function toProductResource({ product, currentKey }: ProductView): ProductResource {
+  return {
+    id: product.id,
+    object: 'Product',
+    name: product.name,
+    status: productStatus(product),
+    publicKey: currentKey.publicKeyPem,
+    publicKeyJwk: publicKeyJwk(currentKey.publicKeyPem, currentKey.keyId),
+    keyId: currentKey.keyId,
+    createdAt: product.createdAt.toISOString(),
+    updatedAt: product.updatedAt.toISOString(),
+  }
+}

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+
+/**
+ * KEYTURN_SECRET for SQLite when none is configured: generated into the data folder on first start
+ * (mode 0600) and read back afterwards, so API keys and signing keys survive restarts.
+ */
+export function readOrCreateSecretFile(sqlitePath: string): string {
+  const path = join(dirname(sqlitePath), 'keyturn.secret')
+  try {
+    return readFileSync(path, 'utf8').trim()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw error
+    }
+  }
+  const secret = randomBytes(32).toString('base64url')
+  // 'wx' fails if another process created it meanwhile; then its secret is the one to use.
+  try {
+    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' })
+    return secret
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+      return readFileSync(path, 'utf8').trim()
+    }
+    throw error
+  }
+}

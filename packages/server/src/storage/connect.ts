@@ -1,0 +1,60 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { Database, DatabaseKind } from './database.js'
+
+export interface Connection {
+  readonly db: Kysely<Database>
+  readonly kind: DatabaseKind
+  /** For SQLite files: where the database lives (the data folder holds the generated secret). */
+  readonly sqlitePath: string | undefined
+  close(): Promise<void>
+}
+
+export type DatabaseLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string }
+
+/** Reads `sqlite:<path>`, `sqlite::memory:` or `postgres://…`; undefined when it is none of them. */
+export function parseDatabaseUrl(url: string): DatabaseLocation | undefined {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length)
+    return path === '' ? undefined : { kind: 'sqlite', path }
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return { kind: 'postgres', url }
+  }
+  return undefined
+}
+
+export interface ConnectOptions {
+  /** For PostgreSQL: the schema to use (tests isolate themselves this way). */
+  readonly searchPath?: string
+  readonly poolSize?: number
+}
+
+/** The one place that opens databases. */
+export function connect(location: DatabaseLocation, options: ConnectOptions = {}): Connection {
+  if (location.kind === 'sqlite') {
+    const isMemory = location.path === ':memory:'
+    if (!isMemory) {
+      mkdirSync(dirname(location.path), { recursive: true })
+    }
+    const sqlite = new SqliteDatabase(location.path)
+    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma('synchronous = FULL')
+    sqlite.pragma('busy_timeout = 5000')
+    sqlite.pragma('foreign_keys = ON')
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+    return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, close: () => db.destroy() }
+  }
+  const pool = new pg.Pool({
+    connectionString: location.url,
+    max: options.poolSize ?? 10,
+    ...(options.searchPath === undefined ? {} : { options: `-c search_path=${options.searchPath}` }),
+  })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db, kind: 'postgres', sqlitePath: undefined, close: () => db.destroy() }
+}

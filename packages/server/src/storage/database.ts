@@ -1,0 +1,65 @@
+import type { ApiKeyId, ApiKeyRole, LicenseId, ProductId } from '@keyturn/protocol'
+import type { ColumnType } from 'kysely'
+
+// Written as ISO-8601 strings (SQLite TEXT, PostgreSQL timestamptz); read back as a string (SQLite)
+// or a Date (pg), so row mappers call new Date(x).
+export type Timestamp = ColumnType<Date | string, string, string>
+
+export interface ProductsTable {
+  id: ProductId
+  name: string
+  suspended_at: Timestamp | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** A product's Ed25519 signing keys; the newest is current, older ones verify earlier tokens. */
+export interface ProductKeysTable {
+  /** The RFC 7638 JWK thumbprint: the `kid` of tokens. */
+  id: string
+  product_id: ProductId
+  public_key_pem: string
+  /** AES-256-GCM: base64url of iv (12) || tag (16) || ciphertext of the PKCS#8 DER private key. */
+  private_key_encrypted: string
+  created_at: Timestamp
+}
+
+export interface LicensesTable {
+  id: LicenseId
+  product_id: ProductId
+  key: string
+  max_activations: number | null
+  expiration_date: Timestamp | null
+  revoked_at: Timestamp | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface ApiKeysTable {
+  id: ApiKeyId
+  name: string
+  role: ApiKeyRole
+  product_id: ProductId | null
+  /** Hex HMAC-SHA256 of the secret under a key derived from KEYTURN_SECRET; the secret is never stored. */
+  digest: string
+  prefix: string
+  created_at: Timestamp
+}
+
+export interface Database {
+  products: ProductsTable
+  product_keys: ProductKeysTable
+  licenses: LicensesTable
+  api_keys: ApiKeysTable
+}
+
+export type DatabaseKind = 'sqlite' | 'postgres'
+
+/** Both drivers hand timestamps back differently; this is the one place that evens it out. */
+export function toDate(value: Date | string): Date {
+  return value instanceof Date ? value : new Date(value)
+}
+
+export function toNullableDate(value: Date | string | null): Date | null {
+  return value === null ? null : toDate(value)
+}

@@ -1,0 +1,127 @@
+/**
+ * Translates a parsed list request (core/list-query.ts) into parameterised SQL for both engines:
+ * field names come only from each store's allow-list, values only as bound parameters.
+ */
+import type { SortOrder } from '@keyturn/protocol'
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
+import { InvalidInputError } from '../core/errors.js'
+import type { FilterRule, FilterValue, ListRequest, ListSlice } from '../core/list-query.js'
+import type { Database } from './database.js'
+
+/** A sortable expression over a table alias; never NULL, so keyset comparisons stay total. */
+export type SortExpression = (alias: string) => RawBuilder<unknown>
+
+/** How one filter field becomes SQL: a plain column, or a translator for derived fields (status). */
+export type FilterColumn<F extends string> =
+  | { readonly column: string }
+  | { readonly translate: (rule: FilterRule<F>) => RawBuilder<SqlBool> }
+
+export interface ListTable<S extends string, F extends string> {
+  readonly table: keyof Database & string
+  readonly sort: { readonly [K in S]: SortExpression }
+  readonly filters: { readonly [K in F]: FilterColumn<F> }
+}
+
+/** Sorts NULL timestamps after every real one (a missing expiration date means "never"). */
+export const farFuture = '9999-12-31T23:59:59.999Z'
+
+export const column =
+  (name: string): SortExpression =>
+  (alias) =>
+    sql.ref(`${alias}.${name}`)
+
+export const columnOr =
+  (name: string, whenNull: string | number): SortExpression =>
+  (alias) =>
+    sql`coalesce(${sql.ref(`${alias}.${name}`)}, ${whenNull})`
+
+const comparators = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
+
+/** A rule over a plain column; `ne` also matches NULL, as "not equal to the value" reads. */
+export function compareColumn<F extends string>(
+  ref: RawBuilder<unknown>,
+  rule: FilterRule<F>,
+): RawBuilder<SqlBool> {
+  switch (rule.operator) {
+    case 'null':
+      return sql<SqlBool>`${ref} is null`
+    case 'notnull':
+      return sql<SqlBool>`${ref} is not null`
+    case 'in':
+      return sql<SqlBool>`${ref} in (${sql.join(rule.values.map((value: FilterValue) => sql`${value}`))})`
+    case 'ne':
+      return sql<SqlBool>`(${ref} <> ${rule.value} or ${ref} is null)`
+    default:
+      return sql<SqlBool>`${ref} ${sql.raw(comparators[rule.operator])} ${rule.value}`
+  }
+}
+
+function filterCondition<S extends string, F extends string>(
+  spec: ListTable<S, F>,
+  rule: FilterRule<F>,
+): RawBuilder<SqlBool> {
+  const target: FilterColumn<F> = spec.filters[rule.field]
+  return 'translate' in target
+    ? target.translate(rule)
+    : compareColumn(sql.ref(`${spec.table}.${target.column}`), rule)
+}
+
+function direction(order: SortOrder): RawBuilder<unknown> {
+  return sql.raw(order === 'asc' ? 'asc' : 'desc')
+}
+
+/**
+ * Runs a list request: `scope` holds the conditions that decide visibility (product scoping),
+ * the request's filters narrow further. Rows come back as the table's rows, in order.
+ */
+export async function selectPage<Row, S extends string, F extends string>(
+  db: Kysely<Database>,
+  spec: ListTable<S, F>,
+  request: ListRequest<S, F>,
+  scope: readonly RawBuilder<SqlBool>[],
+): Promise<ListSlice<Row>> {
+  const table = sql.table(spec.table)
+  const visible = sql.join([sql`1 = 1`, ...scope], sql` and `)
+  const matching = sql.join(
+    [visible, ...request.filters.map((rule) => filterCondition(spec, rule))],
+    sql` and `,
+  )
+  const sortBy = spec.sort[request.sort.field]
+  const order = direction(request.sort.order)
+
+  let window = matching
+  let offset = (request.page ?? 0) * request.limit
+  if (request.startingAfter !== undefined) {
+    const cursor = request.startingAfter
+    const found = await sql<{
+      id: string
+    }>`select id from ${table} where id = ${cursor} and ${visible}`.execute(db)
+    if (found.rows.length === 0) {
+      throw new InvalidInputError(
+        '#/starting_after',
+        `\`starting_after\` names no item in this list: "${cursor}".`,
+      )
+    }
+    // The cursor's sort value, read by the same expression: no value crosses the driver boundary.
+    const value = sql`(select ${sortBy('c')} from ${table} as c where c.id = ${cursor})`
+    const here = sortBy(spec.table)
+    const id = sql.ref(`${spec.table}.id`)
+    const after =
+      request.sort.order === 'asc'
+        ? sql<SqlBool>`(${here} > ${value} or (${here} = ${value} and ${id} > ${cursor}))`
+        : sql<SqlBool>`(${here} < ${value} or (${here} = ${value} and ${id} < ${cursor}))`
+    const before = await sql<{ count: number | string }>`
+      select count(*) as count from ${table} where ${matching} and not ${after}`.execute(db)
+    offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string
+    window = sql.join([matching, after], sql` and `)
+  }
+
+  const rows = await sql<Row>`
+    select * from ${table} where ${window}
+    order by ${sortBy(spec.table)} ${order}, ${sql.ref(`${spec.table}.id`)} ${order}
+    limit ${request.limit} offset ${request.startingAfter === undefined ? offset : 0}`.execute(db)
+  const total = await sql<{
+    count: number | string
+  }>`select count(*) as count from ${table} where ${matching}`.execute(db)
+  return { items: rows.rows, totalCount: Number(total.rows[0]?.count ?? 0), offset }
+}

@@ -1,0 +1,83 @@
+import type { TestContext } from 'node:test'
+import type { ProductId } from '@keyturn/protocol'
+import { buildApp, type Services } from '../app.js'
+import type { Principal } from '../core/principal.js'
+import { deriveSecretKeys } from '../core/secrets.js'
+import type { App } from '../http/app-types.js'
+import type { Connection } from '../storage/connect.js'
+import type { TestDatabase } from './each-database.js'
+import { FixedClock } from './fixed-clock.js'
+
+export const testAdminSecret = 'kt_admin_test-secret-for-the-test-suite-0001'
+/** buildTestApp's clock starts here. */
+export const testStart = '2030-01-01T00:00:00.000Z'
+
+export interface TestApp {
+  readonly app: App
+  readonly services: Services
+  readonly clock: FixedClock
+  readonly connection: Connection
+  /** An admin key's Authorization header. */
+  readonly headers: { authorization: string }
+  readonly admin: Principal
+  /** A product created for the test. */
+  readonly productId: ProductId
+}
+
+/** A real app on a fresh migrated database, with an admin key, a product and a fixed clock; closed after the test. */
+export async function buildTestApp(t: TestContext, database: TestDatabase): Promise<TestApp> {
+  const connection = await database.open()
+  const clock = new FixedClock(testStart)
+  const { app, services } = buildApp({
+    db: connection.db,
+    clock,
+    secretKeys: deriveSecretKeys('test-master-secret-with-at-least-32-characters'),
+    logger: false,
+  })
+  t.after(async () => {
+    await app.close()
+    await connection.close()
+  })
+  await services.apiKeys.bootstrapAdmin(testAdminSecret)
+  const admin = await services.apiKeys.authenticate(testAdminSecret)
+  if (admin === undefined) {
+    throw new Error('the test admin key does not authenticate')
+  }
+  const product = await services.products.create(admin, { name: 'Test Product' })
+  return {
+    app,
+    services,
+    clock,
+    connection,
+    headers: { authorization: `Bearer ${testAdminSecret}` },
+    admin,
+    productId: product.product.id,
+  }
+}
+
+/** Creates a product key over HTTP and returns its Authorization header. */
+export async function productKeyHeaders(app: App, admin: { authorization: string }, productId: ProductId) {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v0/api-keys',
+    headers: admin,
+    payload: { name: 'product key', role: 'product', productId },
+  })
+  if (res.statusCode !== 201) {
+    throw new Error(`creating a product key failed: ${res.body}`)
+  }
+  return { authorization: `Bearer ${res.json().secret}` }
+}
+
+/** Creates a product over HTTP and returns its id. */
+export async function createProduct(
+  app: App,
+  admin: { authorization: string },
+  name = 'Other Product',
+): Promise<ProductId> {
+  const res = await app.inject({ method: 'POST', url: '/api/v0/products', headers: admin, payload: { name } })
+  if (res.statusCode !== 201) {
+    throw new Error(`creating a product failed: ${res.body}`)
+  }
+  return res.json().id
+}
