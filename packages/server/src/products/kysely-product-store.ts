@@ -92,6 +92,7 @@ export class KyselyProductStore implements ProductStore {
           public_key_pem: key.publicKeyPem,
           private_key_encrypted: key.privateKeyEncrypted,
           created_at: product.createdAt.toISOString(),
+          retired_at: null,
         })
         .execute()
     })
@@ -138,7 +139,7 @@ export class KyselyProductStore implements ProductStore {
     return { ...slice, items: await this.#withKeys(slice.items) }
   }
 
-  /** Attaches each product's current (newest) public key, in one query. */
+  /** Attaches each product's current public key, in one query. */
   async #withKeys(rows: ProductRow[]): Promise<ProductView[]> {
     if (rows.length === 0) {
       return []
@@ -151,10 +152,9 @@ export class KyselyProductStore implements ProductStore {
         'in',
         rows.map((row) => row.id),
       )
-      .orderBy('created_at', 'asc')
-      .orderBy('id', 'asc')
+      .where('retired_at', 'is', null)
       .execute()
-    const current = new Map(keys.map((key) => [key.product_id, rowToPublicKey(key)])) // the newest wins
+    const current = new Map(keys.map((key) => [key.product_id, rowToPublicKey(key)]))
     return rows.map((row) => {
       const currentKey = current.get(row.id)
       if (currentKey === undefined) {

@@ -22,6 +22,8 @@ export interface ProductKeysTable {
   /** AES-256-GCM: base64url of iv (12) || tag (16) || ciphertext of the PKCS#8 DER private key. */
   private_key_encrypted: string
   created_at: Timestamp
+  /** null: the product's current key. */
+  retired_at: Timestamp | null
 }
 
 export interface LicensesTable {

@@ -27,11 +27,20 @@ export function initialSchema(kind: DatabaseKind) {
         .addColumn('public_key_pem', 'text', (col) => col.notNull())
         .addColumn('private_key_encrypted', 'text', (col) => col.notNull())
         .addColumn('created_at', types.timestamp, (col) => col.notNull())
+        // null: the current key (exactly one per product); set when a rotation replaces it.
+        .addColumn('retired_at', types.timestamp)
         .execute()
       await db.schema
         .createIndex('product_keys_product_id_created_at')
         .on('product_keys')
         .columns(['product_id', 'created_at'])
+        .execute()
+      await db.schema
+        .createIndex('product_keys_one_current')
+        .on('product_keys')
+        .column('product_id')
+        .unique()
+        .where(sql.ref('retired_at'), 'is', null)
         .execute()
 
       await db.schema
