@@ -1,5 +1,6 @@
 export * from './api-keys.js'
 export * from './common.js'
 export * from './errors.js'
+export * from './license-token.js'
 export * from './licenses.js'
 export * from './products.js'

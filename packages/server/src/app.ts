@@ -35,6 +35,11 @@ import { registerSuspendProduct } from './products/routes/suspend-product.js'
 import { registerUpdateProduct } from './products/routes/update-product.js'
 import type { Database } from './storage/database.js'
 import { checkDatabase } from './storage/health.js'
+import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
+import { registerCreateLicenseToken } from './tokens/routes/create-license-token.js'
+import { registerListProductKeys } from './tokens/routes/list-product-keys.js'
+import { registerRotateProductKey } from './tokens/routes/rotate-product-key.js'
+import { TokenService } from './tokens/token-service.js'
 
 export interface AppDeps {
   readonly db: Kysely<Database>
@@ -48,6 +53,7 @@ export interface Services {
   readonly apiKeys: ApiKeyService
   readonly products: ProductService
   readonly licenses: LicenseService
+  readonly tokens: TokenService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -117,15 +123,27 @@ function createServices(deps: AppDeps): Services {
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
+  const licenses = new LicenseService({
+    licenses: new KyselyLicenseStore(deps.db),
+    products,
+    clock: deps.clock,
+  })
   return {
     products,
+    licenses,
+    tokens: new TokenService({
+      licenses,
+      products,
+      signingKeys: new KyselySigningKeyStore(deps.db),
+      clock: deps.clock,
+      signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+    }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       products,
       clock: deps.clock,
       digestKey: deps.secretKeys.apiKeyDigest,
     }),
-    licenses: new LicenseService({ licenses: new KyselyLicenseStore(deps.db), products, clock: deps.clock }),
   }
 }
 
@@ -140,6 +158,7 @@ function registerApi(api: App, services: Services): void {
   registerUpdateLicense(api, services.licenses)
   registerRevokeLicense(api, services.licenses)
   registerReinstateLicense(api, services.licenses)
+  registerCreateLicenseToken(api, services.tokens)
 
   registerListProducts(api, services.products)
   registerCreateProduct(api, services.products)
@@ -147,6 +166,8 @@ function registerApi(api: App, services: Services): void {
   registerUpdateProduct(api, services.products)
   registerSuspendProduct(api, services.products)
   registerResumeProduct(api, services.products)
+  registerListProductKeys(api, services.tokens)
+  registerRotateProductKey(api, services.tokens)
 
   registerListApiKeys(api, services.apiKeys)
   registerCreateApiKey(api, services.apiKeys)

@@ -7,6 +7,7 @@ const idPrefixes = {
   activation: 'act_',
   apiKey: 'key_',
   request: 'req_',
+  token: 'tok_',
 } as const
 
 type IdKind = keyof typeof idPrefixes

@@ -1,0 +1,111 @@
+import { type Static, Type } from 'typebox'
+import {
+  LicenseIdSchema,
+  listQueryProperties,
+  PaginatedSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
+import { LicenseResourceSchema } from './licenses.js'
+import { PublicKeyJwkSchema } from './products.js'
+
+/** The JWS header `typ` of every license token. */
+export const licenseTokenType = 'license+jwt'
+/** Token lifetime when a request gives no `ttl` (seconds): 30 days. */
+export const defaultTokenTtlSeconds = 30 * 24 * 60 * 60
+export const minTokenTtlSeconds = 60 * 60
+export const maxTokenTtlSeconds = 365 * 24 * 60 * 60
+/** Largest `customPayload`, as serialised JSON (bytes). */
+export const maxCustomPayloadBytes = 4096
+
+export const CustomPayloadSchema = Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), {
+  description: `Any JSON object up to ${maxCustomPayloadBytes} bytes serialised; returned as \`customFields\`.`,
+  examples: [{ plan: 'pro', seats: 5 }],
+})
+
+export const CreateLicenseTokenBodySchema = Type.Object(
+  {
+    customPayload: Type.Optional(CustomPayloadSchema),
+    ttl: Type.Optional(
+      Type.Integer({
+        minimum: minTokenTtlSeconds,
+        maximum: maxTokenTtlSeconds,
+        description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license.`,
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ customPayload: { plan: 'pro' }, ttl: 604800 }] },
+)
+export type CreateLicenseTokenBody = Static<typeof CreateLicenseTokenBodySchema>
+
+/** The token's contents as the spec lists them (§2, "Token payload fields"). */
+export const LicenseTokenPayloadSchema = Type.Object(
+  {
+    licenseId: LicenseIdSchema,
+    expirationDate: Type.String({ format: 'date-time', description: 'When the token expires.' }),
+    productId: ProductIdSchema,
+    createdAt: Type.String({ format: 'date-time', description: 'When the token was issued.' }),
+    customFields: Type.Optional(CustomPayloadSchema),
+  },
+  { additionalProperties: false },
+)
+export type LicenseTokenPayload = Static<typeof LicenseTokenPayloadSchema>
+
+export const LicenseTokenResourceSchema = Type.Object(
+  {
+    token: Type.String({
+      description: 'A JWS compact JWT (EdDSA, typ license+jwt), verifiable with the product public key.',
+    }),
+    payload: LicenseTokenPayloadSchema,
+    license: LicenseResourceSchema,
+  },
+  { additionalProperties: false },
+)
+export type LicenseTokenResource = Static<typeof LicenseTokenResourceSchema>
+
+/**
+ * The JWT claims of a license token: the payload fields plus the registered claims. Only ever gains
+ * optional claims: issued tokens live out their lifetime.
+ */
+export const LicenseTokenClaimsSchema = Type.Object({
+  licenseId: LicenseIdSchema,
+  productId: ProductIdSchema,
+  expirationDate: TimestampSchema,
+  createdAt: TimestampSchema,
+  customFields: Type.Optional(CustomPayloadSchema),
+  iss: Type.String(),
+  sub: LicenseIdSchema,
+  aud: ProductIdSchema,
+  iat: Type.Integer(),
+  nbf: Type.Optional(Type.Integer()),
+  exp: Type.Integer(),
+  jti: Type.String(),
+})
+export type LicenseTokenClaims = Static<typeof LicenseTokenClaimsSchema>
+
+/** The issuer claim of every Keyturn token. */
+export const licenseTokenIssuer = 'keyturn'
+
+/** A product's public signing key, current or retired (tokens signed before a rotation still verify). */
+export const ProductKeyResourceSchema = Type.Object(
+  {
+    object: Type.Literal('ProductKey'),
+    keyId: Type.String(),
+    productId: ProductIdSchema,
+    publicKey: Type.String({ description: 'Ed25519 public key, PEM (SPKI).' }),
+    publicKeyJwk: PublicKeyJwkSchema,
+    isCurrent: Type.Boolean(),
+    createdAt: TimestampSchema,
+    retiredAt: Type.Union([TimestampSchema, Type.Null()]),
+  },
+  { additionalProperties: false },
+)
+export type ProductKeyResource = Static<typeof ProductKeyResourceSchema>
+
+export const ProductKeyListSchema = PaginatedSchema(ProductKeyResourceSchema)
+
+export const ListProductKeysQuerySchema = Type.Object(
+  { page: listQueryProperties.page, limit: listQueryProperties.limit },
+  { additionalProperties: false },
+)
+export type ListProductKeysQuery = Static<typeof ListProductKeysQuerySchema>

@@ -1,0 +1,147 @@
+import {
+  type CreateLicenseTokenBody,
+  defaultPageLimit,
+  defaultTokenTtlSeconds,
+  type LicenseId,
+  type LicenseTokenClaims,
+  type LicenseTokenPayload,
+  type ListProductKeysQuery,
+  licenseTokenIssuer,
+  licenseTokenType,
+  maxCustomPayloadBytes,
+  type Paginated,
+  type ProductId,
+} from '@keyturn/protocol'
+import { SignJWT } from 'jose'
+import type { Clock } from '../core/clock.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
+import { newId } from '../core/ids.js'
+import { toPage } from '../core/list-query.js'
+import { canSeeProduct, type Principal, requireAdmin } from '../core/principal.js'
+import type { ProductLookup } from '../core/product-lookup.js'
+import type { LicenseView } from '../licenses/license.js'
+import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
+import { decryptSigningKey, newSigningKey } from './signing-keys.js'
+
+/** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
+export interface LicenseReader {
+  get(principal: Principal, id: LicenseId): Promise<LicenseView>
+}
+
+export interface IssuedToken {
+  readonly token: string
+  readonly payload: LicenseTokenPayload
+  readonly view: LicenseView
+}
+
+export interface TokenServiceDeps {
+  readonly licenses: LicenseReader
+  readonly products: ProductLookup
+  readonly signingKeys: SigningKeyStore
+  readonly clock: Clock
+  readonly signingKeyEncryption: Buffer
+}
+
+export class TokenService {
+  readonly #licenses: LicenseReader
+  readonly #products: ProductLookup
+  readonly #signingKeys: SigningKeyStore
+  readonly #clock: Clock
+  readonly #signingKeyEncryption: Buffer
+
+  constructor(deps: TokenServiceDeps) {
+    this.#licenses = deps.licenses
+    this.#products = deps.products
+    this.#signingKeys = deps.signingKeys
+    this.#clock = deps.clock
+    this.#signingKeyEncryption = deps.signingKeyEncryption
+  }
+
+  /** Signs a license token with the product's current key; only an active license of an active product gets one. */
+  async issue(
+    principal: Principal,
+    licenseId: LicenseId,
+    input: CreateLicenseTokenBody,
+  ): Promise<IssuedToken> {
+    const view = await this.#licenses.get(principal, licenseId)
+    const { license, state } = view
+    const product = await this.#products.findProduct(license.productId)
+    if (state.status !== 'active' || product === undefined || product.isSuspended) {
+      const why = state.status !== 'active' ? `is ${state.status}` : 'belongs to a suspended product'
+      throw new DomainError('license_not_active', `License ${license.id} ${why}; no token is issued for it.`)
+    }
+    const customFields = input.customPayload
+    if (
+      customFields !== undefined &&
+      new TextEncoder().encode(JSON.stringify(customFields)).length > maxCustomPayloadBytes
+    ) {
+      throw new InvalidInputError(
+        '#/customPayload',
+        `customPayload must be at most ${maxCustomPayloadBytes} bytes as JSON.`,
+      )
+    }
+    const key = await this.#signingKeys.current(license.productId)
+    if (key === undefined) {
+      throw new Error(`Product ${license.productId} has no current signing key`) // created with the product
+    }
+
+    const now = state.determinedAt
+    const issuedAt = Math.floor(now.getTime() / 1000)
+    const lifetimeEnd = issuedAt + (input.ttl ?? defaultTokenTtlSeconds)
+    const licenseEnd =
+      license.expirationDate === null
+        ? Number.POSITIVE_INFINITY
+        : Math.floor(license.expirationDate.getTime() / 1000)
+    const expiresAt = Math.min(lifetimeEnd, licenseEnd)
+    const payload: LicenseTokenPayload = {
+      licenseId: license.id,
+      expirationDate: new Date(expiresAt * 1000).toISOString(),
+      productId: license.productId,
+      createdAt: now.toISOString(),
+      ...(customFields === undefined ? {} : { customFields }),
+    }
+    const claims: Omit<LicenseTokenClaims, 'iat' | 'exp' | 'nbf' | 'iss' | 'sub' | 'aud' | 'jti'> = payload
+    // customPayload travels inside `customFields`, so it can never override a registered claim.
+    const token = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', typ: licenseTokenType, kid: key.keyId })
+      .setIssuer(licenseTokenIssuer)
+      .setSubject(license.id)
+      .setAudience(license.productId)
+      .setIssuedAt(issuedAt)
+      .setNotBefore(issuedAt)
+      .setExpirationTime(expiresAt)
+      .setJti(newId('token'))
+      .sign(decryptSigningKey(this.#signingKeyEncryption, key))
+    return { token, payload, view }
+  }
+
+  /** The product's public keys, current first; product keys may read their own product's. */
+  async listKeys(
+    principal: Principal,
+    productId: ProductId,
+    query: ListProductKeysQuery,
+  ): Promise<Paginated<StoredPublicKey>> {
+    await this.#visibleProduct(principal, productId)
+    const { page = 0, limit = defaultPageLimit } = query
+    // A product has a handful of keys: page through them in memory.
+    const keys = await this.#signingKeys.list(productId)
+    const offset = page * limit
+    return toPage({ items: keys.slice(offset, offset + limit), totalCount: keys.length, offset }, limit, page)
+  }
+
+  /** Makes a new signing key current; earlier keys stay listed so their tokens keep verifying. */
+  async rotate(principal: Principal, productId: ProductId): Promise<StoredPublicKey> {
+    await this.#visibleProduct(principal, productId)
+    requireAdmin(principal, 'rotate signing keys')
+    const now = this.#clock.now()
+    const next = newSigningKey(this.#signingKeyEncryption)
+    await this.#signingKeys.rotate(productId, next, now)
+    return { keyId: next.keyId, productId, publicKeyPem: next.publicKeyPem, createdAt: now, retiredAt: null }
+  }
+
+  async #visibleProduct(principal: Principal, productId: ProductId): Promise<void> {
+    if (!canSeeProduct(principal, productId) || (await this.#products.findProduct(productId)) === undefined) {
+      throw new DomainError('product_not_found', `No product ${productId} is visible to this API key.`)
+    }
+  }
+}
