@@ -1,4 +1,29 @@
 /**
- * @keyturn/client: the online API client and offline license-token validation (issue #3 fills it).
+ * @keyturn/client: the typed online API client and offline license-token validation. Uses only
+ * web-standard globals (fetch, WebCrypto via jose): runs in Node >= 20, browsers, Deno and Bun.
  */
-export type { LicenseResource, Paginated, ValidationResult } from '@keyturn/protocol'
+export type {
+  ApiKeyResource,
+  CreatedApiKeyResource,
+  LicenseResource,
+  LicenseTokenResource,
+  Paginated,
+  Problem,
+  ProductKeyResource,
+  ProductResource,
+  ValidationResult,
+} from '@keyturn/protocol'
+export {
+  KeyturnApiError,
+  KeyturnConnectionError,
+  LicenseTokenError,
+  type LicenseTokenErrorCode,
+} from './errors.js'
+export { KeyturnClient, type KeyturnClientOptions } from './keyturn-client.js'
+export {
+  maxLicenseTokenLength,
+  type OfflineValidationResult,
+  type PublicKeyInput,
+  type ValidateLicenseTokenOptions,
+  validateLicenseToken,
+} from './validate-license-token.js'

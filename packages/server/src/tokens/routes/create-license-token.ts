@@ -28,7 +28,7 @@ export function registerCreateLicenseToken(api: App, tokens: TokenService): void
       },
     },
     async (request, reply) => {
-      const issued = await tokens.issue(request.principal, request.params.id, request.body ?? {})
+      const issued = await tokens.issue(request.principal, request.params.id, request.body)
       return reply
         .code(201)
         .send({ token: issued.token, payload: issued.payload, license: toLicenseResource(issued.view) })

@@ -1,0 +1,50 @@
+import type { ErrorCode, FieldError, Problem } from '@keyturn/protocol'
+
+/** The API refused a request: carries the RFC 9457 problem's fields. */
+export class KeyturnApiError extends Error {
+  readonly status: number
+  readonly code: ErrorCode
+  readonly detail: string
+  readonly requestId: string | undefined
+  readonly errors: readonly FieldError[]
+  readonly problem: Problem
+
+  constructor(problem: Problem) {
+    super(`${problem.code}: ${problem.detail}`)
+    this.name = 'KeyturnApiError'
+    this.status = problem.status
+    this.code = problem.code
+    this.detail = problem.detail
+    this.requestId = problem.requestId
+    this.errors = problem.errors ?? []
+    this.problem = problem
+  }
+}
+
+/** The server could not be reached, or did not answer with Keyturn's JSON. */
+export class KeyturnConnectionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'KeyturnConnectionError'
+  }
+}
+
+/** Why an offline token validation failed. A closed union: switch on it. */
+export type LicenseTokenErrorCode =
+  | 'malformed'
+  | 'invalid_signature'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'product_mismatch'
+  | 'unsupported_algorithm'
+
+/** An offline validation failed: the token is not to be trusted. */
+export class LicenseTokenError extends Error {
+  readonly code: LicenseTokenErrorCode
+
+  constructor(code: LicenseTokenErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'LicenseTokenError'
+    this.code = code
+  }
+}
