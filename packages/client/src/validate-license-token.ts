@@ -4,6 +4,7 @@
  */
 import { LicenseTokenClaimsSchema, licenseTokenIssuer, licenseTokenType } from '@keyturn/protocol'
 import {
+  base64url,
   calculateJwkThumbprint,
   decodeProtectedHeader,
   errors,
@@ -77,6 +78,7 @@ export async function validateLicenseToken(
   if (header.typ !== licenseTokenType) {
     throw new LicenseTokenError('malformed', `The token type must be ${licenseTokenType}.`)
   }
+  checkEncoding(token)
   const key = await keyFor(options.publicKey, header.kid)
   const { payload: claims } = await jwtVerify(token, key, {
     algorithms: ['EdDSA'],
@@ -106,6 +108,8 @@ export async function validateLicenseToken(
   }
 }
 
+const ed25519SignatureBytes = 64
+
 function readHeader(token: string): ReturnType<typeof decodeProtectedHeader> {
   if (token.split('.').length !== 3) {
     throw new LicenseTokenError('malformed', 'A license token has three dot-separated parts.')
@@ -116,6 +120,32 @@ function readHeader(token: string): ReturnType<typeof decodeProtectedHeader> {
     throw new LicenseTokenError('malformed', 'The token header is not valid base64url JSON.', {
       cause: error,
     })
+  }
+}
+
+/**
+ * Only canonical base64url: decoders ignore stray trailing bits, which would let many spellings of
+ * one token pass. An Ed25519 signature is exactly 64 bytes.
+ */
+function checkEncoding(token: string): void {
+  const decoded = token.split('.').map(decodeCanonical)
+  if (decoded.some((part) => part === undefined) || decoded[2]?.length !== ed25519SignatureBytes) {
+    throw new LicenseTokenError(
+      'malformed',
+      'The token is not three canonical base64url parts with an Ed25519 signature.',
+    )
+  }
+}
+
+function decodeCanonical(part: string): Uint8Array | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(part)) {
+    return undefined
+  }
+  try {
+    const bytes = base64url.decode(part)
+    return base64url.encode(bytes) === part ? bytes : undefined
+  } catch {
+    return undefined
   }
 }
 
