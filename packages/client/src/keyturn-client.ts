@@ -213,7 +213,17 @@ export class KeyturnClient {
     if (response.status === 204) {
       return undefined as T // only deleteApiKey, typed void
     }
-    const text = await response.text()
+    // fetch resolves once the headers arrive: a connection that drops during the body rejects
+    // here, and is as much a connection failure as one that never connected.
+    let text: string
+    try {
+      text = await response.text()
+    } catch (error) {
+      throw new KeyturnConnectionError(
+        `The connection to ${url.origin} broke while reading the answer (HTTP ${response.status})`,
+        { cause: error },
+      )
+    }
     let body: unknown
     try {
       body = text === '' ? undefined : JSON.parse(text)
