@@ -1,3 +1,4 @@
+export * from './activations.js'
 export * from './api-keys.js'
 export * from './common.js'
 export * from './errors.js'

@@ -1,5 +1,5 @@
-import type { ApiKeyId, ApiKeyRole, LicenseId, ProductId } from '@keyturn/protocol'
-import type { ColumnType } from 'kysely'
+import type { ActivationId, ApiKeyId, ApiKeyRole, LicenseId, ProductId } from '@keyturn/protocol'
+import type { ColumnType, Generated } from 'kysely'
 
 // Written as ISO-8601 strings (SQLite TEXT, PostgreSQL timestamptz); read back as a string (SQLite)
 // or a Date (pg), so row mappers call new Date(x).
@@ -33,8 +33,24 @@ export interface LicensesTable {
   max_activations: number | null
   expiration_date: Timestamp | null
   revoked_at: Timestamp | null
+  /** Kept equal to the number of activation rows, in the same transactions (2026-11-21-activations). */
+  activation_count: Generated<number>
   created_at: Timestamp
   updated_at: Timestamp
+}
+
+/** JSON: text in SQLite, jsonb in PostgreSQL (which hands back parsed values). */
+export type Json = ColumnType<unknown, string, string>
+
+export interface ActivationsTable {
+  id: ActivationId
+  license_id: LicenseId
+  product_id: ProductId
+  fingerprint: string
+  name: string | null
+  metadata: Json | null
+  created_at: Timestamp
+  last_seen_at: Timestamp
 }
 
 export interface ApiKeysTable {
@@ -53,6 +69,7 @@ export interface Database {
   product_keys: ProductKeysTable
   licenses: LicensesTable
   api_keys: ApiKeysTable
+  activations: ActivationsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

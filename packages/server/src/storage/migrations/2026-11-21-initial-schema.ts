@@ -86,7 +86,7 @@ export function initialSchema(kind: DatabaseKind) {
         .createTable('api_keys')
         .addColumn('id', 'text', (col) => col.primaryKey())
         .addColumn('name', 'text', (col) => col.notNull())
-        .addColumn('role', 'text', (col) => col.notNull().check(sql`role in ('admin', 'product')`))
+        .addColumn('role', 'text', (col) => col.notNull().check(sql`role in ('admin', 'product', 'client')`))
         .addColumn('product_id', 'text', (col) => col.references('products.id'))
         .addColumn('digest', 'text', (col) => col.notNull().unique())
         .addColumn('prefix', 'text', (col) => col.notNull())
