@@ -33,7 +33,7 @@ export interface LicensesTable {
   max_activations: number | null
   expiration_date: Timestamp | null
   revoked_at: Timestamp | null
-  /** Kept equal to the number of activation rows, in the same transactions (2026-11-21-activations). */
+  /** Kept equal to the number of activation rows, in the same transactions (2026-11-21-01-activations). */
   activation_count: Generated<number>
   created_at: Timestamp
   updated_at: Timestamp

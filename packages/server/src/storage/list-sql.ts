@@ -22,8 +22,13 @@ export interface ListTable<S extends string, F extends string> {
   readonly filters: { readonly [K in F]: FilterColumn<F> }
 }
 
-/** Sorts NULL timestamps after every real one (a missing expiration date means "never"). */
-export const farFuture = '9999-12-31T23:59:59.999Z'
+/**
+ * PostgreSQL text cannot hold NUL (U+0000) and fails the whole query on one, so a value containing it
+ * can match no row: callers answer "not found" without asking the database (SQLite would agree).
+ */
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000')
+}
 
 export const column =
   (name: string): SortExpression =>
@@ -93,9 +98,9 @@ export async function selectPage<Row, S extends string, F extends string>(
   let offset = (request.page ?? 0) * request.limit
   if (request.startingAfter !== undefined) {
     const cursor = request.startingAfter
-    const found = await sql<{
-      id: string
-    }>`select id from ${table} where id = ${cursor} and ${visible}`.execute(db)
+    const found = isStorableText(cursor)
+      ? await sql<{ id: string }>`select id from ${table} where id = ${cursor} and ${visible}`.execute(db)
+      : { rows: [] }
     if (found.rows.length === 0) {
       throw new InvalidInputError(
         '#/starting_after',

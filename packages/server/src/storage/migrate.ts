@@ -1,14 +1,17 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Connection } from './connect.js'
 import type { DatabaseKind } from './database.js'
-import { activations } from './migrations/2026-11-21-activations.js'
-import { initialSchema } from './migrations/2026-11-21-initial-schema.js'
+import { activations } from './migrations/2026-11-21-01-activations.js'
+import { initialSchema } from './migrations/2026-11-21-00-initial-schema.js'
 
-/** Every migration, in order: an explicit list, never a directory scan. */
+/**
+ * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
+ * alphabetical order, so names are the date plus a sequence number within the day.
+ */
 function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
-    '2026-11-21-initial-schema': initialSchema(kind),
-    '2026-11-21-activations': activations(kind),
+    '2026-11-21-00-initial-schema': initialSchema(kind),
+    '2026-11-21-01-activations': activations(kind),
   }
 }
 
@@ -24,16 +27,26 @@ class ListedMigrations implements MigrationProvider {
 
 /** Applies every pending migration; returns the names applied. Several processes may race: the migrator locks. */
 export async function migrateToLatest(connection: Connection): Promise<string[]> {
-  const order = Object.keys(migrations(connection.kind))
   const migrator = new Migrator({
     db: connection.db as unknown as Kysely<unknown>, // migrations see a frozen, untyped schema
     provider: new ListedMigrations(connection.kind),
-    // The list's order, not the names' alphabetical order: two migrations of one day must not swap.
-    nameComparator: (a, b) => order.indexOf(a) - order.indexOf(b),
+    // Kysely looks for its bookkeeping tables in every schema unless told which one: another
+    // schema's tables (a second Keyturn, a parallel test) would make it skip creating its own.
+    migrationTableSchema: connection.kind === 'postgres' ? await currentSchema(connection) : undefined,
   })
   const { error, results = [] } = await migrator.migrateToLatest()
   if (error !== undefined) {
     throw new Error('Database migration failed', { cause: error })
   }
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
+}
+
+/** The schema unqualified names resolve to: the first of the search_path (`?options=-c search_path=…`). */
+async function currentSchema(connection: Connection): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(connection.db)
+  const schema = rows[0]?.schema
+  if (schema === undefined) {
+    throw new Error('The database has no current schema: check search_path')
+  }
+  return schema
 }
