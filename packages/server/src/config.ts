@@ -4,7 +4,8 @@ import { type DatabaseLocation, parseDatabaseUrl } from './storage/connect.js'
 
 /** Every environment variable Keyturn reads (DESIGN.md "Configuration"), declared once. */
 const EnvSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 1, maximum: 65_535, default: 3000 }),
+  // 0 lets the operating system pick a free port (tests, one-off runs).
+  PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   KEYTURN_DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/keyturn.db' }),
   KEYTURN_ADMIN_KEY: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
@@ -12,6 +13,9 @@ const EnvSchema = Type.Object({
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
 })
 type Env = Static<typeof EnvSchema>
+
+/** The names of the variables loadConfig reads, in the order DESIGN.md lists them. */
+export const environmentVariables = Object.keys(EnvSchema.properties) as readonly (keyof Env)[]
 
 export interface Config {
   readonly port: number
@@ -36,27 +40,26 @@ export class ConfigError extends Error {
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
   // Keep only declared variables, drop empty ones (unset), fill defaults, turn '8080' into 8080.
   const declared = Object.fromEntries(
-    Object.keys(EnvSchema.properties)
+    environmentVariables
       .map((name) => [name, env[name]] as const)
       .filter(([, value]) => value !== undefined && value !== ''),
   )
-  const candidate = Clean(EnvSchema, Convert(EnvSchema, Default(EnvSchema, declared)))
-  const problems = Errors(EnvSchema, candidate).map((error) => {
-    const name = error.instancePath.slice(1)
-    // Never echo the value: KEYTURN_ADMIN_KEY and KEYTURN_SECRET are secrets.
-    return `${name || 'environment'} ${error.message}`
-  })
-  if (!Check(EnvSchema, candidate)) {
-    throw new ConfigError(problems)
-  }
-  const database = parseDatabaseUrl(candidate.KEYTURN_DATABASE_URL)
-  if (database === undefined) {
+  // Clean returns unknown; the object it returns is checked below.
+  const candidate = Clean(EnvSchema, Convert(EnvSchema, Default(EnvSchema, declared))) as Record<
+    string,
+    unknown
+  >
+  const problems = Errors(EnvSchema, candidate).map(describeProblem)
+  // Cross-field rules run even when the schema failed, so the list is complete.
+  const url = typeof candidate.KEYTURN_DATABASE_URL === 'string' ? candidate.KEYTURN_DATABASE_URL : ''
+  const database = parseDatabaseUrl(url)
+  if (url !== '' && database === undefined) {
     problems.push('KEYTURN_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…')
   }
   if (database?.kind === 'postgres' && candidate.KEYTURN_SECRET === undefined) {
     problems.push('KEYTURN_SECRET is required with PostgreSQL: every Keyturn process must share it')
   }
-  if (problems.length > 0 || database === undefined) {
+  if (problems.length > 0 || database === undefined || !Check(EnvSchema, candidate)) {
     throw new ConfigError(problems)
   }
   return Object.freeze({
@@ -67,4 +70,16 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     secret: candidate.KEYTURN_SECRET,
     logLevel: candidate.LOG_LEVEL,
   })
+}
+
+type SchemaProblem = ReturnType<typeof Errors>[number]
+
+/** `PORT must be integer`: names the variable and the rule, never the value (some are secrets). */
+function describeProblem(error: SchemaProblem): string {
+  const name = error.instancePath.slice(1) || 'environment'
+  const params = error.params as { allowedValues?: readonly unknown[] } // TypeBox's enum parameters
+  if (error.keyword === 'enum' && params.allowedValues !== undefined) {
+    return `${name} must be one of ${params.allowedValues.join(', ')}`
+  }
+  return `${name} ${error.message}`
 }

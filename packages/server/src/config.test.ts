@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { ConfigError, environmentVariables, loadConfig } from './config.js'
+
+const adminKey = 'kt_admin_0123456789abcdefghijklmnopqrstuv'
+const secret = 'a-master-secret-of-at-least-32-characters'
+
+/** The problems loadConfig reports for `env`, or fails when it accepts it. */
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error))
+    return error.problems
+  }
+  return assert.fail('the configuration was accepted')
+}
+
+describe('loadConfig', () => {
+  it('uses DESIGN.md defaults when nothing is set', () => {
+    assert.deepEqual(loadConfig({}), {
+      port: 3000,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', path: './data/keyturn.db' },
+      adminKey: undefined,
+      secret: undefined,
+      logLevel: 'info',
+    })
+  })
+
+  it('treats empty variables as unset', () => {
+    assert.equal(loadConfig({ PORT: '', LOG_LEVEL: '', KEYTURN_ADMIN_KEY: '' }).port, 3000)
+  })
+
+  it('reads every variable, turning PORT into a number', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      KEYTURN_DATABASE_URL: 'postgres://keyturn@db.internal:5432/keyturn',
+      KEYTURN_ADMIN_KEY: adminKey,
+      KEYTURN_SECRET: secret,
+      LOG_LEVEL: 'warn',
+    })
+
+    assert.deepEqual(config, {
+      port: 8080,
+      host: '0.0.0.0',
+      database: { kind: 'postgres', url: 'postgres://keyturn@db.internal:5432/keyturn' },
+      adminKey,
+      secret,
+      logLevel: 'warn',
+    })
+  })
+
+  it('accepts PORT=0 (a free port chosen by the system) and sqlite::memory:', () => {
+    const config = loadConfig({ PORT: '0', KEYTURN_DATABASE_URL: 'sqlite::memory:' })
+    assert.equal(config.port, 0)
+    assert.deepEqual(config.database, { kind: 'sqlite', path: ':memory:' })
+  })
+
+  it('ignores variables it does not declare', () => {
+    assert.equal(loadConfig({ NODE_ENV: 'production', PATH: '/usr/bin' }).port, 3000)
+  })
+
+  it('returns a frozen config', () => {
+    assert.ok(Object.isFrozen(loadConfig({})))
+  })
+
+  it('lists every problem at once', () => {
+    const problems = problemsOf({
+      PORT: 'abc',
+      LOG_LEVEL: 'loud',
+      KEYTURN_DATABASE_URL: 'postgres://keyturn@db.internal/keyturn',
+      KEYTURN_ADMIN_KEY: 'too-short',
+    })
+
+    assert.deepEqual(problems, [
+      'PORT must be integer',
+      'KEYTURN_ADMIN_KEY must not have fewer than 32 characters',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      'KEYTURN_SECRET is required with PostgreSQL: every Keyturn process must share it',
+    ])
+  })
+
+  it('lists a bad database URL together with the other problems', () => {
+    assert.deepEqual(problemsOf({ PORT: '70000', KEYTURN_DATABASE_URL: 'mysql://root@db/keyturn' }), [
+      'PORT must be <= 65535',
+      'KEYTURN_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…',
+    ])
+  })
+
+  it('rejects a sqlite: URL without a path', () => {
+    assert.deepEqual(problemsOf({ KEYTURN_DATABASE_URL: 'sqlite:' }), [
+      'KEYTURN_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…',
+    ])
+  })
+
+  it('rejects a short KEYTURN_SECRET', () => {
+    assert.deepEqual(problemsOf({ KEYTURN_SECRET: 'short' }), [
+      'KEYTURN_SECRET must not have fewer than 32 characters',
+    ])
+  })
+
+  it('never echoes a value, secret or not', () => {
+    const env = {
+      PORT: 'port-value-1',
+      LOG_LEVEL: 'level-value-2',
+      KEYTURN_ADMIN_KEY: 'admin-value-3',
+      KEYTURN_SECRET: 'secret-value-4',
+      KEYTURN_DATABASE_URL: 'mysql://root:password-value-5@db/keyturn',
+    }
+    try {
+      loadConfig(env)
+      assert.fail('the configuration was accepted')
+    } catch (error) {
+      assert.ok(error instanceof ConfigError)
+      const shown = `${error.message}\n${error.problems.join('\n')}\n${String(error)}\n${error.stack}`
+      for (const value of ['port-value', 'level-value', 'admin-value', 'secret-value', 'password-value']) {
+        assert.equal(shown.includes(value), false, `${value} appears in:\n${shown}`)
+      }
+      assert.equal(error.problems.length, 5, error.message)
+    }
+  })
+
+  it('puts every problem in the error message, one a line', () => {
+    assert.throws(() => loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud' }), {
+      name: 'ConfigError',
+      message:
+        'Invalid configuration:\n  - PORT must be integer\n  - LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+  })
+})
+
+describe('.env.example', () => {
+  it('documents every variable loadConfig reads', () => {
+    const example = readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8')
+    for (const name of environmentVariables) {
+      assert.match(example, new RegExp(`^#? ?${name}=`, 'm'), `${name} is missing from .env.example`)
+    }
+  })
+})
