@@ -1,10 +1,10 @@
-import type { LicenseId } from '@keyturn/protocol'
+import type { LicenseId, LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
-import type { FilterRule, ListSlice } from '../core/list-query.js'
+import type { FilterRule, FilterValue, ListSlice } from '../core/list-query.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
-import { column, columnOr, farFuture, type ListTable, selectPage } from '../storage/list-sql.js'
-import type { License } from './license.js'
+import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { expirationDateBound, type License } from './license.js'
 import type {
   LicenseChanges,
   LicenseFilterField,
@@ -38,11 +38,20 @@ function statusRank(alias: string, now: string): RawBuilder<unknown> {
   return sql`(case when ${revokedAt} is not null then 2 when ${expirationDate} <= ${now} then 1 else 0 end)`
 }
 
-const rankOf = { active: 0, expired: 1, revoked: 2 } as const
+const ranks: { readonly [S in LicenseStatus]: number } = { active: 0, expired: 1, revoked: 2 }
+
+const isStatus = (value: FilterValue): value is LicenseStatus => Object.hasOwn(ranks, value)
+
+/** parseFilter has checked the value against the statuses; this only narrows its type. */
+function asRank(value: FilterValue): number {
+  if (!isStatus(value)) {
+    throw new Error(`"${value}" is not a license status`)
+  }
+  return ranks[value]
+}
 
 function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): RawBuilder<SqlBool> {
   const rank = statusRank('licenses', now)
-  const asRank = (value: string | number) => rankOf[value as keyof typeof rankOf] // parsed as a status already
   switch (rule.operator) {
     case 'in':
       return sql<SqlBool>`${rank} in (${sql.join(rule.values.map(asRank))})`
@@ -62,7 +71,8 @@ function licenseTable(now: Date): ListTable<LicenseSortField, LicenseFilterField
     sort: {
       createdAt: column('created_at'),
       updatedAt: column('updated_at'),
-      expirationDate: columnOr('expiration_date', farFuture),
+      // null is "never expires": after every stored date, which all lie before the bound.
+      expirationDate: columnOr('expiration_date', expirationDateBound.toISOString()),
       maxActivations: columnOr('max_activations', 2_147_483_647), // null is unlimited: the most
       key: column('key'),
       status: (alias) => statusRank(alias, at),
@@ -102,11 +112,17 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   async findById(id: LicenseId): Promise<License | undefined> {
+    if (!isStorableText(id)) {
+      return undefined
+    }
     const row = await this.#db.selectFrom('licenses').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : rowToLicense(row)
   }
 
   async findByKey(key: string): Promise<License | undefined> {
+    if (!isStorableText(key)) {
+      return undefined
+    }
     const row = await this.#db.selectFrom('licenses').selectAll().where('key', '=', key).executeTakeFirst()
     return row === undefined ? undefined : rowToLicense(row)
   }
@@ -130,7 +146,11 @@ export class KyselyLicenseStore implements LicenseStore {
 
   async list(query: LicenseListQuery): Promise<ListSlice<License>> {
     const scope =
-      query.productId === undefined ? [] : [sql<SqlBool>`licenses.product_id = ${query.productId}`]
+      query.productId === undefined
+        ? []
+        : isStorableText(query.productId)
+          ? [sql<SqlBool>`licenses.product_id = ${query.productId}`]
+          : [sql<SqlBool>`1 = 0`] // no product has such an id
     const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
       this.#db,
       licenseTable(query.now),

@@ -14,7 +14,7 @@ import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, scopedProductId } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
-import { type License, type LicenseView, viewAt } from './license.js'
+import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec } from './license-store.js'
 
 export interface LicenseValidation {
@@ -163,16 +163,29 @@ function licenseNotFound(id: LicenseId): DomainError {
   return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
 }
 
-/** An expiration date must lie after `now`; null means the license never expires. */
+/** An expiration date must lie after `now` (and before `expirationDateBound`); null means the license never expires. */
 function futureDate(value: string | null, now: Date): Date | null {
   if (value === null) {
     return null
   }
   const date = new Date(value)
+  if (Number.isNaN(date.getTime())) {
+    // The schema's date-time format admits what Date cannot read, such as a leap second (23:59:60).
+    throw new InvalidInputError(
+      '#/expirationDate',
+      `expirationDate "${value}" is not a timestamp this server can read.`,
+    )
+  }
   if (!(date > now)) {
     throw new InvalidInputError(
       '#/expirationDate',
       `expirationDate must be in the future (now is ${now.toISOString()}).`,
+    )
+  }
+  if (!(date < expirationDateBound)) {
+    throw new InvalidInputError(
+      '#/expirationDate',
+      `expirationDate must be before ${expirationDateBound.toISOString()}; use null for a license that never expires.`,
     )
   }
   return date

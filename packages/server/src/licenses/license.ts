@@ -22,6 +22,12 @@ export interface LicenseState {
   readonly determinedAt: Date
 }
 
+/**
+ * Expiration dates lie before this instant. Later ones have no four-digit-year ISO 8601 form (which
+ * SQLite sorts as text and PostgreSQL parses), and lists sort "never expires" here, after every date.
+ */
+export const expirationDateBound = new Date('9999-12-31T23:59:59.999Z')
+
 /** A license judged once, at one instant. */
 export interface LicenseView {
   readonly license: License
