@@ -14,7 +14,9 @@ import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
+import { closeConnectionsWhenClosing } from './http/closing.js'
 import { handleError, handleNotFound, problemFor, sendProblem } from './http/error-handler.js'
+import { registerMetrics } from './http/metrics.js'
 import { openApiOptions } from './http/openapi.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
@@ -83,12 +85,15 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, { routePrefix: '/docs' })
 
+  closeConnectionsWhenClosing(app)
+  registerMetrics(app)
   app.register(async (ops: App) => {
     ops.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true }
     })
-    ops.get('/healthz', async () => ({ status: 'ok' }))
-    ops.get('/readyz', async (request, reply) => {
+    // Probes come every few seconds: log them only when something is wrong.
+    ops.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
+    ops.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
       try {
         await checkDatabase(deps.db)
         return { status: 'ok' }

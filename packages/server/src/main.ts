@@ -7,6 +7,8 @@ import { buildApp } from './app.js'
 import { type Config, loadConfig } from './config.js'
 import { systemClock } from './core/clock.js'
 import { deriveSecretKeys } from './core/secrets.js'
+import type { App } from './http/app-types.js'
+import { loggerOptions } from './http/logger.js'
 import { readOrCreateSecretFile } from './secret-file.js'
 import { type Connection, connect } from './storage/connect.js'
 import { migrateToLatest } from './storage/migrate.js'
@@ -21,39 +23,40 @@ export interface Output {
 export interface RunningServer {
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
   readonly url: string
-  /** Stops accepting connections, finishes in-flight requests, then closes the database. */
+  /**
+   * Stops accepting connections, lets in-flight requests finish (for at most `shutdownGracePeriodMs`),
+   * then closes the database.
+   */
   close(): Promise<void>
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>
 
+/** How long `close()` waits for in-flight requests before cutting their connections. */
+export const shutdownGracePeriodMs = 10_000
+
 export async function serve(env: Environment, output: Output): Promise<RunningServer> {
   const config = loadConfig(env)
   const connection = connect(config.database)
+  let app: App | undefined
   try {
     await migrateToLatest(connection)
-    const { app, services } = buildApp({
+    const built = buildApp({
       db: connection.db,
       clock: systemClock,
       secretKeys: deriveSecretKeys(masterSecret(config, connection)),
-      logger: {
-        level: config.logLevel,
-        redact: ['req.headers.authorization', 'req.headers.cookie'],
-      },
+      logger: loggerOptions(config.logLevel),
     })
-    const { createdSecret } = await services.apiKeys.bootstrapAdmin(config.adminKey)
-    if (createdSecret !== undefined) {
-      printFirstAdminKey(output, createdSecret)
-    }
+    app = built.app
+    // Listen before creating the first admin key: if the port is taken, no key is created that
+    // nobody saw, and the next start (on another port) still prints one.
     const url = await app.listen({ port: config.port, host: config.host })
-    return {
-      url,
-      close: async () => {
-        await app.close()
-        await connection.close()
-      },
-    }
+    const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
+    printBanner(output, url, createdSecret)
+    const running = app
+    return { url, close: () => shutdown(running, connection) }
   } catch (error) {
+    await app?.close()
     await connection.close()
     throw error
   }
@@ -71,6 +74,17 @@ export async function migrate(env: Environment, output: Output): Promise<void> {
   }
 }
 
+async function shutdown(app: App, connection: Connection): Promise<void> {
+  // A client that never finishes its request must not keep the process alive forever.
+  const deadline = setTimeout(() => app.server.closeAllConnections(), shutdownGracePeriodMs)
+  try {
+    await app.close()
+  } finally {
+    clearTimeout(deadline)
+    await connection.close()
+  }
+}
+
 function masterSecret(config: Config, connection: Connection): string {
   if (config.secret !== undefined) {
     return config.secret
@@ -81,13 +95,29 @@ function masterSecret(config: Config, connection: Connection): string {
     : readOrCreateSecretFile(connection.sqlitePath)
 }
 
-function printFirstAdminKey(output: Output, secret: string): void {
-  const rule = '='.repeat(72)
-  output.print(rule)
-  output.print('Keyturn created the first admin API key. It is shown only this once:')
-  output.print('')
-  output.print(`    ${secret}`)
-  output.print('')
-  output.print('Use it as: Authorization: Bearer <key>. Store it somewhere safe now.')
-  output.print(rule)
+/** Where the server is; on the first start also the admin key, which is never shown again. */
+function printBanner(output: Output, url: string, adminSecret: string | undefined): void {
+  if (adminSecret === undefined) {
+    output.print(`Keyturn is listening on ${url} (API: ${url}/api/v0, reference: ${url}/docs)`)
+    return
+  }
+  const rule = '='.repeat(78)
+  for (const line of [
+    '',
+    rule,
+    `  Keyturn is listening on ${url}`,
+    `  API: ${url}/api/v0    Reference: ${url}/docs`,
+    '',
+    '  First start: Keyturn created an admin API key. It is shown only this once:',
+    '',
+    `      ${adminSecret}`,
+    '',
+    '  Store it somewhere safe now (a password manager or your secret store). Try it:',
+    '',
+    `      curl -H 'Authorization: Bearer ${adminSecret}' ${url}/api/v0/products`,
+    rule,
+    '',
+  ]) {
+    output.print(line)
+  }
 }

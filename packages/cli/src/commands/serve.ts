@@ -21,10 +21,8 @@ export function registerServe(program: Command, io: Io): void {
         ...(options.host === undefined ? {} : { HOST: options.host }),
         ...(options.databaseUrl === undefined ? {} : { KEYTURN_DATABASE_URL: options.databaseUrl }),
       }
+      // serve prints where it listens (and the first admin key, once).
       const server = await serve(env, { print: io.print })
-      io.print(
-        `Keyturn listens on ${server.url} (API under ${server.url}/api/v0, reference at ${server.url}/docs)`,
-      )
       await io.untilShutdown()
       await server.close()
     })

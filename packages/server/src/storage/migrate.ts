@@ -1,8 +1,8 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Connection } from './connect.js'
 import type { DatabaseKind } from './database.js'
-import { activations } from './migrations/2026-11-21-01-activations.js'
 import { initialSchema } from './migrations/2026-11-21-00-initial-schema.js'
+import { activations } from './migrations/2026-11-21-01-activations.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
