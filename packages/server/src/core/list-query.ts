@@ -160,23 +160,46 @@ function allowedOperators(kind: FieldKind): readonly FilterOperator[] {
 }
 
 const isoTimestamp = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
+/** What an offset may not carry out of: PostgreSQL has no year 0, and SQLite compares text. */
+const storableYear = /^(?!0000)\d{4}-/
+/** Integer columns are 32-bit (PostgreSQL refuses a larger comparand rather than comparing). */
+const int32 = { min: -2_147_483_648, max: 2_147_483_647 }
+
+/** Whether the date part names a real day: Date.parse rolls 2030-02-30 over to March 2. */
+function isCalendarDate(raw: string): boolean {
+  const [year, month, day] = raw.slice(0, 10).split('-').map(Number)
+  if (year === undefined || month === undefined || day === undefined) {
+    return false
+  }
+  // 2000 + year % 400 has the same leap years as year (and Date.UTC reads years below 100 as 19xx).
+  return day <= new Date(Date.UTC(2000 + (year % 400), month, 0)).getUTCDate()
+}
 
 function parseValue(raw: string, kind: FieldKind, fail: (why: string) => never): FilterValue {
   switch (kind.type) {
     case 'timestamp': {
-      const time = isoTimestamp.test(raw) ? Date.parse(raw) : Number.NaN
+      const time = isoTimestamp.test(raw) && isCalendarDate(raw) ? Date.parse(raw) : Number.NaN
+      if (Number.isNaN(time)) {
+        return fail(`"${raw}" is not an ISO 8601 timestamp.`)
+      }
       // Stored timestamps are normalised ISO strings, so comparing normalised values is exact.
-      return Number.isNaN(time)
-        ? fail(`"${raw}" is not an ISO 8601 timestamp.`)
-        : new Date(time).toISOString()
+      const normalized = new Date(time).toISOString()
+      return storableYear.test(normalized)
+        ? normalized
+        : fail(`"${raw}" lies outside the years 0001 to 9999 (UTC).`)
     }
     case 'integer': {
       const value = /^-?\d{1,10}$/.test(raw) ? Number(raw) : Number.NaN
-      return Number.isSafeInteger(value) ? value : fail(`"${raw}" is not an integer.`)
+      return Number.isSafeInteger(value) && value >= int32.min && value <= int32.max
+        ? value
+        : fail(`"${raw}" is not an integer from ${int32.min} to ${int32.max}.`)
     }
     case 'enum':
       return kind.values.includes(raw) ? raw : fail(`"${raw}" is not one of ${kind.values.join(', ')}.`)
     case 'string':
+      if (raw.includes('\u0000')) {
+        return fail('the value contains a NUL character.')
+      }
       return raw.length <= 256 ? raw : fail('the value is longer than 256 characters.')
   }
 }
