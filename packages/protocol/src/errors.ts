@@ -14,6 +14,7 @@ export const ErrorCodeSchema = Type.Enum([
   'license_not_found',
   'product_not_found',
   'api_key_not_found',
+  'activation_not_found',
   'license_not_active',
   'activation_limit_reached',
   'rate_limited',

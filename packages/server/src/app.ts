@@ -79,6 +79,13 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
   })
+  // A POST or PATCH without a body reads as `{}`: actions (revoke, tokens) need none, and a create
+  // without one is told which fields are missing rather than that a body is absent.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && (request.method === 'POST' || request.method === 'PATCH')) {
+      request.body = {}
+    }
+  })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(handleNotFound)
 

@@ -16,6 +16,7 @@ export const problemByCode: Record<ErrorCode, { status: ErrorStatus; title: stri
   license_not_found: { status: 404, title: 'License not found' },
   product_not_found: { status: 404, title: 'Product not found' },
   api_key_not_found: { status: 404, title: 'API key not found' },
+  activation_not_found: { status: 404, title: 'Activation not found' },
   license_not_active: { status: 409, title: 'The license is not active' },
   activation_limit_reached: { status: 409, title: 'Activation limit reached' },
   rate_limited: { status: 429, title: 'Too many requests' },
