@@ -1,5 +1,11 @@
 import { type Static, Type } from 'typebox'
-import { LicenseIdSchema, listQueryProperties, PaginatedSchema, ProductIdSchema, TimestampSchema } from './common.js'
+import {
+  LicenseIdSchema,
+  listQueryProperties,
+  PaginatedSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
 import { LicenseKeySchema } from './licenses.js'
 
 export const ActivationIdSchema = Type.TemplateLiteral([Type.Literal('act_'), Type.String()], {
@@ -62,7 +68,10 @@ export const ActivateLicenseBodySchema = Type.Object(
     name: Type.Optional(ActivationNameSchema),
     metadata: Type.Optional(ActivationMetadataSchema),
   },
-  { additionalProperties: false, examples: [{ fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3', name: 'Ada’s laptop' }] },
+  {
+    additionalProperties: false,
+    examples: [{ fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3', name: 'Ada’s laptop' }],
+  },
 )
 export type ActivateLicenseBody = Static<typeof ActivateLicenseBodySchema>
 
@@ -102,7 +111,10 @@ export const DeactivateByKeyBodySchema = Type.Object(
 )
 export type DeactivateByKeyBody = Static<typeof DeactivateByKeyBodySchema>
 
-export const ListActivationsQuerySchema = Type.Object({ ...listQueryProperties }, { additionalProperties: false })
+export const ListActivationsQuerySchema = Type.Object(
+  { ...listQueryProperties },
+  { additionalProperties: false },
+)
 export type ListActivationsQuery = Static<typeof ListActivationsQuerySchema>
 
 export const ActivationListSchema = PaginatedSchema(ActivationResourceSchema)

@@ -26,7 +26,20 @@ export const ApiKeyResourceSchema = Type.Object(
     }),
     createdAt: TimestampSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
+        object: 'ApiKey',
+        name: 'Photo Editor back end',
+        role: 'product',
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        prefix: 'kt_prod_4fGh',
+        createdAt: '2030-01-01T00:00:00.000Z',
+      },
+    ],
+  },
 )
 export type ApiKeyResource = Static<typeof ApiKeyResourceSchema>
 

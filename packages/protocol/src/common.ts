@@ -72,7 +72,7 @@ export const listQueryProperties = {
   ),
 }
 
-/** The paginated envelope of every list response (spec §4.10). */
+/** The paginated envelope of every list response (spec §4.10); its example is a page of the item's. */
 export const PaginatedSchema = <T extends TSchema>(item: T) =>
   Type.Object(
     {
@@ -86,8 +86,18 @@ export const PaginatedSchema = <T extends TSchema>(item: T) =>
       prevPage: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
       nextPage: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...pageExample(item) },
   )
+
+/** The second page of a list of three, limit 1, holding the item's example. */
+function pageExample(item: TSchema): { examples?: unknown[] } {
+  const examples = 'examples' in item ? item.examples : undefined
+  if (!Array.isArray(examples) || examples.length === 0) {
+    return {}
+  }
+  const page = { totalCount: 3, page: 1, limit: 1, totalPages: 3, hasPrevPage: true, hasNextPage: true }
+  return { examples: [{ data: [examples[0]], ...page, prevPage: 0, nextPage: 2 }] }
+}
 
 export interface Paginated<T> {
   data: T[]

@@ -6,6 +6,16 @@ import {
   ProductIdSchema,
   TimestampSchema,
 } from './common.js'
+import {
+  exampleKeyId,
+  exampleLicense,
+  exampleProductId,
+  examplePublicKey,
+  examplePublicKeyJwk,
+  exampleTime,
+  exampleToken,
+  exampleTokenPayload,
+} from './examples.js'
 import { LicenseResourceSchema } from './licenses.js'
 import { PublicKeyJwkSchema } from './products.js'
 
@@ -59,7 +69,10 @@ export const LicenseTokenResourceSchema = Type.Object(
     payload: LicenseTokenPayloadSchema,
     license: LicenseResourceSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ token: exampleToken, payload: exampleTokenPayload, license: exampleLicense }],
+  },
 )
 export type LicenseTokenResource = Static<typeof LicenseTokenResourceSchema>
 
@@ -98,7 +111,21 @@ export const ProductKeyResourceSchema = Type.Object(
     createdAt: TimestampSchema,
     retiredAt: Type.Union([TimestampSchema, Type.Null()]),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        object: 'ProductKey',
+        keyId: exampleKeyId,
+        productId: exampleProductId,
+        publicKey: examplePublicKey,
+        publicKeyJwk: examplePublicKeyJwk,
+        isCurrent: true,
+        createdAt: exampleTime,
+        retiredAt: null,
+      },
+    ],
+  },
 )
 export type ProductKeyResource = Static<typeof ProductKeyResourceSchema>
 

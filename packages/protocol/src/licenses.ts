@@ -6,6 +6,7 @@ import {
   ProductIdSchema,
   TimestampSchema,
 } from './common.js'
+import { exampleLicense, exampleTime } from './examples.js'
 
 /** Computed at response time: revoked > expired > active (spec §3). */
 export const LicenseStatusSchema = Type.Enum(['active', 'revoked', 'expired'])
@@ -55,20 +56,7 @@ export const LicenseResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        id: 'lic_7fQx2mNc4RtYp9LkWv3bHs',
-        object: 'License',
-        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
-        maxActivations: 3,
-        status: 'active',
-        expirationDate: '2031-01-01T00:00:00.000Z',
-        createdAt: '2030-01-01T00:00:00.000Z',
-        updatedAt: '2030-01-01T00:00:00.000Z',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        statusDetails: { isRevoked: false, isExpired: false, determinedAt: '2030-01-01T00:00:00.000Z' },
-      },
-    ],
+    examples: [exampleLicense],
   },
 )
 export type LicenseResource = Static<typeof LicenseResourceSchema>
@@ -165,6 +153,21 @@ export const ValidationResultSchema = Type.Object(
     timestamp: TimestampSchema,
     license: LicenseResourceSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { isValid: true, reason: null, timestamp: exampleTime, license: exampleLicense },
+      {
+        isValid: false,
+        reason: 'revoked',
+        timestamp: exampleTime,
+        license: {
+          ...exampleLicense,
+          status: 'revoked',
+          statusDetails: { ...exampleLicense.statusDetails, isRevoked: true },
+        },
+      },
+    ],
+  },
 )
 export type ValidationResult = Static<typeof ValidationResultSchema>

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { listQueryProperties, PaginatedSchema, ProductIdSchema, TimestampSchema } from './common.js'
+import { exampleKeyId, examplePublicKey, examplePublicKeyJwk } from './examples.js'
 
 export const ProductStatusSchema = Type.Enum(['active', 'suspended'])
 export type ProductStatus = Static<typeof ProductStatusSchema>
@@ -46,17 +47,9 @@ export const ProductResourceSchema = Type.Object(
         object: 'Product',
         name: 'Acme Photo Editor',
         status: 'active',
-        publicKey:
-          '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA2l0f1n2t3vH6t0o8yYw0Q2y1v4lLxQ3Yq9n6Jb0ZxqE=\n-----END PUBLIC KEY-----\n',
-        publicKeyJwk: {
-          kty: 'OKP',
-          crv: 'Ed25519',
-          x: '2l0f1n2t3vH6t0o8yYw0Q2y1v4lLxQ3Yq9n6Jb0ZxqE',
-          kid: 'pV3b1oWkq0rX7cE9yU2mT5nA8sD4fG6hJ1kL3zX0cVb',
-          alg: 'EdDSA',
-          use: 'sig',
-        },
-        keyId: 'pV3b1oWkq0rX7cE9yU2mT5nA8sD4fG6hJ1kL3zX0cVb',
+        publicKey: examplePublicKey,
+        publicKeyJwk: examplePublicKeyJwk,
+        keyId: exampleKeyId,
         createdAt: '2030-01-01T00:00:00.000Z',
         updatedAt: '2030-01-01T00:00:00.000Z',
       },

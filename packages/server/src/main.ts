@@ -62,6 +62,28 @@ export async function serve(env: Environment, output: Output): Promise<RunningSe
   }
 }
 
+/**
+ * The OpenAPI 3.1 document exactly as `packages/protocol/openapi.json` holds it (pretty, stable key
+ * order, final newline): what `GET /openapi.json` serves. Builds the app on an unused in-memory
+ * database; nothing is read or written.
+ */
+export async function openApiJson(): Promise<string> {
+  const connection = connect({ kind: 'sqlite', path: ':memory:' })
+  const { app } = buildApp({
+    db: connection.db,
+    clock: systemClock,
+    secretKeys: deriveSecretKeys(randomBytes(32).toString('base64url')),
+    logger: false,
+  })
+  try {
+    await app.ready()
+    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+  } finally {
+    await app.close()
+    await connection.close()
+  }
+}
+
 /** Applies pending migrations and reports what it did. */
 export async function migrate(env: Environment, output: Output): Promise<void> {
   const config = loadConfig(env)

@@ -1,7 +1,7 @@
-import type { SwaggerOptions } from '@fastify/swagger'
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 
 /** The OpenAPI 3.1 document's frame; every operation comes from its route schema. */
-export const openApiOptions: SwaggerOptions = {
+export const openApiOptions: FastifyDynamicSwaggerOptions = {
   openapi: {
     openapi: '3.1.0',
     info: {
@@ -30,4 +30,28 @@ export const openApiOptions: SwaggerOptions = {
   },
   // Paths in the document are relative to the server URL above.
   transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/api\/v0/, '') }),
+  transformObject: (document) =>
+    'openapiObject' in document ? withProblemMediaType(document.openapiObject) : document.swaggerObject,
+}
+
+/** Error responses are sent as `application/problem+json` (RFC 9457); say so in the document. */
+function withProblemMediaType<T extends { paths?: object }>(document: T): T {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(isObject(operations) ? operations : {})) {
+      const responses = isObject(operation) && isObject(operation.responses) ? operation.responses : {}
+      for (const [status, response] of Object.entries(responses)) {
+        if (Number(status) >= 400 && isObject(response) && isObject(response.content)) {
+          const { 'application/json': json, ...others } = response.content
+          if (json !== undefined) {
+            response.content = { 'application/problem+json': json, ...others }
+          }
+        }
+      }
+    }
+  }
+  return document
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
 }

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { Validator } from '@seriousme/openapi-schema-validator'
+import { openApiJson } from '../main.js'
+import { buildTestApp } from '../testing/build-test-app.js'
+import { sqliteTestDatabase } from '../testing/each-database.js'
+
+const committedPath = new URL('../../../protocol/openapi.json', import.meta.url)
+const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+
+interface MediaType {
+  schema?: unknown
+  example?: unknown
+  examples?: Record<string, unknown>
+}
+interface Operation {
+  operationId?: string
+  summary?: string
+  tags?: string[]
+  requestBody?: { content?: Record<string, MediaType> }
+  responses?: Record<string, { content?: Record<string, MediaType> }>
+}
+interface Document {
+  openapi: string
+  paths: Record<string, Partial<Record<(typeof methods)[number], Operation>>>
+  components?: { securitySchemes?: Record<string, unknown> }
+  security?: unknown[]
+  tags?: { name: string }[]
+}
+
+const generated = await openApiJson()
+const document = JSON.parse(generated) as Document // produced by JSON.stringify just above
+
+function operations(): { name: string; operation: Operation }[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    methods.flatMap((method) => {
+      const operation = item[method]
+      return operation === undefined ? [] : [{ name: `${method.toUpperCase()} ${path}`, operation }]
+    }),
+  )
+}
+
+function hasExample(media: MediaType | undefined): boolean {
+  return media !== undefined && (media.example !== undefined || Object.keys(media.examples ?? {}).length > 0)
+}
+
+describe('the OpenAPI document', () => {
+  it('matches the committed packages/protocol/openapi.json', () => {
+    const committed = readFileSync(committedPath, 'utf8')
+    if (committed === generated) {
+      return
+    }
+    const committedLines = committed.split('\n')
+    const generatedLines = generated.split('\n')
+    const line = generatedLines.findIndex((text, index) => text !== committedLines[index])
+    const ids = (json: string) =>
+      new Set([...json.matchAll(/"operationId": "([^"]+)"/g)].map(([, id]) => id ?? ''))
+    const [now, then] = [ids(generated), ids(committed)]
+    assert.fail(
+      [
+        'packages/protocol/openapi.json is out of date: run `npm run openapi` and commit the result.',
+        `Operations added: ${[...now].filter((id) => !then.has(id)).join(', ') || 'none'}.`,
+        `Operations removed: ${[...then].filter((id) => !now.has(id)).join(', ') || 'none'}.`,
+        `First difference, line ${line + 1}:`,
+        `  committed: ${committedLines[line] ?? '(end of file)'}`,
+        `  generated: ${generatedLines[line] ?? '(end of file)'}`,
+      ].join('\n'),
+    )
+  })
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(JSON.parse(generated))
+
+    assert.equal(document.openapi, '3.1.0')
+    assert.deepEqual(result.errors, undefined)
+    assert.equal(result.valid, true)
+  })
+
+  it('gives every operation an operationId, a summary, a known tag, a 4xx response and examples', () => {
+    const tags = new Set(document.tags?.map((tag) => tag.name))
+    const problems = operations().flatMap(({ name, operation }) => {
+      const found: string[] = []
+      if (!operation.operationId) {
+        found.push('no operationId')
+      }
+      if (!operation.summary) {
+        found.push('no summary')
+      }
+      if (!operation.tags?.length || !operation.tags.every((tag) => tags.has(tag))) {
+        found.push('no tag, or one the document does not list')
+      }
+      const statuses = Object.keys(operation.responses ?? {})
+      if (!statuses.some((status) => status.startsWith('4'))) {
+        found.push('no 4xx response')
+      }
+      const body = operation.requestBody?.content?.['application/json']
+      if (operation.requestBody !== undefined && !hasExample(body)) {
+        found.push('no request body example')
+      }
+      for (const status of statuses.filter((status) => status.startsWith('2'))) {
+        const content = operation.responses?.[status]?.content
+        if (content !== undefined && !hasExample(content['application/json'])) {
+          found.push(`no example for the ${status} response`)
+        }
+      }
+      return found.map((problem) => `${name}: ${problem}`)
+    })
+
+    assert.ok(operations().length > 0)
+    assert.deepEqual(problems, [])
+  })
+
+  it('names each operation once, under /api/v0 only (no /v0 duplicates)', () => {
+    const ids = operations().map(({ operation }) => operation.operationId)
+
+    assert.equal(new Set(ids).size, ids.length, ids.join(', '))
+    for (const path of Object.keys(document.paths)) {
+      assert.doesNotMatch(path, /^\/(api\/)?v0\//, 'paths are relative to the server URL /api/v0')
+      assert.doesNotMatch(path, /^\/(healthz|readyz|metrics|openapi\.json|docs)/)
+    }
+  })
+
+  it('requires a bearer API key', () => {
+    assert.deepEqual(document.components?.securitySchemes?.bearerAuth, {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API key: `Authorization: Bearer kt_…`',
+    })
+    assert.deepEqual(document.security, [{ bearerAuth: [] }])
+  })
+
+  it('describes every error response as application/problem+json', () => {
+    const wrong = operations().flatMap(({ name, operation }) =>
+      Object.entries(operation.responses ?? {})
+        .filter(([status, response]) => Number(status) >= 400 && response.content !== undefined)
+        .filter(([, response]) => Object.keys(response.content ?? {}).join() !== 'application/problem+json')
+        .map(([status]) => `${name} ${status}`),
+    )
+
+    assert.deepEqual(wrong, [])
+  })
+})
+
+describe('GET /openapi.json and /docs', () => {
+  it('serve the same document and the interactive reference', async (t) => {
+    const { app } = await buildTestApp(t, sqliteTestDatabase())
+
+    const json = await app.inject({ method: 'GET', url: '/openapi.json' })
+    const docs = await app.inject({ method: 'GET', url: '/docs/' })
+
+    assert.equal(json.statusCode, 200, json.body)
+    assert.deepEqual(json.json(), JSON.parse(generated))
+    assert.equal(docs.statusCode, 200)
+    assert.match(String(docs.headers['content-type']), /^text\/html/)
+  })
+})
