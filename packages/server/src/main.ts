@@ -52,6 +52,7 @@ export async function serve(env: Environment, output: Output): Promise<RunningSe
     // nobody saw, and the next start (on another port) still prints one.
     const url = await app.listen({ port: config.port, host: config.host })
     const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
+    await flushLogs(app)
     printBanner(output, url, createdSecret)
     const running = app
     return { url, close: () => shutdown(running, connection) }
@@ -115,6 +116,18 @@ function masterSecret(config: Config, connection: Connection): string {
   return connection.sqlitePath === undefined
     ? randomBytes(32).toString('base64url')
     : readOrCreateSecretFile(connection.sqlitePath)
+}
+
+/** pino writes asynchronously: flushing first keeps the banner below the start-up log lines. */
+function flushLogs(app: App): Promise<void> {
+  const log: unknown = app.log // Fastify's type hides pino's flush
+  return new Promise((resolve) => {
+    if (typeof log === 'object' && log !== null && 'flush' in log && typeof log.flush === 'function') {
+      log.flush(() => resolve())
+    } else {
+      resolve()
+    }
+  })
 }
 
 /** Where the server is; on the first start also the admin key, which is never shown again. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { Validator } from '@seriousme/openapi-schema-validator'
+import { importSPKI, jwtVerify } from 'jose'
 import { openApiJson } from '../main.js'
 import { buildTestApp } from '../testing/build-test-app.js'
 import { sqliteTestDatabase } from '../testing/each-database.js'
@@ -128,6 +129,26 @@ describe('the OpenAPI document', () => {
       description: 'An API key: `Authorization: Bearer kt_…`',
     })
     assert.deepEqual(document.security, [{ bearerAuth: [] }])
+  })
+
+  it('shows an example token that verifies with the example product key', async () => {
+    const example = (path: string, method: 'get' | 'post', status: string) =>
+      document.paths[path]?.[method]?.responses?.[status]?.content?.['application/json']?.example as
+        | Record<string, unknown>
+        | undefined // the examples come from the protocol schemas
+    const product = example('/products/{id}', 'get', '200')
+    const issued = example('/licenses/{id}/tokens', 'post', '201')
+    assert.ok(typeof product?.publicKey === 'string' && typeof issued?.token === 'string')
+
+    const key = await importSPKI(product.publicKey, 'EdDSA')
+    const { payload } = await jwtVerify(issued.token, key, {
+      typ: 'license+jwt',
+      audience: product.id as string,
+      currentDate: new Date('2030-01-02T00:00:00Z'),
+    })
+
+    const { licenseId, productId, expirationDate, createdAt, customFields } = payload
+    assert.deepEqual({ licenseId, productId, expirationDate, createdAt, customFields }, issued.payload)
   })
 
   it('describes every error response as application/problem+json', () => {
