@@ -9,6 +9,7 @@ const io: Io = {
   print: (line) => {
     process.stdout.write(`${line}\n`)
   },
+  logs: process.stdout,
   untilShutdown: () =>
     new Promise((resolve) => {
       process.once('SIGTERM', () => resolve())

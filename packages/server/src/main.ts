@@ -18,6 +18,11 @@ export { ConfigError } from './config.js'
 export interface Output {
   /** A line for the operator (stdout); never used for logs. */
   print(line: string): void
+  /**
+   * Where the JSON log lines go (default: stdout). Give the stream `print` writes to: one stream
+   * keeps one order, so the banner stays below the start-up logs.
+   */
+  readonly logs?: { write(line: string): void }
 }
 
 export interface RunningServer {
@@ -45,14 +50,13 @@ export async function serve(env: Environment, output: Output): Promise<RunningSe
       db: connection.db,
       clock: systemClock,
       secretKeys: deriveSecretKeys(masterSecret(config, connection)),
-      logger: loggerOptions(config.logLevel),
+      logger: { ...loggerOptions(config.logLevel), ...(output.logs ? { stream: output.logs } : {}) },
     })
     app = built.app
     // Listen before creating the first admin key: if the port is taken, no key is created that
     // nobody saw, and the next start (on another port) still prints one.
     const url = await app.listen({ port: config.port, host: config.host })
     const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
-    await flushLogs(app)
     printBanner(output, url, createdSecret)
     const running = app
     return { url, close: () => shutdown(running, connection) }
@@ -116,18 +120,6 @@ function masterSecret(config: Config, connection: Connection): string {
   return connection.sqlitePath === undefined
     ? randomBytes(32).toString('base64url')
     : readOrCreateSecretFile(connection.sqlitePath)
-}
-
-/** pino writes asynchronously: flushing first keeps the banner below the start-up log lines. */
-function flushLogs(app: App): Promise<void> {
-  const log: unknown = app.log // Fastify's type hides pino's flush
-  return new Promise((resolve) => {
-    if (typeof log === 'object' && log !== null && 'flush' in log && typeof log.flush === 'function') {
-      log.flush(() => resolve())
-    } else {
-      resolve()
-    }
-  })
 }
 
 /** Where the server is; on the first start also the admin key, which is never shown again. */

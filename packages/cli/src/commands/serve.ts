@@ -22,7 +22,7 @@ export function registerServe(program: Command, io: Io): void {
         ...(options.databaseUrl === undefined ? {} : { KEYTURN_DATABASE_URL: options.databaseUrl }),
       }
       // serve prints where it listens (and the first admin key, once).
-      const server = await serve(env, { print: io.print })
+      const server = await serve(env, { print: io.print, logs: io.logs })
       await io.untilShutdown()
       await server.close()
     })
