@@ -53,6 +53,7 @@ export const LicenseResourceSchema = Type.Object(
     updatedAt: TimestampSchema,
     productId: ProductIdSchema,
     statusDetails: StatusDetailsSchema,
+    activationCount: Type.Integer({ minimum: 0, description: 'Machines activated now (at most `maxActivations`, unless it was lowered).' }),
   },
   {
     additionalProperties: false,
@@ -134,6 +135,13 @@ export const ValidateLicenseBodySchema = Type.Object(
   {
     key: LicenseKeySchema,
     productId: ProductIdSchema,
+    fingerprint: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description: 'When given, the license is valid only if this machine is activated (else reason `not_activated`).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -142,8 +150,11 @@ export const ValidateLicenseBodySchema = Type.Object(
 )
 export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
 
-/** Why a known license is not valid; `suspended` means its product is suspended (never a license status). */
-export const ValidationReasonSchema = Type.Enum(['expired', 'revoked', 'suspended'])
+/**
+ * Why a known license is not valid; `suspended` means its product is suspended (never a license
+ * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no seat.
+ */
+export const ValidationReasonSchema = Type.Enum(['expired', 'revoked', 'suspended', 'not_activated'])
 export type ValidationReason = Static<typeof ValidationReasonSchema>
 
 export const ValidationResultSchema = Type.Object(

@@ -3,6 +3,14 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
+import { ActivationService } from './activations/activation-service.js'
+import { KyselyActivationStore } from './activations/kysely-activation-store.js'
+import { registerActivateLicense } from './activations/routes/activate-license.js'
+import { registerActivateLicenseByKey } from './activations/routes/activate-license-by-key.js'
+import { registerDeactivateLicenseByKey } from './activations/routes/deactivate-license-by-key.js'
+import { registerDeleteActivation } from './activations/routes/delete-activation.js'
+import { registerGetActivation } from './activations/routes/get-activation.js'
+import { registerListActivations } from './activations/routes/list-activations.js'
 import { ApiKeyService } from './api-keys/api-key-service.js'
 import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
 import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
@@ -56,6 +64,7 @@ export interface Services {
   readonly products: ProductService
   readonly licenses: LicenseService
   readonly tokens: TokenService
+  readonly activations: ActivationService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -135,14 +144,20 @@ function createServices(deps: AppDeps): Services {
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
+  const activationStore = new KyselyActivationStore(deps.db)
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
     products,
+    activations: {
+      isActivated: async (licenseId, fingerprint) =>
+        (await activationStore.findByFingerprint(licenseId, fingerprint)) !== undefined,
+    },
     clock: deps.clock,
   })
   return {
     products,
     licenses,
+    activations: new ActivationService({ activations: activationStore, licenses, products, clock: deps.clock }),
     tokens: new TokenService({
       licenses,
       products,
@@ -171,6 +186,13 @@ function registerApi(api: App, services: Services): void {
   registerRevokeLicense(api, services.licenses)
   registerReinstateLicense(api, services.licenses)
   registerCreateLicenseToken(api, services.tokens)
+
+  registerActivateLicenseByKey(api, services.activations)
+  registerDeactivateLicenseByKey(api, services.activations)
+  registerActivateLicense(api, services.activations)
+  registerListActivations(api, services.activations)
+  registerGetActivation(api, services.activations)
+  registerDeleteActivation(api, services.activations)
 
   registerListProducts(api, services.products)
   registerCreateProduct(api, services.products)

@@ -72,6 +72,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       updatedAt: at,
       productId,
       statusDetails: { isRevoked: false, isExpired: false, determinedAt: at },
+      activationCount: 0,
     })
     assert.deepEqual(await keyturn.getLicense(id), created)
 

@@ -23,6 +23,7 @@ function rowToLicense(row: LicenseRow): License {
     maxActivations: row.max_activations === null ? null : Number(row.max_activations),
     expirationDate: toNullableDate(row.expiration_date),
     revokedAt: toNullableDate(row.revoked_at),
+    activationCount: Number(row.activation_count),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }

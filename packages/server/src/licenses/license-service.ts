@@ -4,6 +4,7 @@ import {
   type LicenseId,
   type ListLicensesQuery,
   type Paginated,
+  type ProductId,
   type UpdateLicenseBody,
   type ValidateLicenseBody,
   type ValidationReason,
@@ -23,20 +24,28 @@ export interface LicenseValidation {
   readonly view: LicenseView
 }
 
+/** Whether a machine holds a seat of a license; app.ts wires the activations store in. */
+export interface ActivationCheck {
+  isActivated(licenseId: LicenseId, fingerprint: string): Promise<boolean>
+}
+
 export interface LicenseServiceDeps {
   readonly licenses: LicenseStore
   readonly products: ProductLookup
+  readonly activations: ActivationCheck
   readonly clock: Clock
 }
 
 export class LicenseService {
   readonly #licenses: LicenseStore
   readonly #products: ProductLookup
+  readonly #activations: ActivationCheck
   readonly #clock: Clock
 
   constructor(deps: LicenseServiceDeps) {
     this.#licenses = deps.licenses
     this.#products = deps.products
+    this.#activations = deps.activations
     this.#clock = deps.clock
   }
 
@@ -58,6 +67,7 @@ export class LicenseService {
       maxActivations: input.maxActivations === undefined ? defaultMaxActivations : input.maxActivations,
       expirationDate: futureDate(input.expirationDate ?? null, now),
       revokedAt: null,
+      activationCount: 0,
       createdAt: now,
       updatedAt: now,
     }
@@ -120,27 +130,40 @@ export class LicenseService {
   }
 
   /** An unknown key, or one of another product, is not found; a known key gets a verdict (DESIGN.md). */
-  async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
+  /** A license by its key, as the caller may see it: an unknown key, or one of another product, is not found. */
+  async getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView> {
     const now = this.#clock.now()
-    const license = await this.#licenses.findByKey(normalizeLicenseKey(input.key))
-    if (
-      license === undefined ||
-      license.productId !== input.productId ||
-      !canSeeProduct(principal, license.productId)
-    ) {
+    const license = await this.#licenses.findByKey(normalizeLicenseKey(key))
+    if (license === undefined || license.productId !== productId || !canSeeProduct(principal, license.productId)) {
       throw new DomainError('license_not_found', 'No license with this key exists for this product.')
     }
-    const product = await this.#products.findProduct(license.productId)
-    const view = viewAt(license, now)
-    const reason: ValidationReason | null = view.state.isRevoked
+    return viewAt(license, now)
+  }
+
+  /**
+   * The online check (DESIGN.md): a known key gets a verdict, reason revoked > expired > suspended
+   * (product) > not_activated (only when a fingerprint is given and holds no seat).
+   */
+  async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
+    const view = await this.getByKey(principal, input.key, input.productId)
+    const { license, state } = view
+    const reason: ValidationReason | null = state.isRevoked
       ? 'revoked'
-      : view.state.isExpired
+      : state.isExpired
         ? 'expired'
-        : product === undefined || product.isSuspended
+        : !(await this.#isProductActive(license.productId))
           ? 'suspended'
-          : null
+          : input.fingerprint !== undefined && !(await this.#activations.isActivated(license.id, input.fingerprint))
+            ? 'not_activated'
+            : null
     return { isValid: reason === null, reason, view }
   }
+
+  async #isProductActive(productId: ProductId): Promise<boolean> {
+    const product = await this.#products.findProduct(productId)
+    return product !== undefined && !product.isSuspended
+  }
+
 
   async #visible(principal: Principal, id: LicenseId): Promise<License> {
     const license = await this.#licenses.findById(id)

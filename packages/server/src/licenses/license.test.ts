@@ -13,6 +13,7 @@ function aLicense(fields: Partial<License> = {}): License {
     maxActivations: 1,
     expirationDate: null,
     revokedAt: null,
+    activationCount: 0,
     createdAt: created,
     updatedAt: created,
     ...fields,

@@ -11,6 +11,8 @@ export interface License {
   readonly expirationDate: Date | null
   /** null: not revoked. */
   readonly revokedAt: Date | null
+  /** Machines holding a seat; kept by the activations store in the same transactions. */
+  readonly activationCount: number
   readonly createdAt: Date
   readonly updatedAt: Date
 }

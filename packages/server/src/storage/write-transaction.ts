@@ -1,17 +1,13 @@
-import { type Kysely, sql } from 'kysely'
-import type { Database, DatabaseKind } from './database.js'
+import { type Kysely, SqliteAdapter, sql } from 'kysely'
+import type { Database } from './database.js'
 
 /**
  * Runs `work` in a transaction that may write. On SQLite it starts with BEGIN IMMEDIATE, taking the
  * write lock first: a deferred transaction that later writes can fail with SQLITE_BUSY when another
  * process writes meanwhile, whatever the busy timeout.
  */
-export async function writeTransaction<T>(
-  db: Kysely<Database>,
-  kind: DatabaseKind,
-  work: (trx: Kysely<Database>) => Promise<T>,
-): Promise<T> {
-  if (kind === 'postgres') {
+export async function writeTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (!isSqlite(db)) {
     return db.transaction().execute(work)
   }
   return db.connection().execute(async (connection) => {
@@ -25,4 +21,9 @@ export async function writeTransaction<T>(
       throw error
     }
   })
+}
+
+/** The one engine capability check outside connect.ts: which SQL dialect a Kysely instance speaks. */
+export function isSqlite(db: Kysely<Database>): boolean {
+  return db.getExecutor().adapter instanceof SqliteAdapter
 }

@@ -102,6 +102,7 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
     maxActivations: 1,
     expirationDate: null,
     revokedAt: null,
+    activationCount: 0,
     createdAt: at,
     updatedAt: at,
     ...fields,

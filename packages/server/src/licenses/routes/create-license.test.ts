@@ -33,6 +33,7 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
       updatedAt: testStart,
       productId,
       statusDetails: { isRevoked: false, isExpired: false, determinedAt: testStart },
+      activationCount: 0,
     })
   })
 

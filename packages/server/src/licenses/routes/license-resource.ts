@@ -19,6 +19,7 @@ export function toLicenseResource({ license, state }: LicenseView): LicenseResou
       isExpired: state.isExpired,
       determinedAt: state.determinedAt.toISOString(),
     },
+    activationCount: license.activationCount,
   }
 }
 

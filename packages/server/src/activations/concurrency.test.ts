@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { sql } from 'kysely'
+import { buildTestApp } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { createLicense } from '../testing/licenses.js'
+
+describeEachDatabase('activations under concurrency', (database) => {
+  it('lets exactly 3 of 50 simultaneous activations through on a limit of 3, over 20 rounds', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+
+    for (let round = 0; round < 20; round++) {
+      const license = await createLicense(app, headers, { productId, maxActivations: 3 })
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, machine) =>
+          app.inject({
+            method: 'POST',
+            url: '/api/v0/licenses/activate',
+            headers,
+            payload: { key: license.key, productId, fingerprint: `round-${round}-machine-${machine}` },
+          }),
+        ),
+      )
+      const statuses = answers.map((answer) => answer.statusCode)
+      assert.equal(statuses.filter((status) => status === 201).length, 3, `round ${round}: ${statuses.join(',')}`)
+      assert.equal(statuses.filter((status) => status === 409).length, 47, `round ${round}: ${statuses.join(',')}`)
+      const list = await app.inject({ method: 'GET', url: `/api/v0/licenses/${license.id}/activations`, headers })
+      assert.equal(list.json().totalCount, 3)
+    }
+  })
+
+  it('takes one seat when the same fingerprint activates many times at once', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const license = await createLicense(app, headers, { productId, maxActivations: 2 })
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        app.inject({
+          method: 'POST',
+          url: `/api/v0/licenses/${license.id}/activations`,
+          headers,
+          payload: { fingerprint: 'the-same-machine' },
+        }),
+      ),
+    )
+
+    const statuses = answers.map((answer) => answer.statusCode)
+    assert.equal(statuses.filter((status) => status === 201).length, 1, statuses.join(','))
+    assert.equal(statuses.filter((status) => status === 200).length, 19, statuses.join(','))
+    const second = await app.inject({
+      method: 'POST',
+      url: `/api/v0/licenses/${license.id}/activations`,
+      headers,
+      payload: { fingerprint: 'another-machine' },
+    })
+    assert.equal(second.statusCode, 201, second.body)
+  })
+
+  it('ends activate/deactivate churn with the stored count equal to the real number of activations', async (t) => {
+    const { app, headers, productId, connection } = await buildTestApp(t, database)
+    const license = await createLicense(app, headers, { productId, maxActivations: 5 })
+    const machines = Array.from({ length: 8 }, (_, machine) => `machine-${machine}`)
+
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, step) => {
+        const fingerprint = machines[step % machines.length]
+        const action = step % 3 === 2 ? 'deactivate' : 'activate'
+        return app.inject({
+          method: 'POST',
+          url: `/api/v0/licenses/${action}`,
+          headers,
+          payload: { key: license.key, productId, fingerprint },
+        })
+      }),
+    )
+
+    assert.deepEqual(
+      answers.filter((answer) => answer.statusCode >= 500).map((answer) => answer.body),
+      [],
+    )
+    const { rows } = await sql<{ stored: number | string; real: number | string }>`
+      select activation_count as stored, (select count(*) from activations where license_id = ${license.id}) as real
+      from licenses where id = ${license.id}`.execute(connection.db)
+    const [counts] = rows
+    assert.ok(counts)
+    assert.equal(Number(counts.stored), Number(counts.real))
+    assert.ok(Number(counts.real) <= 5)
+  })
+})
