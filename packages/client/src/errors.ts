@@ -37,6 +37,7 @@ export type LicenseTokenErrorCode =
   | 'not_yet_valid'
   | 'product_mismatch'
   | 'unsupported_algorithm'
+  | 'fingerprint_mismatch'
 
 /** An offline validation failed: the token is not to be trusted. */
 export class LicenseTokenError extends Error {

@@ -3,6 +3,7 @@
  * web-standard globals (fetch, WebCrypto via jose): runs in Node >= 20, browsers, Deno and Bun.
  */
 export type {
+  ActivationResource,
   ApiKeyResource,
   CreatedApiKeyResource,
   LicenseResource,

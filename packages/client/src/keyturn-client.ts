@@ -1,14 +1,21 @@
 import type {
+  ActivateByKeyBody,
+  ActivateLicenseBody,
+  ActivationId,
+  ActivationResource,
   ApiKeyId,
   ApiKeyResource,
   CreateApiKeyBody,
   CreatedApiKeyResource,
   CreateLicenseBody,
   CreateLicenseTokenBody,
+  CreateLicenseTokenByKeyBody,
   CreateProductBody,
+  DeactivateByKeyBody,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,
+  ListActivationsQuery,
   ListApiKeysQuery,
   ListLicensesQuery,
   ListProductKeysQuery,
@@ -100,6 +107,44 @@ export class KeyturnClient {
 
   createLicenseToken(id: LicenseId, body: CreateLicenseTokenBody = {}): Promise<LicenseTokenResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/tokens`, { body })
+  }
+  /** A token for the license whose key is presented: what an application with a `client` key calls. */
+  createLicenseTokenByKey(body: CreateLicenseTokenByKeyBody): Promise<LicenseTokenResource> {
+    return this.#request('POST', '/licenses/tokens', { body })
+  }
+
+  // Activations
+
+  /** Resolves for a new activation and for a repeat of an activated fingerprint; rejects with `activation_limit_reached` when full. */
+  activateLicense(id: LicenseId, body: ActivateLicenseBody): Promise<ActivationResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/activations`, { body })
+  }
+
+  activateLicenseByKey(body: ActivateByKeyBody): Promise<ActivationResource> {
+    return this.#request('POST', '/licenses/activate', { body })
+  }
+
+  async deactivateLicenseByKey(body: DeactivateByKeyBody): Promise<void> {
+    await this.#request<undefined>('POST', '/licenses/deactivate', { body })
+  }
+
+  listActivations(id: LicenseId, query: ListActivationsQuery = {}): Promise<Paginated<ActivationResource>> {
+    return this.#request('GET', `/licenses/${encodeURIComponent(id)}/activations`, { query })
+  }
+
+  iterateActivations(
+    id: LicenseId,
+    query: Omit<ListActivationsQuery, 'page' | 'starting_after'> = {},
+  ): AsyncGenerator<ActivationResource> {
+    return this.#iterate((next) => this.listActivations(id, { ...query, ...next }))
+  }
+
+  getActivation(id: ActivationId): Promise<ActivationResource> {
+    return this.#request('GET', `/activations/${encodeURIComponent(id)}`)
+  }
+
+  async deleteActivation(id: ActivationId): Promise<void> {
+    await this.#request<undefined>('DELETE', `/activations/${encodeURIComponent(id)}`)
   }
 
   // Products

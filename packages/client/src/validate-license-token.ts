@@ -30,6 +30,11 @@ export interface ValidateLicenseTokenOptions {
   readonly now?: Date
   /** Accepted clock skew for `exp` and `nbf`, in seconds (default 0). */
   readonly clockToleranceSeconds?: number
+  /**
+   * This machine's fingerprint: when given, the token must be bound to it (issued with the same
+   * `fingerprint`), else the validation fails with `fingerprint_mismatch`.
+   */
+  readonly fingerprint?: string
 }
 
 /** The spec's offline validation result (§2), with the custom fields and the issue time. */
@@ -41,6 +46,8 @@ export interface OfflineValidationResult {
   readonly customFields: Readonly<Record<string, unknown>>
   /** When the token was issued (ISO 8601). */
   readonly issuedAt: string
+  /** The machine the token is bound to, when it is. */
+  readonly fingerprint?: string
 }
 
 /** Longer tokens are refused unparsed: a real one is well under this even with a 4 KiB custom payload. */
@@ -98,13 +105,17 @@ export async function validateLicenseToken(
   ) {
     throw new LicenseTokenError('malformed', 'The token does not carry license claims.')
   }
-  const { licenseId, expirationDate, customFields = {}, createdAt } = claims
+  if (options.fingerprint !== undefined && claims.fingerprint !== options.fingerprint) {
+    throw new LicenseTokenError('fingerprint_mismatch', 'The token is bound to another machine, or to none.')
+  }
+  const { licenseId, expirationDate, customFields = {}, createdAt, fingerprint } = claims
   return {
     licenseId,
     expiresAt: expirationDate,
     productId: claims.productId,
     customFields,
     issuedAt: createdAt,
+    ...(fingerprint === undefined ? {} : { fingerprint }),
   }
 }
 

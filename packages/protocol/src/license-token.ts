@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { FingerprintSchema } from './activations.js'
 import {
   LicenseIdSchema,
   listQueryProperties,
@@ -16,7 +17,7 @@ import {
   exampleToken,
   exampleTokenPayload,
 } from './examples.js'
-import { LicenseResourceSchema } from './licenses.js'
+import { LicenseKeySchema, LicenseResourceSchema } from './licenses.js'
 import { PublicKeyJwkSchema } from './products.js'
 
 /** The JWS header `typ` of every license token. */
@@ -33,20 +34,45 @@ export const CustomPayloadSchema = Type.Record(Type.String({ maxLength: 256 }), 
   examples: [{ plan: 'pro', seats: 5 }],
 })
 
-export const CreateLicenseTokenBodySchema = Type.Object(
-  {
-    customPayload: Type.Optional(CustomPayloadSchema),
-    ttl: Type.Optional(
-      Type.Integer({
-        minimum: minTokenTtlSeconds,
-        maximum: maxTokenTtlSeconds,
-        description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license.`,
-      }),
-    ),
-  },
-  { additionalProperties: false, examples: [{ customPayload: { plan: 'pro' }, ttl: 604800 }] },
-)
+const tokenOptions = {
+  customPayload: Type.Optional(CustomPayloadSchema),
+  ttl: Type.Optional(
+    Type.Integer({
+      minimum: minTokenTtlSeconds,
+      maximum: maxTokenTtlSeconds,
+      description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license.`,
+    }),
+  ),
+  fingerprint: Type.Optional(
+    Type.String({
+      ...FingerprintSchema,
+      description:
+        'Binds the token to this machine, which must be activated: it becomes the `fingerprint` claim.',
+    }),
+  ),
+}
+
+export const CreateLicenseTokenBodySchema = Type.Object(tokenOptions, {
+  additionalProperties: false,
+  examples: [{ customPayload: { plan: 'pro' }, ttl: 604800 }],
+})
 export type CreateLicenseTokenBody = Static<typeof CreateLicenseTokenBodySchema>
+
+/** For applications with a `client` key: a token for the license whose key they present. */
+export const CreateLicenseTokenByKeyBodySchema = Type.Object(
+  { key: LicenseKeySchema, productId: ProductIdSchema, ...tokenOptions },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+      },
+    ],
+  },
+)
+export type CreateLicenseTokenByKeyBody = Static<typeof CreateLicenseTokenByKeyBodySchema>
 
 /** The token's contents as the spec lists them (§2, "Token payload fields"). */
 export const LicenseTokenPayloadSchema = Type.Object(
@@ -56,6 +82,9 @@ export const LicenseTokenPayloadSchema = Type.Object(
     productId: ProductIdSchema,
     createdAt: Type.String({ format: 'date-time', description: 'When the token was issued.' }),
     customFields: Type.Optional(CustomPayloadSchema),
+    fingerprint: Type.Optional(
+      Type.String({ description: 'The machine the token is bound to, when it is.' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -86,6 +115,7 @@ export const LicenseTokenClaimsSchema = Type.Object({
   expirationDate: TimestampSchema,
   createdAt: TimestampSchema,
   customFields: Type.Optional(CustomPayloadSchema),
+  fingerprint: Type.Optional(Type.String()),
   iss: Type.String(),
   sub: LicenseIdSchema,
   aud: ProductIdSchema,

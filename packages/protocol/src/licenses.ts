@@ -53,7 +53,10 @@ export const LicenseResourceSchema = Type.Object(
     updatedAt: TimestampSchema,
     productId: ProductIdSchema,
     statusDetails: StatusDetailsSchema,
-    activationCount: Type.Integer({ minimum: 0, description: 'Machines activated now (at most `maxActivations`, unless it was lowered).' }),
+    activationCount: Type.Integer({
+      minimum: 0,
+      description: 'Machines activated now (at most `maxActivations`, unless it was lowered).',
+    }),
   },
   {
     additionalProperties: false,
@@ -139,7 +142,8 @@ export const ValidateLicenseBodySchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 256,
-        description: 'When given, the license is valid only if this machine is activated (else reason `not_activated`).',
+        description:
+          'When given, the license is valid only if this machine is activated (else reason `not_activated`).',
       }),
     ),
   },

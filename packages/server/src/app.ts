@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { LicenseId } from '@keyturn/protocol'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
@@ -47,6 +48,7 @@ import type { Database } from './storage/database.js'
 import { checkDatabase } from './storage/health.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
 import { registerCreateLicenseToken } from './tokens/routes/create-license-token.js'
+import { registerCreateLicenseTokenByKey } from './tokens/routes/create-license-token-by-key.js'
 import { registerListProductKeys } from './tokens/routes/list-product-keys.js'
 import { registerRotateProductKey } from './tokens/routes/rotate-product-key.js'
 import { TokenService } from './tokens/token-service.js'
@@ -145,13 +147,14 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
   const activationStore = new KyselyActivationStore(deps.db)
+  const activationCheck = {
+    isActivated: async (licenseId: LicenseId, fingerprint: string) =>
+      (await activationStore.findByFingerprint(licenseId, fingerprint)) !== undefined,
+  }
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
     products,
-    activations: {
-      isActivated: async (licenseId, fingerprint) =>
-        (await activationStore.findByFingerprint(licenseId, fingerprint)) !== undefined,
-    },
+    activations: activationCheck,
     clock: deps.clock,
   })
   return {
@@ -161,6 +164,7 @@ function createServices(deps: AppDeps): Services {
     tokens: new TokenService({
       licenses,
       products,
+      activations: activationCheck,
       signingKeys: new KyselySigningKeyStore(deps.db),
       clock: deps.clock,
       signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
@@ -186,6 +190,7 @@ function registerApi(api: App, services: Services): void {
   registerRevokeLicense(api, services.licenses)
   registerReinstateLicense(api, services.licenses)
   registerCreateLicenseToken(api, services.tokens)
+  registerCreateLicenseTokenByKey(api, services.tokens)
 
   registerActivateLicenseByKey(api, services.activations)
   registerDeactivateLicenseByKey(api, services.activations)

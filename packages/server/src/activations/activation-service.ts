@@ -51,7 +51,11 @@ export class ActivationService {
     this.#clock = deps.clock
   }
 
-  async activate(principal: Principal, licenseId: LicenseId, input: ActivateLicenseBody): Promise<ActivationResult> {
+  async activate(
+    principal: Principal,
+    licenseId: LicenseId,
+    input: ActivateLicenseBody,
+  ): Promise<ActivationResult> {
     return this.#activate(await this.#licenses.get(principal, licenseId), input)
   }
 
@@ -84,7 +88,11 @@ export class ActivationService {
     return activation
   }
 
-  async list(principal: Principal, licenseId: LicenseId, query: ListActivationsQuery): Promise<Paginated<Activation>> {
+  async list(
+    principal: Principal,
+    licenseId: LicenseId,
+    query: ListActivationsQuery,
+  ): Promise<Paginated<Activation>> {
     const request = parseListQuery(query, activationListSpec)
     const { license } = await this.#licenses.get(principal, licenseId)
     const slice = await this.#activations.list(license.id, request)
@@ -99,7 +107,10 @@ export class ActivationService {
   async #activate(view: LicenseView, input: ActivateLicenseBody): Promise<ActivationResult> {
     const { license, state } = view
     if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
-      throw new InvalidInputError('#/metadata', `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`)
+      throw new InvalidInputError(
+        '#/metadata',
+        `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
+      )
     }
     const product = await this.#products.findProduct(license.productId)
     if (state.status !== 'active' || product === undefined || product.isSuspended) {

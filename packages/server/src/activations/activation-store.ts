@@ -41,5 +41,8 @@ export interface ActivationStore {
   deactivate(id: ActivationId): Promise<Activation | undefined>
   findById(id: ActivationId): Promise<Activation | undefined>
   findByFingerprint(licenseId: LicenseId, fingerprint: string): Promise<Activation | undefined>
-  list(licenseId: LicenseId, request: ListRequest<ActivationSortField, ActivationFilterField>): Promise<ListSlice<Activation>>
+  list(
+    licenseId: LicenseId,
+    request: ListRequest<ActivationSortField, ActivationFilterField>,
+  ): Promise<ListSlice<Activation>>
 }

@@ -22,9 +22,21 @@ describeEachDatabase('activations under concurrency', (database) => {
         ),
       )
       const statuses = answers.map((answer) => answer.statusCode)
-      assert.equal(statuses.filter((status) => status === 201).length, 3, `round ${round}: ${statuses.join(',')}`)
-      assert.equal(statuses.filter((status) => status === 409).length, 47, `round ${round}: ${statuses.join(',')}`)
-      const list = await app.inject({ method: 'GET', url: `/api/v0/licenses/${license.id}/activations`, headers })
+      assert.equal(
+        statuses.filter((status) => status === 201).length,
+        3,
+        `round ${round}: ${statuses.join(',')}`,
+      )
+      assert.equal(
+        statuses.filter((status) => status === 409).length,
+        47,
+        `round ${round}: ${statuses.join(',')}`,
+      )
+      const list = await app.inject({
+        method: 'GET',
+        url: `/api/v0/licenses/${license.id}/activations`,
+        headers,
+      })
       assert.equal(list.json().totalCount, 3)
     }
   })

@@ -37,7 +37,11 @@ function parseMetadata(value: unknown): Record<string, unknown> | null {
 
 const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
   table: 'activations',
-  sort: { createdAt: column('created_at'), lastSeenAt: column('last_seen_at'), fingerprint: column('fingerprint') },
+  sort: {
+    createdAt: column('created_at'),
+    lastSeenAt: column('last_seen_at'),
+    fingerprint: column('fingerprint'),
+  },
   filters: {
     createdAt: { column: 'created_at' },
     lastSeenAt: { column: 'last_seen_at' },
@@ -99,7 +103,11 @@ export class KyselyActivationStore implements ActivationStore {
         .select(['max_activations', 'activation_count'])
         .where('id', '=', activation.licenseId)
         .executeTakeFirstOrThrow()
-      return { kind: 'limit_reached', limit: Number(license.max_activations), count: Number(license.activation_count) }
+      return {
+        kind: 'limit_reached',
+        limit: Number(license.max_activations),
+        count: Number(license.activation_count),
+      }
     }
 
     const inserted = await trx
@@ -125,7 +133,11 @@ export class KyselyActivationStore implements ActivationStore {
 
   async deactivate(id: ActivationId): Promise<Activation | undefined> {
     return writeTransaction(this.#db, async (trx) => {
-      const deleted = await trx.deleteFrom('activations').where('id', '=', id).returningAll().executeTakeFirst()
+      const deleted = await trx
+        .deleteFrom('activations')
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
       if (deleted !== undefined) {
         await trx
           .updateTable('licenses')

@@ -9,6 +9,7 @@ import {
   type ValidateLicenseBody,
   type ValidationReason,
 } from '@keyturn/protocol'
+import type { ActivationCheck } from '../core/activation-check.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
@@ -22,11 +23,6 @@ export interface LicenseValidation {
   readonly isValid: boolean
   readonly reason: ValidationReason | null
   readonly view: LicenseView
-}
-
-/** Whether a machine holds a seat of a license; app.ts wires the activations store in. */
-export interface ActivationCheck {
-  isActivated(licenseId: LicenseId, fingerprint: string): Promise<boolean>
 }
 
 export interface LicenseServiceDeps {
@@ -134,7 +130,11 @@ export class LicenseService {
   async getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView> {
     const now = this.#clock.now()
     const license = await this.#licenses.findByKey(normalizeLicenseKey(key))
-    if (license === undefined || license.productId !== productId || !canSeeProduct(principal, license.productId)) {
+    if (
+      license === undefined ||
+      license.productId !== productId ||
+      !canSeeProduct(principal, license.productId)
+    ) {
       throw new DomainError('license_not_found', 'No license with this key exists for this product.')
     }
     return viewAt(license, now)
@@ -153,7 +153,8 @@ export class LicenseService {
         ? 'expired'
         : !(await this.#isProductActive(license.productId))
           ? 'suspended'
-          : input.fingerprint !== undefined && !(await this.#activations.isActivated(license.id, input.fingerprint))
+          : input.fingerprint !== undefined &&
+              !(await this.#activations.isActivated(license.id, input.fingerprint))
             ? 'not_activated'
             : null
     return { isValid: reason === null, reason, view }
@@ -163,7 +164,6 @@ export class LicenseService {
     const product = await this.#products.findProduct(productId)
     return product !== undefined && !product.isSuspended
   }
-
 
   async #visible(principal: Principal, id: LicenseId): Promise<License> {
     const license = await this.#licenses.findById(id)

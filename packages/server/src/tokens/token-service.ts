@@ -1,5 +1,6 @@
 import {
   type CreateLicenseTokenBody,
+  type CreateLicenseTokenByKeyBody,
   defaultPageLimit,
   defaultTokenTtlSeconds,
   type LicenseId,
@@ -13,6 +14,7 @@ import {
   type ProductId,
 } from '@keyturn/protocol'
 import { SignJWT } from 'jose'
+import type { ActivationCheck } from '../core/activation-check.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
@@ -26,6 +28,7 @@ import { decryptSigningKey, newSigningKey } from './signing-keys.js'
 /** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
 export interface LicenseReader {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
+  getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
 }
 
 export interface IssuedToken {
@@ -37,6 +40,7 @@ export interface IssuedToken {
 export interface TokenServiceDeps {
   readonly licenses: LicenseReader
   readonly products: ProductLookup
+  readonly activations: ActivationCheck
   readonly signingKeys: SigningKeyStore
   readonly clock: Clock
   readonly signingKeyEncryption: Buffer
@@ -45,6 +49,7 @@ export interface TokenServiceDeps {
 export class TokenService {
   readonly #licenses: LicenseReader
   readonly #products: ProductLookup
+  readonly #activations: ActivationCheck
   readonly #signingKeys: SigningKeyStore
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
@@ -52,6 +57,7 @@ export class TokenService {
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
     this.#products = deps.products
+    this.#activations = deps.activations
     this.#signingKeys = deps.signingKeys
     this.#clock = deps.clock
     this.#signingKeyEncryption = deps.signingKeyEncryption
@@ -63,7 +69,16 @@ export class TokenService {
     licenseId: LicenseId,
     input: CreateLicenseTokenBody,
   ): Promise<IssuedToken> {
-    const view = await this.#licenses.get(principal, licenseId)
+    return this.#issue(await this.#licenses.get(principal, licenseId), input)
+  }
+
+  /** For applications: a token for the license whose key they present (what a `client` key may do). */
+  async issueByKey(principal: Principal, input: CreateLicenseTokenByKeyBody): Promise<IssuedToken> {
+    const { key, productId, ...options } = input
+    return this.#issue(await this.#licenses.getByKey(principal, key, productId), options)
+  }
+
+  async #issue(view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {
     const { license, state } = view
     const product = await this.#products.findProduct(license.productId)
     if (state.status !== 'active' || product === undefined || product.isSuspended) {
@@ -78,6 +93,20 @@ export class TokenService {
       throw new InvalidInputError(
         '#/customPayload',
         `customPayload must be at most ${maxCustomPayloadBytes} bytes as JSON.`,
+      )
+    }
+    if (
+      input.fingerprint !== undefined &&
+      !(await this.#activations.isActivated(license.id, input.fingerprint))
+    ) {
+      throw new DomainError(
+        'activation_not_found',
+        'A token can be bound only to a machine activated for this license.',
+        {
+          fieldErrors: [
+            { pointer: '#/fingerprint', detail: 'This machine is not activated for this license.' },
+          ],
+        },
       )
     }
     const key = await this.#signingKeys.current(license.productId)
@@ -99,6 +128,7 @@ export class TokenService {
       productId: license.productId,
       createdAt: now.toISOString(),
       ...(customFields === undefined ? {} : { customFields }),
+      ...(input.fingerprint === undefined ? {} : { fingerprint: input.fingerprint }),
     }
     const claims: Omit<LicenseTokenClaims, 'iat' | 'exp' | 'nbf' | 'iss' | 'sub' | 'aud' | 'jti'> = payload
     // customPayload travels inside `customFields`, so it can never override a registered claim.

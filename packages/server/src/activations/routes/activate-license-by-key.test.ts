@@ -9,7 +9,12 @@ describeEachDatabase('POST /api/v0/licenses/activate and /api/v0/licenses/deacti
     const { app, headers, productId } = await buildTestApp(t, database)
     const license = await createLicense(app, headers, { productId, maxActivations: 1 })
     const byKey = (path: string, fingerprint: string) =>
-      app.inject({ method: 'POST', url: `/api/v0/licenses/${path}`, headers, payload: { key: license.key, productId, fingerprint } })
+      app.inject({
+        method: 'POST',
+        url: `/api/v0/licenses/${path}`,
+        headers,
+        payload: { key: license.key, productId, fingerprint },
+      })
 
     const first = await byKey('activate', 'a')
     const full = await byKey('activate', 'b')

@@ -5,14 +5,26 @@ import { describeEachDatabase } from '../../testing/each-database.js'
 import { createLicense } from '../../testing/licenses.js'
 
 const activate = (test: TestApp, licenseId: string, body: Record<string, unknown>, headers = test.headers) =>
-  test.app.inject({ method: 'POST', url: `/api/v0/licenses/${licenseId}/activations`, headers, payload: body })
+  test.app.inject({
+    method: 'POST',
+    url: `/api/v0/licenses/${licenseId}/activations`,
+    headers,
+    payload: body,
+  })
 
 describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
   it('answers 201 with the activation, and 200 with a fresh lastSeenAt when the fingerprint repeats', async (t) => {
     const test = await buildTestApp(t, database)
-    const license = await createLicense(test.app, test.headers, { productId: test.productId, maxActivations: 1 })
+    const license = await createLicense(test.app, test.headers, {
+      productId: test.productId,
+      maxActivations: 1,
+    })
 
-    const first = await activate(test, license.id, { fingerprint: 'machine-a', name: 'Ada', metadata: { os: 'linux' } })
+    const first = await activate(test, license.id, {
+      fingerprint: 'machine-a',
+      name: 'Ada',
+      metadata: { os: 'linux' },
+    })
     test.clock.advance(60_000)
     const again = await activate(test, license.id, { fingerprint: 'machine-a' })
 
@@ -37,7 +49,10 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
 
   it('answers 409 activation_limit_reached with the limit and count for a new fingerprint beyond the limit', async (t) => {
     const test = await buildTestApp(t, database)
-    const license = await createLicense(test.app, test.headers, { productId: test.productId, maxActivations: 2 })
+    const license = await createLicense(test.app, test.headers, {
+      productId: test.productId,
+      maxActivations: 2,
+    })
     await activate(test, license.id, { fingerprint: 'a' })
     await activate(test, license.id, { fingerprint: 'b' })
 
@@ -51,7 +66,10 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
 
   it('never limits a license with maxActivations null', async (t) => {
     const test = await buildTestApp(t, database)
-    const license = await createLicense(test.app, test.headers, { productId: test.productId, maxActivations: null })
+    const license = await createLicense(test.app, test.headers, {
+      productId: test.productId,
+      maxActivations: null,
+    })
 
     for (let i = 0; i < 12; i++) {
       const res = await activate(test, license.id, { fingerprint: `machine-${i}` })
@@ -64,7 +82,10 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
     const { app, headers, productId } = test
     const revoked = await createLicense(app, headers, { productId })
     await app.inject({ method: 'POST', url: `/api/v0/licenses/${revoked.id}/revoke`, headers })
-    const expiring = await createLicense(app, headers, { productId, expirationDate: '2030-01-02T00:00:00.000Z' })
+    const expiring = await createLicense(app, headers, {
+      productId,
+      expirationDate: '2030-01-02T00:00:00.000Z',
+    })
 
     const forRevoked = await activate(test, revoked.id, { fingerprint: 'a' })
     assert.equal(forRevoked.statusCode, 409, forRevoked.body)
@@ -102,7 +123,11 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
     })
     assert.equal(lowered.statusCode, 200, lowered.body)
 
-    const list = await app.inject({ method: 'GET', url: `/api/v0/licenses/${license.id}/activations`, headers })
+    const list = await app.inject({
+      method: 'GET',
+      url: `/api/v0/licenses/${license.id}/activations`,
+      headers,
+    })
     const refused = await activate(test, license.id, { fingerprint: 'd' })
     const repeat = await activate(test, license.id, { fingerprint: 'a' })
 
@@ -118,7 +143,12 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
     const other = await createProduct(test.app, test.headers)
     const foreignKey = await productKeyHeaders(test.app, test.headers, other)
 
-    for (const body of [{}, { fingerprint: '' }, { fingerprint: 'x'.repeat(257) }, { fingerprint: 'a', extra: 1 }]) {
+    for (const body of [
+      {},
+      { fingerprint: '' },
+      { fingerprint: 'x'.repeat(257) },
+      { fingerprint: 'a', extra: 1 },
+    ]) {
       const res = await activate(test, license.id, body)
       assert.equal(res.statusCode, 400, res.body)
       assert.equal(res.json().code, 'validation_failed')

@@ -1,4 +1,9 @@
-import { ActivateLicenseBodySchema, ActivationResourceSchema, IdParamsSchema, LicenseIdSchema } from '@keyturn/protocol'
+import {
+  ActivateLicenseBodySchema,
+  ActivationResourceSchema,
+  IdParamsSchema,
+  LicenseIdSchema,
+} from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
 import type { ActivationService } from '../activation-service.js'
@@ -24,7 +29,11 @@ export function registerActivateLicense(api: App, activations: ActivationService
       },
     },
     async (request, reply) => {
-      const { outcome, activation } = await activations.activate(request.principal, request.params.id, request.body)
+      const { outcome, activation } = await activations.activate(
+        request.principal,
+        request.params.id,
+        request.body,
+      )
       return reply.code(outcome === 'created' ? 201 : 200).send(toActivationResource(activation))
     },
   )

@@ -11,7 +11,8 @@ export function registerDeactivateLicenseByKey(api: App, activations: Activation
       schema: {
         operationId: 'deactivateLicenseByKey',
         summary: 'Deactivate a machine (by key), freeing its seat',
-        description: 'Answers 404 `activation_not_found` when that fingerprint is not activated for the license.',
+        description:
+          'Answers 404 `activation_not_found` when that fingerprint is not activated for the license.',
         tags: ['activations'],
         body: DeactivateByKeyBodySchema,
         response: {

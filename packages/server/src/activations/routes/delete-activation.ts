@@ -13,7 +13,10 @@ export function registerDeleteActivation(api: App, activations: ActivationServic
         summary: 'Deactivate a machine (by activation id), freeing its seat',
         tags: ['activations'],
         params: IdParamsSchema(ActivationIdSchema),
-        response: { 204: Type.Null({ description: 'Deactivated' }), ...problemResponses('activation_not_found') },
+        response: {
+          204: Type.Null({ description: 'Deactivated' }),
+          ...problemResponses('activation_not_found'),
+        },
       },
     },
     async (request, reply) => {

@@ -1,4 +1,9 @@
-import { ActivationListSchema, IdParamsSchema, LicenseIdSchema, ListActivationsQuerySchema } from '@keyturn/protocol'
+import {
+  ActivationListSchema,
+  IdParamsSchema,
+  LicenseIdSchema,
+  ListActivationsQuerySchema,
+} from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
 import type { ActivationService } from '../activation-service.js'
