@@ -1,0 +1,311 @@
+/**
+ * Turns the measurements into the report: each scenario against its ceiling, the issue's targets
+ * judged (in full mode only), one table printed to stdout and written as Markdown, and everything
+ * as JSON.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+
+/** Which ceiling each kind of work is measured against (see bench/README.md). */
+export const ceilingNames = {
+  http: 'bare Fastify',
+  insertCommit: 'raw insert + commit',
+  joseSign: 'jose EdDSA sign',
+  nodeVerify: 'node:crypto Ed25519 verify',
+}
+
+/**
+ * The targets of issue 6, SQLite unless stated. `ratio` is the scenario's rate over its ceiling's;
+ * derived targets compare two scenarios.
+ */
+const targets = [
+  { engine: 'sqlite', size: 'large', id: 'validate', minRatio: 0.6, maxP99: 10 },
+  { engine: 'postgres', size: 'large', id: 'validate', minRatio: 0.35 },
+  { engine: 'sqlite', size: 'large', id: 'list-page-0', maxP99: 50 },
+  { engine: 'sqlite', size: 'large', id: 'list-deep-page', maxP99: 50 },
+  { engine: 'sqlite', size: 'large', id: 'list-starting-after', maxP99: 50 },
+  { engine: 'sqlite', size: 'large', id: 'create', minRatio: 0.7 },
+  { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.5 },
+  { engine: 'in-process', size: undefined, id: 'client-validate', minRatio: 0.8 },
+]
+
+const derived = [
+  {
+    id: 'validate-large-vs-small',
+    title: (r) => `validate, ${count(r.settings.licenses.large)} vs ${count(r.settings.licenses.small)}`,
+    of: ['validate', 'large'],
+    over: ['validate', 'small'],
+    min: { sqlite: 0.9 },
+  },
+  {
+    id: 'starting-after-vs-page-0',
+    title: () => 'list starting_after (deep) vs page 0',
+    of: ['list-starting-after', 'large'],
+    over: ['list-page-0', 'large'],
+    min: { sqlite: 1 / 1.5 },
+  },
+]
+
+const maxRssMiB = 200
+
+export function count(n) {
+  if (n >= 1_000_000 && n % 1_000_000 === 0) {
+    return `${n / 1_000_000}M`
+  }
+  return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n)
+}
+
+function ceilingFor(results, scenario) {
+  const ceilings = results.ceilings
+  switch (scenario.ceiling) {
+    case 'http':
+      return { name: ceilingNames.http, rate: ceilings.http?.rps }
+    case 'insertCommit':
+      return {
+        name: `${ceilingNames.insertCommit} (${scenario.engine})`,
+        rate: ceilings[scenario.engine]?.insertCommit?.opsPerSecond,
+      }
+    case 'joseSign':
+      return { name: ceilingNames.joseSign, rate: ceilings.crypto?.joseSign?.opsPerSecond }
+    case 'nodeVerify':
+      return { name: ceilingNames.nodeVerify, rate: ceilings.crypto?.nodeVerify?.opsPerSecond }
+    default:
+      return { name: '—', rate: undefined }
+  }
+}
+
+function judge(checks, judged) {
+  if (checks.length === 0) {
+    return undefined
+  }
+  const text = checks.map((check) => check.text).join('; ')
+  if (!judged) {
+    return { text, result: 'not judged (quick)' }
+  }
+  if (checks.some((check) => check.pass === undefined)) {
+    return { text, result: 'n/a' }
+  }
+  return { text, result: checks.every((check) => check.pass) ? 'pass' : 'FAIL' }
+}
+
+/** Adds `ratio`, `ceiling` and `target` to every scenario row and builds the derived rows. */
+export function evaluate(results) {
+  const judged = results.mode === 'full'
+  const rows = results.scenarios.map((scenario) => {
+    const ceiling = ceilingFor(results, scenario)
+    const ratio =
+      scenario.rps !== undefined && ceiling.rate !== undefined ? scenario.rps / ceiling.rate : undefined
+    const spec = targets.find(
+      (t) => t.id === scenario.id && t.engine === scenario.engine && t.size === scenario.size,
+    )
+    const checks = []
+    if (spec?.minRatio !== undefined) {
+      checks.push({
+        text: `>= ${Math.round(spec.minRatio * 100)}% of ${ceiling.name}`,
+        pass: ratio === undefined ? undefined : ratio >= spec.minRatio,
+      })
+    }
+    if (spec?.maxP99 !== undefined) {
+      const p99 = scenario.latency?.p99
+      checks.push({
+        text: `p99 <= ${spec.maxP99} ms`,
+        pass: p99 === undefined || scenario.problem !== undefined ? undefined : p99 <= spec.maxP99,
+      })
+    }
+    return { ...scenario, ceilingName: ceiling.name, ratio, target: judge(checks, judged) }
+  })
+
+  const find = (engine, id, size) => rows.find((r) => r.engine === engine && r.id === id && r.size === size)
+  const extra = []
+  for (const engine of results.engines) {
+    for (const d of derived) {
+      const of = find(engine, ...d.of)
+      const over = find(engine, ...d.over)
+      const ratio = of?.rps !== undefined && over?.rps !== undefined ? of.rps / over.rps : undefined
+      const min = d.min[engine]
+      extra.push({
+        kind: 'derived',
+        id: d.id,
+        engine,
+        title: d.title(results),
+        ratio,
+        target:
+          min === undefined
+            ? undefined
+            : judge(
+                [
+                  {
+                    text: `>= ${Math.round(min * 100)}%`,
+                    pass: ratio === undefined ? undefined : ratio >= min,
+                  },
+                ],
+                judged,
+              ),
+      })
+    }
+    const large = rows.filter((r) => r.engine === engine && r.size === 'large' && r.rss?.peak !== undefined)
+    const peak = large.reduce(
+      (top, r) => (top === undefined || r.rss.peak > top.rss.peak ? r : top),
+      undefined,
+    )
+    extra.push({
+      kind: 'derived',
+      id: 'rss',
+      engine,
+      title: `server RSS under load, ${count(results.settings.licenses.large)} (peak${peak ? `: ${peak.id}` : ''})`,
+      rssPeak: peak?.rss.peak,
+      target:
+        engine === 'sqlite'
+          ? judge(
+              [
+                {
+                  text: `RSS <= ${maxRssMiB} MB`,
+                  pass: peak === undefined ? undefined : peak.rss.peak <= maxRssMiB,
+                },
+              ],
+              judged,
+            )
+          : undefined,
+    })
+  }
+  return { rows, derived: extra }
+}
+
+const fixed = (value, digits = 0) =>
+  value === undefined || Number.isNaN(value)
+    ? '—'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const ms = (value) => (value === undefined ? '—' : value < 10 ? fixed(value, 2) : fixed(value, 1))
+const percent = (value) => (value === undefined ? '—' : `${fixed(value * 100, 0)}%`)
+
+const header = [
+  '',
+  'engine',
+  'licenses',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'RSS MB',
+  'ceiling',
+  'of ceiling',
+  'target',
+  'result',
+]
+
+/** The table's rows as arrays of cells: ceilings, then scenarios, then derived checks. */
+export function tableRows(results, evaluated) {
+  const lines = []
+  const c = results.ceilings
+  const inProcess = (title, engine, m) =>
+    lines.push([
+      title,
+      engine,
+      '',
+      fixed(m?.opsPerSecond),
+      ms(m?.p50),
+      ms(m?.p99),
+      '',
+      '(ceiling)',
+      '',
+      '',
+      '',
+    ])
+  lines.push([
+    `bare Fastify GET (own process, ${c.http?.runs?.length ?? 0} runs: ${(c.http?.runs ?? []).map((r) => fixed(r.rps)).join(' / ')})`,
+    '',
+    '',
+    fixed(c.http?.rps),
+    ms(c.http?.latency?.p50),
+    ms(c.http?.latency?.p99),
+    fixed(c.http?.rss?.peak),
+    '(ceiling)',
+    '',
+    '',
+    '',
+  ])
+  const lookupSize = count(results.settings.licenses.large)
+  inProcess(`better-sqlite3 point lookup (${lookupSize})`, 'sqlite', c.sqlite?.pointLookup)
+  inProcess('better-sqlite3 insert + commit', 'sqlite', c.sqlite?.insertCommit)
+  inProcess(`pg point lookup (${lookupSize}, 10 in flight)`, 'postgres', c.postgres?.pointLookup)
+  inProcess('pg insert + commit (10 in flight)', 'postgres', c.postgres?.insertCommit)
+  inProcess('jose EdDSA sign', '', c.crypto?.joseSign)
+  inProcess('jose EdDSA verify', '', c.crypto?.joseVerify)
+  inProcess('node:crypto Ed25519 verify', '', c.crypto?.nodeVerify)
+
+  for (const row of evaluated.rows) {
+    const title = row.note === undefined ? row.title : `${row.title} (${row.note})`
+    const status = row.unavailable ?? row.skipped ?? row.problem
+    lines.push([
+      title,
+      row.engine,
+      row.licenses === undefined ? '' : count(row.licenses),
+      status === undefined ? fixed(row.rps) : (row.problem ?? 'not available'),
+      ms(row.latency?.p50),
+      ms(row.latency?.p99),
+      fixed(row.rss?.peak),
+      row.ceilingName,
+      percent(row.ratio),
+      row.target?.text ?? '',
+      row.target?.result ?? (row.skipped === undefined ? '' : 'skipped'),
+    ])
+  }
+  for (const row of evaluated.derived) {
+    lines.push([
+      row.title,
+      row.engine,
+      '',
+      '',
+      '',
+      '',
+      fixed(row.rssPeak),
+      '',
+      percent(row.ratio),
+      row.target?.text ?? '',
+      row.target?.result ?? '',
+    ])
+  }
+  return lines
+}
+
+export function textTable(lines) {
+  const all = [header, ...lines]
+  const widths = header.map((_, i) => Math.max(...all.map((line) => String(line[i]).length)))
+  const numeric = new Set([2, 3, 4, 5, 6, 8])
+  const format = (line) =>
+    line
+      .map((cell, i) => (numeric.has(i) ? String(cell).padStart(widths[i]) : String(cell).padEnd(widths[i])))
+      .join('  ')
+      .trimEnd()
+  return [format(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(format)].join('\n')
+}
+
+export function markdown(results, lines) {
+  const escapeCell = (cell) => String(cell).replaceAll('|', '\\|')
+  const row = (cells) => `| ${cells.map(escapeCell).join(' | ')} |`
+  const s = results.settings
+  const seeding = results.seeding
+    .map((seed) => `${count(seed.licenses)} on ${seed.engine} in ${fixed(seed.seconds, 1)} s`)
+    .join(', ')
+  return [
+    `## Benchmark results (${results.mode} run, ${results.finishedAt})`,
+    '',
+    `Machine: ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${results.machine.node}, ` +
+      `${results.postgres.version ?? `PostgreSQL skipped: ${results.postgres.skipped}`}. ` +
+      `Load average ${results.machine.loadAverage.start.map((l) => l.toFixed(1)).join(' ')} at the start, ` +
+      `${results.machine.loadAverage.end.map((l) => l.toFixed(1)).join(' ')} at the end.`,
+    '',
+    `Load: autocannon, ${s.connections} connections, ${s.warmupSeconds} s warm-up then ${s.durationSeconds} s ` +
+      `measured per scenario; in-process operations ${s.inProcessSeconds} s each. Seeding: ${seeding}.`,
+    '',
+    row(header.map((h) => h || 'scenario')),
+    row(header.map((_, i) => ([2, 3, 4, 5, 6, 8].includes(i) ? '---:' : '---'))),
+    ...lines.map(row),
+    '',
+  ].join('\n')
+}
+
+export function writeReport(results, jsonPath, markdownPath, lines) {
+  mkdirSync(dirname(jsonPath), { recursive: true })
+  writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(markdownPath, markdown(results, lines))
+}

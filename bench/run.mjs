@@ -1,0 +1,458 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: measures Keyturn against ceilings measured in the same run (issue 6). See
+ * bench/README.md. Options:
+ *   --quick            under a minute: small data, short runs; checks the harness, judges no target
+ *   --profile          only validate-by-key on SQLite, with the server under --cpu-prof; summarises it
+ *   --engines=a,b      sqlite and/or postgres (default: both)
+ */
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
+import { runLoad } from './load.mjs'
+import { apiOk } from './net.mjs'
+import { startPostgres } from './postgres.mjs'
+import { profileMarkdown, summariseProfile } from './profile.mjs'
+import { count, evaluate, tableRows, textTable, writeReport } from './report.mjs'
+import { scenarios } from './scenarios.mjs'
+import { createDatabase, licenseSeeder } from './seed.mjs'
+import { startBareFastify, startKeyturn } from './servers.mjs'
+
+const here = import.meta.dirname
+const resultsDir = join(here, 'results')
+
+function parseOptions(argv) {
+  const options = { quick: false, profile: false, engines: ['sqlite', 'postgres'] }
+  for (const arg of argv) {
+    if (arg === '--quick') {
+      options.quick = true
+    } else if (arg === '--profile') {
+      options.profile = true
+    } else if (arg.startsWith('--engines=')) {
+      options.engines = arg.slice('--engines='.length).split(',')
+      if (options.engines.some((engine) => engine !== 'sqlite' && engine !== 'postgres')) {
+        throw new Error(`--engines takes sqlite and/or postgres, not ${arg}`)
+      }
+    } else {
+      throw new Error(`unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres)`)
+    }
+  }
+  return options
+}
+
+function settingsFor(options) {
+  return options.quick
+    ? {
+        connections: 50,
+        warmupSeconds: 0.3,
+        durationSeconds: 1,
+        inProcessSeconds: 0.3,
+        licenses: { small: 10_000, large: 20_000 },
+      }
+    : {
+        connections: 50,
+        warmupSeconds: 3,
+        durationSeconds: 10,
+        inProcessSeconds: 3,
+        licenses: { small: 10_000, large: 1_000_000 },
+      }
+}
+
+function log(line) {
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`)
+}
+
+/** Runs bench/in-process.mjs with `spec`; resolves to its JSON answer. Bounded. */
+function measureInProcess(spec, workDir) {
+  const specFile = join(workDir, `in-process-${spec.kind}.json`)
+  writeFileSync(specFile, JSON.stringify(spec))
+  const child = spawn(process.execPath, [join(here, 'in-process.mjs'), specFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const stop = onCleanup('in-process measurement', () => child.exitCode === null && child.kill('SIGKILL'))
+  const timer = setTimeout(() => child.kill('SIGKILL'), 300_000)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    stdout += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => {
+    stderr += chunk
+  })
+  return new Promise((resolveRun, rejectRun) => {
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      void stop()
+      if (code === 0) {
+        resolveRun(JSON.parse(stdout))
+      } else {
+        rejectRun(new Error(`in-process ${spec.kind} measurement exited (${signal ?? code}):\n${stderr}`))
+      }
+    })
+  })
+}
+
+/** The HTTP ceiling: the bare-Fastify process under the same load as the scenarios. */
+async function measureBareFastify(settings, workDir) {
+  const server = await startBareFastify()
+  try {
+    return await runLoad(
+      server,
+      { method: 'GET', requests: [{ path: '/hello' }], idlePath: '/hello' },
+      settings,
+      workDir,
+    )
+  } finally {
+    await server.stop()
+  }
+}
+
+/** Creates the benchmark's product through the API (so its signing key is real). */
+async function createProduct(database, credentials) {
+  const server = await startKeyturn({ databaseUrl: database.url, ...credentials })
+  try {
+    const product = await apiOk(
+      server.url,
+      credentials.adminKey,
+      'POST',
+      '/api/v0/products',
+      {
+        name: 'Benchmark product',
+      },
+      201,
+    )
+    return product
+  } finally {
+    await server.stop()
+  }
+}
+
+/** A migrated database with the benchmark's product (made through the API) and its seeder. */
+async function preparedDatabase(engine, context) {
+  const database = await createDatabase(engine, 'keyturn_bench', context)
+  const dropDatabase = onCleanup(`${engine} database`, () => {}, database.drop)
+  const product = await createProduct(database, context.credentials)
+  return { database, product, seeder: licenseSeeder(database, product.id, context.now), dropDatabase }
+}
+
+/** Grows the database to `licenses` licenses; the seeding time recorded is the total so far. */
+async function seedTo(prepared, engine, licenses, context) {
+  const seeding = context.results.seeding
+  const before = seeding.filter((seed) => seed.engine === engine).at(-1)
+  log(`seeding ${engine} to ${count(licenses)} licenses`)
+  const seconds = (before?.seconds ?? 0) + (await prepared.seeder.grow(licenses - (before?.licenses ?? 0)))
+  seeding.push({ engine, licenses, seconds })
+  log(`${count(licenses)} licenses on ${engine} seeded in ${seconds.toFixed(1)} s in all`)
+  return prepared.seeder.pools()
+}
+
+/** `keyturn serve` on a database, restartable (when a run leaves it with a backlog it cannot clear). */
+async function keyturnInstance(database, context, nodeFlags = []) {
+  const start = () => startKeyturn({ databaseUrl: database.url, ...context.credentials, nodeFlags })
+  const instance = {
+    server: await start(),
+    async restart() {
+      await instance.server.stop()
+      instance.server = await start()
+    },
+    stop: () => instance.server.stop(),
+  }
+  return instance
+}
+
+async function runScenario(instance, scenario, base, context) {
+  const { settings, results, credentials } = context
+  const row = {
+    engine: base.engine,
+    size: base.size,
+    licenses: base.licenses,
+    id: scenario.id,
+    title: scenario.title,
+    ceiling: scenario.ceiling,
+  }
+  const load = await scenario.prepare({
+    url: instance.server.url,
+    adminKey: credentials.adminKey,
+    productId: base.productId,
+    pools: base.pools,
+    now: context.now,
+  })
+  if (load.unavailable !== undefined) {
+    log(`${scenario.id} on ${base.engine}: not available: ${load.unavailable}`)
+    results.scenarios.push({ ...row, unavailable: 'not available', note: load.unavailable })
+    return
+  }
+  log(`${scenario.id} on ${base.engine} (${count(base.licenses)} licenses)`)
+  const measured = await runLoad(
+    instance.server,
+    { method: load.method, apiKey: credentials.adminKey, requests: load.requests, idlePath: '/readyz' },
+    settings,
+    context.workDir,
+  )
+  const unexpected = measured.non2xx + measured.errors
+  const problems = [
+    ...(unexpected > 0
+      ? [
+          `unexpected answers: ${JSON.stringify({ statusCodes: measured.statusCodes, errors: measured.errors, timeouts: measured.timeouts })}`,
+        ]
+      : []),
+    ...(measured.requests === 0 ? ['no response completed in the measured time'] : []),
+  ]
+  results.scenarios.push({
+    ...row,
+    ...(load.note === undefined ? {} : { note: load.note }),
+    ...measured,
+    ...(problems.length > 0 ? { problem: problems.join('; ') } : {}),
+  })
+  log(
+    `  ${measured.rps.toFixed(0)} req/s, p50 ${measured.latency.p50?.toFixed(2)} ms, p99 ${measured.latency.p99?.toFixed(2)} ms, ` +
+      `RSS peak ${measured.rss.peak?.toFixed(0)} MB${problems.length > 0 ? `; ${problems.join('; ')}` : ''}`,
+  )
+  if (!measured.isIdleAfter) {
+    log('  the server is still busy with that run 20 s later: restarting it')
+    await instance.restart()
+  }
+}
+
+/** Everything on one engine: both data sizes, the raw database ceilings, and (once) the crypto ones. */
+async function runEngine(engine, context) {
+  const { settings, results } = context
+  const prepared = await preparedDatabase(engine, context)
+  for (const size of ['small', 'large']) {
+    const licenses = settings.licenses[size]
+    const pools = await seedTo(prepared, engine, licenses, context)
+    const base = { engine, size, licenses, productId: prepared.product.id, pools }
+    if (size === 'large') {
+      log(`raw ${engine} ceilings`)
+      results.ceilings[engine] = await measureInProcess(
+        {
+          kind: engine,
+          seconds: settings.inProcessSeconds,
+          path: prepared.database.location.path,
+          url: prepared.database.location.url,
+          keys: pools.keys,
+          productId: prepared.product.id,
+        },
+        context.workDir,
+      )
+    }
+    const instance = await keyturnInstance(prepared.database, context)
+    let token
+    try {
+      for (const scenario of size === 'large' ? scenarios : scenarios.filter((s) => s.id === 'validate')) {
+        await runScenario(instance, scenario, base, context)
+      }
+      if (size === 'large' && results.ceilings.crypto === undefined) {
+        token = await apiOk(
+          instance.server.url,
+          context.credentials.adminKey,
+          'POST',
+          `/api/v0/licenses/${pools.activeIds[0]}/tokens`,
+          {},
+          201,
+        )
+      }
+    } finally {
+      await instance.stop()
+    }
+    if (token !== undefined) {
+      log('jose, node:crypto and validateLicenseToken in-process')
+      const crypto = await measureInProcess(
+        {
+          kind: 'crypto',
+          seconds: settings.inProcessSeconds,
+          token: token.token,
+          publicKey: prepared.product.publicKey,
+          productId: prepared.product.id,
+        },
+        context.workDir,
+      )
+      results.ceilings.crypto = {
+        joseSign: crypto.joseSign,
+        joseVerify: crypto.joseVerify,
+        nodeVerify: crypto.nodeVerify,
+      }
+      results.scenarios.push({
+        engine: 'in-process',
+        id: 'client-validate',
+        title: '@keyturn/client validateLicenseToken',
+        ceiling: 'nodeVerify',
+        rps: crypto.clientValidate.opsPerSecond,
+        latency: { p50: crypto.clientValidate.p50, p99: crypto.clientValidate.p99 },
+      })
+    }
+  }
+  await prepared.dropDatabase()
+}
+
+function skippedEngine(engine, reason, context) {
+  for (const size of ['small', 'large']) {
+    const list = size === 'large' ? scenarios : scenarios.filter((s) => s.id === 'validate')
+    for (const scenario of list) {
+      context.results.scenarios.push({
+        engine,
+        size,
+        licenses: context.settings.licenses[size],
+        id: scenario.id,
+        title: scenario.title,
+        ceiling: scenario.ceiling,
+        skipped: reason,
+        note: reason,
+      })
+    }
+  }
+}
+
+async function benchmark(options) {
+  const settings = settingsFor(options)
+  const workDir = mkdtempSync(join(tmpdir(), 'keyturn-bench-'))
+  onCleanup('work folder', () => rmSync(workDir, { recursive: true, force: true }))
+  const results = {
+    mode: options.quick ? 'quick' : 'full',
+    startedAt: new Date().toISOString(),
+    finishedAt: undefined,
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      loadAverage: { start: loadavg(), end: undefined },
+    },
+    settings,
+    engines: options.engines,
+    postgres: {},
+    seeding: [],
+    ceilings: {},
+    scenarios: [],
+  }
+  const context = {
+    settings,
+    results,
+    workDir,
+    dir: workDir,
+    now: Date.now(),
+    credentials: {
+      adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
+      secret: randomBytes(32).toString('base64url'),
+    },
+  }
+
+  log('ceiling: bare Fastify')
+  const httpRuns = [await measureBareFastify(settings, workDir)]
+  for (const engine of options.engines) {
+    if (engine === 'postgres') {
+      const postgres = await startPostgres()
+      if (postgres.skip !== undefined) {
+        log(`PostgreSQL skipped: ${postgres.skip}`)
+        results.postgres = { skipped: postgres.skip }
+        skippedEngine(engine, `skipped: ${postgres.skip}`, context)
+        continue
+      }
+      results.postgres = { version: postgres.version }
+      try {
+        await runEngine(engine, { ...context, postgresUrl: postgres.url })
+      } finally {
+        await postgres.stop()
+      }
+    } else {
+      await runEngine(engine, context)
+    }
+  }
+  if (!options.quick) {
+    log('ceiling: bare Fastify, again (the machine may have drifted)')
+    httpRuns.push(await measureBareFastify(settings, workDir))
+  }
+  results.ceilings.http = {
+    runs: httpRuns,
+    rps: httpRuns.reduce((sum, run) => sum + run.rps, 0) / httpRuns.length,
+    latency: httpRuns[0]?.latency,
+    rss: httpRuns[0]?.rss,
+  }
+  results.machine.loadAverage.end = loadavg()
+  results.finishedAt = new Date().toISOString()
+
+  const evaluated = evaluate(results)
+  const lines = tableRows(results, evaluated)
+  const report = { ...results, scenarios: evaluated.rows, derived: evaluated.derived }
+  console.log(textTable(lines))
+  const name = options.quick ? 'quick' : 'latest'
+  writeReport(report, join(resultsDir, `${name}.json`), join(resultsDir, `${name}.md`), lines)
+  log(`written: bench/results/${name}.json and bench/results/${name}.md`)
+  const broken = evaluated.rows.filter((row) => row.problem !== undefined)
+  if (broken.length > 0) {
+    console.error(`\n${broken.length} scenario(s) got unexpected answers:`)
+    for (const row of broken) {
+      console.error(`  ${row.title} on ${row.engine}: ${row.problem}`)
+    }
+    return 1
+  }
+  return 0
+}
+
+/** Validate-by-key on SQLite with the server under --cpu-prof, summarised. */
+async function profileValidate(options) {
+  const settings = settingsFor(options)
+  const workDir = mkdtempSync(join(tmpdir(), 'keyturn-bench-'))
+  onCleanup('work folder', () => rmSync(workDir, { recursive: true, force: true }))
+  const context = {
+    settings,
+    workDir,
+    dir: workDir,
+    now: Date.now(),
+    results: { seeding: [], scenarios: [] },
+    credentials: {
+      adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
+      secret: randomBytes(32).toString('base64url'),
+    },
+  }
+  const licenses = settings.licenses.large
+  const prepared = await preparedDatabase('sqlite', context)
+  const pools = await seedTo(prepared, 'sqlite', licenses, context)
+  const profileDir = join(resultsDir, 'profiles')
+  rmSync(profileDir, { recursive: true, force: true })
+  mkdirSync(profileDir, { recursive: true })
+  const instance = await keyturnInstance(prepared.database, context, [
+    '--cpu-prof',
+    `--cpu-prof-dir=${profileDir}`,
+  ])
+  const validate = scenarios.find((s) => s.id === 'validate')
+  try {
+    await runScenario(
+      instance,
+      validate,
+      { engine: 'sqlite', size: 'large', licenses, productId: prepared.product.id, pools },
+      context,
+    )
+  } finally {
+    await instance.stop() // the profile is written when the process exits
+  }
+  await prepared.dropDatabase()
+  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'))
+  if (file === undefined) {
+    throw new Error('the server wrote no .cpuprofile')
+  }
+  const measured = context.results.scenarios[0]
+  const title =
+    `Profile: validate by key, SQLite, ${count(licenses)} licenses ` +
+    `(${measured.rps.toFixed(0)} req/s, p99 ${measured.latency.p99} ms under --cpu-prof)`
+  const summary = profileMarkdown(summariseProfile(join(profileDir, file), 40), title)
+  console.log(summary)
+  writeFileSync(join(resultsDir, 'profile-validate-sqlite.md'), summary)
+  log(`profile: bench/results/profiles/${file}; summary: bench/results/profile-validate-sqlite.md`)
+  return 0
+}
+
+installExitHandlers()
+let exitCode = 1
+try {
+  const options = parseOptions(process.argv.slice(2))
+  process.chdir(resolve(here, '..'))
+  exitCode = options.profile ? await profileValidate(options) : await benchmark(options)
+} catch (error) {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+} finally {
+  await cleanupAll()
+}
+process.exit(exitCode)

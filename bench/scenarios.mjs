@@ -1,0 +1,146 @@
+/**
+ * The HTTP scenarios against a running Keyturn: what each sends. `prepare` runs before the load
+ * (it may ask the server, e.g. for a cursor) and returns the load (method and requests), or
+ * `{ unavailable: reason }` when the server does not have the feature yet.
+ */
+import { randomBytes } from 'node:crypto'
+import { api, apiOk } from './net.mjs'
+
+const year = 365 * 86_400_000
+
+/** The list query every list scenario uses: the documented example, a filter and a sort. */
+function listQuery(now) {
+  const filter = `status:in:active|expired,expirationDate:lt:${new Date(now + year).toISOString()}`
+  return `limit=100&filter=${encodeURIComponent(filter)}&sort=${encodeURIComponent('expirationDate:asc')}`
+}
+
+/** How deep the deep-page scenarios go: the page at 90% of the matching licenses. */
+const deepFraction = 0.9
+
+/**
+ * @typedef {{ url: string, adminKey: string, productId: string, pools: Record<string, string[]>, now: number }} ScenarioContext
+ * @type {{ id: string, title: string, ceiling: 'http' | 'insertCommit', prepare: (context: ScenarioContext) => Promise<object> }[]}
+ */
+export const scenarios = [
+  {
+    id: 'validate',
+    title: 'validate by key',
+    ceiling: 'http',
+    prepare: async ({ productId, pools }) => ({
+      method: 'POST',
+      requests: pools.keys.map((key) => ({ path: '/api/v0/licenses/validate', body: { key, productId } })),
+    }),
+  },
+  {
+    id: 'retrieve',
+    title: 'retrieve by id',
+    ceiling: 'http',
+    prepare: async ({ pools }) => ({
+      method: 'GET',
+      requests: pools.ids.map((id) => ({ path: `/api/v0/licenses/${id}` })),
+    }),
+  },
+  {
+    id: 'list-page-0',
+    title: 'list 100, filter + sort, page 0',
+    ceiling: 'http',
+    prepare: async ({ now }) => ({
+      method: 'GET',
+      requests: [{ path: `/api/v0/licenses?${listQuery(now)}` }],
+    }),
+  },
+  {
+    id: 'list-deep-page',
+    title: 'list 100, filter + sort, deep page',
+    ceiling: 'http',
+    prepare: async (context) => {
+      const { deepPage } = await deepListPosition(context)
+      return {
+        method: 'GET',
+        requests: [{ path: `/api/v0/licenses?${listQuery(context.now)}&page=${deepPage}` }],
+        note: `page ${deepPage}`,
+      }
+    },
+  },
+  {
+    id: 'list-starting-after',
+    title: 'list 100, filter + sort, starting_after (deep)',
+    ceiling: 'http',
+    prepare: async (context) => {
+      const { deepPage, cursor } = await deepListPosition(context)
+      return {
+        method: 'GET',
+        requests: [{ path: `/api/v0/licenses?${listQuery(context.now)}&starting_after=${cursor}` }],
+        note: `the items of page ${deepPage}`,
+      }
+    },
+  },
+  {
+    id: 'create',
+    title: 'create license',
+    ceiling: 'insertCommit',
+    prepare: async ({ productId, now }) => ({
+      method: 'POST',
+      requests: [
+        {
+          path: '/api/v0/licenses',
+          body: { productId, maxActivations: 3, expirationDate: new Date(now + year).toISOString() },
+        },
+      ],
+    }),
+  },
+  {
+    id: 'token',
+    title: 'generate token',
+    ceiling: 'joseSign',
+    prepare: async ({ pools }) => ({
+      method: 'POST',
+      requests: pools.activeIds.map((id) => ({ path: `/api/v0/licenses/${id}/tokens`, body: {} })),
+    }),
+  },
+  {
+    id: 'activate',
+    title: 'activate by key',
+    ceiling: 'insertCommit',
+    prepare: async ({ url, adminKey, productId, pools }) => {
+      // A pair is activated by its first request (201) and found by later ones (200).
+      const requests = pools.unlimitedKeys.map((key) => ({
+        path: '/api/v0/licenses/activate',
+        body: { key, productId, fingerprint: randomBytes(16).toString('hex') },
+      }))
+      const probe = await api(url, adminKey, 'POST', requests[0].path, requests[0].body)
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return { unavailable: 'POST /api/v0/licenses/activate does not exist yet (404 route_not_found)' }
+      }
+      if (probe.status !== 201 && probe.status !== 200) {
+        throw new Error(`activate probe answered ${probe.status}: ${JSON.stringify(probe.body)}`)
+      }
+      return { method: 'POST', requests }
+    },
+  },
+]
+
+const deepPositions = new Map()
+
+/** The deep page number and the id of the item just before it (the starting_after cursor). */
+async function deepListPosition({ url, adminKey, now }) {
+  const cacheKey = `${url} ${now}`
+  let position = deepPositions.get(cacheKey)
+  if (position === undefined) {
+    const first = await apiOk(url, adminKey, 'GET', `/api/v0/licenses?${listQuery(now)}`)
+    const deepPage = Math.max(1, Math.floor((first.totalCount * deepFraction) / 100))
+    const before = await apiOk(
+      url,
+      adminKey,
+      'GET',
+      `/api/v0/licenses?${listQuery(now)}&page=${deepPage - 1}`,
+    )
+    const cursor = before.data.at(-1)?.id
+    if (cursor === undefined) {
+      throw new Error(`list page ${deepPage - 1} is empty; cannot take a cursor from it`)
+    }
+    position = { deepPage, cursor }
+    deepPositions.set(cacheKey, position)
+  }
+  return position
+}
