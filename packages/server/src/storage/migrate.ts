@@ -25,7 +25,11 @@ class ListedMigrations implements MigrationProvider {
   }
 }
 
-/** Applies every pending migration; returns the names applied. Several processes may race: the migrator locks. */
+/**
+ * Applies every pending migration; returns the names applied. Several processes may start at once:
+ * on PostgreSQL Kysely's migrator takes a lock; on SQLite it takes none, so a process that loses the
+ * race (its DDL finds the tables the winner just made) reads the migration state again.
+ */
 export async function migrateToLatest(connection: Connection): Promise<string[]> {
   const migrator = new Migrator({
     db: connection.db as unknown as Kysely<unknown>, // migrations see a frozen, untyped schema
@@ -34,12 +38,18 @@ export async function migrateToLatest(connection: Connection): Promise<string[]>
     // schema's tables (a second Keyturn, a parallel test) would make it skip creating its own.
     migrationTableSchema: connection.kind === 'postgres' ? await currentSchema(connection) : undefined,
   })
-  const { error, results = [] } = await migrator.migrateToLatest()
-  if (error !== undefined) {
-    throw new Error('Database migration failed', { cause: error })
+  for (let attempt = 1; ; attempt++) {
+    const { error, results = [] } = await migrator.migrateToLatest()
+    if (error === undefined) {
+      return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
+    }
+    if (connection.kind !== 'sqlite' || attempt === sqliteMigrationAttempts) {
+      throw new Error('Database migration failed', { cause: error })
+    }
   }
-  return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
+
+const sqliteMigrationAttempts = 3
 
 /** The schema unqualified names resolve to: the first of the search_path (`?options=-c search_path=…`). */
 async function currentSchema(connection: Connection): Promise<string> {

@@ -1,0 +1,52 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import type { TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+// The built CLI, as `npm start` runs it (`npm test` builds first).
+const cli = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url))
+/** Upper bound for a server process to start; it normally takes about a second. */
+const patience = 30_000
+
+export interface ServerProcess {
+  readonly url: string
+  readonly child: ChildProcess
+}
+
+/** Starts `keyturn serve` as its own process with `env`; stopped (SIGTERM, then SIGKILL) after the test. */
+export async function startServerProcess(
+  t: TestContext,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), patience)
+      await exited
+      clearTimeout(timer)
+    }
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`keyturn serve did not start:\n${output}`)), patience)
+    const look = (chunk: string) => {
+      output += chunk
+      const match = /Keyturn is listening on (http:\/\/\S+?) /.exec(output)
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer)
+        resolve(match[1])
+      }
+    }
+    child.stdout?.setEncoding('utf8').on('data', look)
+    child.stderr?.setEncoding('utf8').on('data', look)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`keyturn serve exited with ${code}:\n${output}`))
+    })
+  })
+  return { url, child }
+}
