@@ -24,9 +24,16 @@ import type { SecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
-import { handleError, handleNotFound, problemFor, sendProblem } from './http/error-handler.js'
+import {
+  handleError,
+  handleFrameworkError,
+  handleNotFound,
+  problemFor,
+  sendProblem,
+} from './http/error-handler.js'
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions } from './http/openapi.js'
+import { createValidatorCompiler } from './http/validation.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerCreateLicense } from './licenses/routes/create-license.js'
@@ -79,13 +86,10 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     logger: deps.logger,
     bodyLimit,
     genReqId: () => newId('request'),
-    ajv: {
-      customOptions: {
-        removeAdditional: false, // reject unknown fields, don't strip them
-        allErrors: true, // report every problem at once; bodies are bounded by bodyLimit
-      },
-    },
+    frameworkErrors: handleFrameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(createValidatorCompiler())
+  app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)

@@ -1,6 +1,7 @@
 import { type ErrorCode, type FieldError, type Problem, problemType } from '@keyturn/protocol'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError } from '../core/errors.js'
+import { maxFieldErrors, toFieldErrors } from './field-errors.js'
 import { problemByCode } from './problems.js'
 
 interface Described {
@@ -10,27 +11,20 @@ interface Described {
   extensions?: Record<string, unknown> | undefined
 }
 
-type AjvIssue = NonNullable<FastifyError['validation']>[number]
-
-/** Ajv issues as RFC 9457 field errors: `#/maxActivations`, with the property for required/additional. */
-export function toFieldErrors(issues: readonly AjvIssue[], context: string | undefined): FieldError[] {
-  const seen = new Set<string>()
-  const errors: FieldError[] = []
-  for (const issue of issues) {
-    const params = issue.params as { missingProperty?: string; additionalProperty?: string } // Ajv's own shape
-    const extra = params.missingProperty ?? params.additionalProperty
-    const pointer = `#${issue.instancePath}${extra === undefined ? '' : `/${extra}`}`
-    const detail =
-      params.additionalProperty !== undefined
-        ? `unknown ${context === 'body' ? 'field' : 'parameter'} "${params.additionalProperty}"`
-        : `${pointer.slice(2) || (context ?? 'value')} ${issue.message ?? 'is not valid'}`
-    const key = `${pointer}|${detail}`
-    if (!seen.has(key)) {
-      seen.add(key)
-      errors.push({ pointer, detail })
-    }
+/** The start of a validation problem's detail, by the part of the request that failed. */
+function subjectOf(context: string | undefined): string {
+  switch (context) {
+    case 'body':
+      return 'The body does'
+    case 'querystring':
+      return 'The query parameters do'
+    case 'params':
+      return 'The path parameters do'
+    case 'headers':
+      return 'The headers do'
+    default:
+      return 'The request does'
   }
-  return errors
 }
 
 function describe(error: FastifyError | Error): Described {
@@ -43,12 +37,12 @@ function describe(error: FastifyError | Error): Described {
     }
   }
   if ('validation' in error && error.validation) {
-    const errors = toFieldErrors(error.validation, error.validationContext)
-    const where =
-      error.validationContext === 'querystring' ? 'query parameters' : (error.validationContext ?? 'request')
+    const all = toFieldErrors(error.validation, error.validationContext)
+    const errors = all.slice(0, maxFieldErrors)
+    const more = all.length > errors.length ? `; and ${all.length - errors.length} more` : ''
     return {
       code: 'validation_failed',
-      detail: `The ${where} do not match the schema: ${errors.map((e) => e.detail).join('; ')}.`,
+      detail: `${subjectOf(error.validationContext)} not match the schema: ${errors.map((e) => e.detail).join('; ')}${more}.`,
       errors,
     }
   }
@@ -96,4 +90,21 @@ export function handleNotFound(request: FastifyRequest, reply: FastifyReply): Fa
     reply,
     problemFor('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, request.id),
   )
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL its router cannot read (bad percent-encoding, a path parameter
+ * over its length limit) is refused before any hook runs, so the Request-Id header is set here.
+ */
+export function handleFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  reply.header('Request-Id', request.id)
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void sendProblem(reply, problemFor('bad_request', 'A path parameter is too long.', request.id))
+    return
+  }
+  void handleError(error, request, reply)
 }

@@ -1,0 +1,312 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { sql } from 'kysely'
+import { buildTestApp } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { assertProblem } from '../testing/problems.js'
+
+const genericDetail = 'The server could not complete the request.'
+
+describeEachDatabase('HTTP error handling', (database) => {
+  it('answers 400 bad_request, not 500, for malformed JSON', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '{"name": "Acme",',
+    })
+
+    assertProblem(res, 400, 'bad_request')
+  })
+
+  it('answers 400 bad_request for a JSON body that sets __proto__', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '{"name": "Acme", "__proto__": {"admin": true}}',
+    })
+
+    assertProblem(res, 400, 'bad_request')
+  })
+
+  it('answers 415 unsupported_media_type for a text/plain body', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      payload: '{"name": "Acme"}',
+    })
+
+    assertProblem(res, 415, 'unsupported_media_type')
+  })
+
+  it('answers 413 payload_too_large for a body over 64 KiB', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers,
+      payload: { name: 'x'.repeat(64 * 1024) },
+    })
+
+    assertProblem(res, 413, 'payload_too_large')
+  })
+
+  it('accepts a body of just under 64 KiB as far as the schema', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+    const payload = JSON.stringify({ name: 'x'.repeat(64 * 1024 - 20) })
+    assert.ok(payload.length <= 64 * 1024)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload,
+    })
+
+    const problem = assertProblem(res, 400, 'validation_failed') // name is at most 200 characters
+    assert.deepEqual(
+      problem.errors?.map((error) => error.pointer),
+      ['#/name'],
+    )
+  })
+
+  it('answers 400 validation_failed naming an unknown body field, which is not stripped', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers,
+      payload: { name: 'Acme', admin: true },
+    })
+
+    const problem = assertProblem(res, 400, 'validation_failed')
+    assert.deepEqual(problem.errors, [{ pointer: '#/admin', detail: 'unknown field "admin"' }])
+    assert.match(problem.detail, /admin/)
+  })
+
+  it('answers 400 validation_failed with a pointer for a missing required field', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'POST', url: '/api/v0/products', headers, payload: {} })
+
+    const problem = assertProblem(res, 400, 'validation_failed')
+    assert.deepEqual(
+      problem.errors?.map((error) => error.pointer),
+      ['#/name'],
+    )
+  })
+
+  it('answers 400 validation_failed for a wrong type, without coercing it', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    for (const name of [123, true, null, ['Acme'], { text: 'Acme' }]) {
+      const res = await app.inject({ method: 'POST', url: '/api/v0/products', headers, payload: { name } })
+
+      const problem = assertProblem(res, 400, 'validation_failed')
+      assert.deepEqual(
+        problem.errors?.map((error) => error.pointer),
+        ['#/name'],
+        res.body,
+      )
+    }
+    const list = await app.inject({ method: 'GET', url: '/api/v0/products', headers })
+    assert.equal(list.json().totalCount, 1, 'no product was created')
+  })
+
+  it('reports a value outside a nullable field once, saying what the field accepts', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+
+    for (const maxActivations of [0, false, '', '3']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v0/licenses',
+        headers,
+        payload: { productId, maxActivations },
+      })
+
+      const problem = assertProblem(res, 400, 'validation_failed')
+      assert.equal(
+        problem.detail,
+        `The body does not match the schema: maxActivations must be an integer from 1 to 1000000 or null; got ${JSON.stringify(maxActivations)}.`,
+      )
+      assert.deepEqual(problem.errors, [
+        {
+          pointer: '#/maxActivations',
+          detail: `maxActivations must be an integer from 1 to 1000000 or null; got ${JSON.stringify(maxActivations)}`,
+        },
+      ])
+    }
+  })
+
+  it('answers 400 validation_failed for a body that is not a JSON object', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    for (const payload of ['[]', '"Acme"', '42', 'null']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v0/products',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload,
+      })
+
+      assertProblem(res, 400, 'validation_failed')
+    }
+  })
+
+  it('lists every field problem at once', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/api-keys',
+      headers,
+      payload: { name: '', role: 'owner', extra: 1 },
+    })
+
+    const problem = assertProblem(res, 400, 'validation_failed')
+    assert.deepEqual(problem.errors?.map((error) => error.pointer).sort(), ['#/extra', '#/name', '#/role'])
+  })
+
+  it('bounds the field problems it reports for a body full of unknown fields', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+    const payload = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`f${i}`, 0]))
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers,
+      payload: { name: 'Acme', ...payload },
+    })
+
+    const problem = assertProblem(res, 400, 'validation_failed')
+    assert.equal(problem.errors?.length, 20)
+    assert.match(problem.detail, /; and 2980 more\.$/)
+    assert.ok(res.body.length < 4096, `${res.body.length} bytes`)
+  })
+
+  it('answers 400 validation_failed with a pointer for a bad query parameter', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const bad = await app.inject({ method: 'GET', url: '/api/v0/products?limit=0', headers })
+    assert.deepEqual(
+      assertProblem(bad, 400, 'validation_failed').errors?.map((error) => error.pointer),
+      ['#/limit'],
+    )
+
+    const unknown = await app.inject({ method: 'GET', url: '/api/v0/products?colour=red', headers })
+    assert.deepEqual(assertProblem(unknown, 400, 'validation_failed').errors, [
+      { pointer: '#/colour', detail: 'unknown parameter "colour"' },
+    ])
+  })
+
+  it('reads numeric query parameters from their text', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'GET', url: '/api/v0/products?limit=5&page=0', headers })
+
+    assert.equal(res.statusCode, 200, res.body)
+    assert.equal(res.json().limit, 5)
+  })
+
+  it('answers 400 validation_failed for a malformed id in the path', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'GET', url: '/api/v0/products/lic_notaproduct', headers })
+
+    assert.deepEqual(
+      assertProblem(res, 400, 'validation_failed').errors?.map((error) => error.pointer),
+      ['#/id'],
+    )
+  })
+
+  it('answers an overlong id in the path with a 400 problem', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'GET', url: `/api/v0/products/prd_${'x'.repeat(500)}`, headers })
+
+    assert.equal(res.statusCode, 400, res.body)
+    assert.match(String(res.headers['content-type']), /^application\/problem\+json/)
+    assert.equal(res.json().requestId, res.headers['request-id'])
+  })
+
+  it('answers a path that is not valid percent-encoding with a 400 bad_request problem', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'GET', url: '/api/v0/products/prd_%E0%A4%A', headers })
+
+    assertProblem(res, 400, 'bad_request')
+  })
+
+  it('answers 404 route_not_found for an unknown route, with or without a key', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    for (const request of [
+      { method: 'GET', url: '/api/v0/nothing-here', headers },
+      { method: 'GET', url: '/api/v0/nothing-here' },
+      { method: 'GET', url: '/nothing-here?x=1' },
+      { method: 'DELETE', url: '/api/v0/products', headers },
+      { method: 'GET', url: '/api/v1/licenses', headers },
+    ] as const) {
+      const res = await app.inject(request)
+
+      const problem = assertProblem(res, 404, 'route_not_found')
+      assert.equal(problem.detail, `No route ${request.method} ${request.url.split('?')[0]}.`)
+    }
+  })
+
+  it('sets a distinct Request-Id header on every response: success, problem and unknown route', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const responses = [
+      await app.inject({ method: 'GET', url: '/api/v0/products', headers }),
+      await app.inject({ method: 'GET', url: '/v0/products', headers }),
+      await app.inject({ method: 'GET', url: '/healthz' }),
+      await app.inject({ method: 'GET', url: '/api/v0/products' }),
+      await app.inject({ method: 'GET', url: '/api/v0/products/prd_unknown', headers }),
+      await app.inject({ method: 'GET', url: '/api/v0/nothing-here', headers }),
+    ]
+
+    const ids = responses.map((res) => String(res.headers['request-id']))
+    for (const id of ids) {
+      assert.match(id, /^req_[0-9A-Za-z]{22}$/)
+    }
+    assert.equal(new Set(ids).size, ids.length)
+    for (const res of responses.slice(3)) {
+      assert.equal(res.json().requestId, res.headers['request-id'])
+    }
+  })
+
+  it('answers 500 internal_error with a generic detail when the database is gone', async (t) => {
+    const { app, headers, connection } = await buildTestApp(t, database)
+    await app.ready()
+    // The pool, not connection.close(): the test database still drops its schema afterwards.
+    await connection.db.destroy()
+
+    const res = await app.inject({ method: 'GET', url: '/api/v0/products', headers })
+
+    const problem = assertProblem(res, 500, 'internal_error')
+    assert.equal(problem.detail, genericDetail)
+    assert.deepEqual(Object.keys(problem).sort(), ['code', 'detail', 'requestId', 'status', 'title', 'type'])
+  })
+
+  it('answers 500 internal_error without SQL or a stack when a query fails', async (t) => {
+    const { app, headers, connection } = await buildTestApp(t, database)
+    await sql`drop table product_keys`.execute(connection.db)
+
+    const res = await app.inject({ method: 'GET', url: '/api/v0/products', headers })
+
+    const problem = assertProblem(res, 500, 'internal_error')
+    assert.equal(problem.detail, genericDetail)
+    assert.doesNotMatch(res.body, /product_keys|select|sqlite|relation|\bat\b|\.ts|\.js/i)
+  })
+})
