@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { apiPrefixes, apiRoutes, requestFor, seedRouteFixture } from '../testing/api-routes.js'
+import { buildTestApp, productKeyHeaders, testAdminSecret } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { assertProblem } from '../testing/problems.js'
+import { itRejectsUnauthenticated } from '../testing/unauthenticated.js'
+
+describeEachDatabase('authentication', (database) => {
+  it('lists every API route the app serves, under both prefixes, in the shared catalogue', async (t) => {
+    const { app } = await buildTestApp(t, database)
+    const served: string[] = []
+    app.addHook('onRoute', (route) => {
+      const methods = [route.method].flat().filter((method) => method !== 'HEAD')
+      for (const method of methods) {
+        served.push(`${method} ${route.url}`)
+      }
+    })
+    await app.ready()
+
+    const api = served.filter((route) => / \/(api\/)?v0\//.test(route)).sort()
+    const catalogue = apiPrefixes
+      .flatMap((prefix) => apiRoutes.map((route) => `${route.method} ${prefix}${route.path}`))
+      .sort()
+    assert.deepEqual(api, catalogue)
+  })
+
+  it('answers every catalogue request with a 2xx for the admin key, under both prefixes', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+
+    for (const prefix of apiPrefixes) {
+      const fixture = await seedRouteFixture(app, headers, productId)
+      for (const route of apiRoutes) {
+        const res = await app.inject({ ...requestFor(route, prefix, fixture), headers })
+
+        assert.ok(res.statusCode >= 200 && res.statusCode < 300, `${route.method} ${route.path}: ${res.body}`)
+      }
+    }
+  })
+
+  it('accepts the Bearer scheme in any letter case and with extra spaces', async (t) => {
+    const { app } = await buildTestApp(t, database)
+
+    for (const authorization of [
+      `bearer ${testAdminSecret}`,
+      `BEARER ${testAdminSecret}`,
+      `Bearer   ${testAdminSecret}  `,
+    ]) {
+      const res = await app.inject({ method: 'GET', url: '/api/v0/products', headers: { authorization } })
+
+      assert.equal(res.statusCode, 200, `${authorization}: ${res.body}`)
+    }
+  })
+
+  it('accepts a product key as well as an admin key', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const productKey = await productKeyHeaders(app, headers, productId)
+
+    const res = await app.inject({ method: 'GET', url: `/v0/products/${productId}`, headers: productKey })
+
+    assert.equal(res.statusCode, 200, res.body)
+  })
+
+  it('never echoes the presented key in the problem', async (t) => {
+    const { app } = await buildTestApp(t, database)
+    const secret = 'kt_admin_ThisIsNotAKeyButLooksLikeOne0001'
+
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v0/licenses',
+      headers: { authorization: `Bearer ${secret}` },
+    })
+
+    assertProblem(res, 401, 'unauthenticated')
+    assert.ok(!res.body.includes(secret), res.body)
+  })
+
+  it('refuses a key at once after it is deleted', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const productKey = await productKeyHeaders(app, headers, productId)
+    const before = await app.inject({ method: 'GET', url: '/api/v0/licenses', headers: productKey })
+    assert.equal(before.statusCode, 200, before.body)
+    const keys = await app.inject({ method: 'GET', url: '/api/v0/api-keys?filter=role:eq:product', headers })
+    const [productKeyResource] = keys.json().data
+
+    const deleted = await app.inject({
+      method: 'DELETE',
+      url: `/api/v0/api-keys/${productKeyResource.id}`,
+      headers,
+    })
+    assert.equal(deleted.statusCode, 204, deleted.body)
+
+    const after = await app.inject({ method: 'GET', url: '/api/v0/licenses', headers: productKey })
+    assertProblem(after, 401, 'unauthenticated')
+  })
+
+  for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/json']) {
+    it(`serves GET ${url} without an API key`, async (t) => {
+      const { app } = await buildTestApp(t, database)
+
+      const res = await app.inject({ method: 'GET', url })
+
+      assert.equal(res.statusCode, 200, res.body)
+      assert.equal(res.headers['www-authenticate'], undefined)
+    })
+  }
+
+  for (const prefix of apiPrefixes) {
+    for (const route of apiRoutes) {
+      itRejectsUnauthenticated(database, route, prefix)
+    }
+  }
+})

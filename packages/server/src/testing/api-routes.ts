@@ -1,0 +1,169 @@
+import type { ActivationId, ApiKeyId, LicenseId, ProductId } from '@keyturn/protocol'
+import type { HTTPMethods } from 'fastify'
+import type { App } from '../http/app-types.js'
+
+/** Both prefixes every API route is served under (DESIGN.md "HTTP API"). */
+export const apiPrefixes = ['/api/v0', '/v0'] as const
+
+/** Existing resources a catalogue request points at, so only the credentials can make it fail. */
+export interface RouteFixture {
+  readonly productId: ProductId
+  readonly licenseId: LicenseId
+  readonly licenseKey: string
+  /** A product key's id (not the caller's own key). */
+  readonly apiKeyId: ApiKeyId
+  /** An activation of the license (fingerprint `fixture-machine`). */
+  readonly activationId: ActivationId
+}
+
+export interface ApiRoute {
+  readonly method: Extract<HTTPMethods, 'GET' | 'POST' | 'PATCH' | 'DELETE'>
+  /** As registered, relative to the API prefix. */
+  readonly path: string
+  /** A concrete, valid request path (with query) for the fixture, relative to the API prefix. */
+  readonly url: (fixture: RouteFixture) => string
+  /** A valid body for the fixture, when the route takes one. */
+  readonly payload?: (fixture: RouteFixture) => Record<string, unknown>
+}
+
+/**
+ * Every authenticated API route. `authenticate.test.ts` checks this list against the routes the app
+ * registers, so a new route fails the suite until it is added here (and so gets the shared cases).
+ */
+export const apiRoutes: readonly ApiRoute[] = [
+  { method: 'GET', path: '/licenses', url: (f) => `/licenses?productId=${f.productId}` },
+  {
+    method: 'POST',
+    path: '/licenses',
+    url: () => '/licenses',
+    payload: (f) => ({ productId: f.productId }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/validate',
+    url: () => '/licenses/validate',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
+  },
+  { method: 'GET', path: '/licenses/:id', url: (f) => `/licenses/${f.licenseId}` },
+  {
+    method: 'PATCH',
+    path: '/licenses/:id',
+    url: (f) => `/licenses/${f.licenseId}`,
+    payload: () => ({ maxActivations: 5 }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/:id/tokens',
+    url: (f) => `/licenses/${f.licenseId}/tokens`,
+    payload: () => ({ customPayload: { plan: 'pro' } }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/tokens',
+    url: () => '/licenses/tokens',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
+  },
+  { method: 'POST', path: '/licenses/:id/revoke', url: (f) => `/licenses/${f.licenseId}/revoke` },
+  { method: 'POST', path: '/licenses/:id/reinstate', url: (f) => `/licenses/${f.licenseId}/reinstate` },
+  {
+    method: 'POST',
+    path: '/licenses/activate',
+    url: () => '/licenses/activate',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'catalogue-machine' }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/deactivate',
+    url: () => '/licenses/deactivate',
+    // The machine the route above activated: the fixture's own activation is for the routes below.
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'catalogue-machine' }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/:id/activations',
+    url: (f) => `/licenses/${f.licenseId}/activations`,
+    payload: () => ({ fingerprint: 'another-machine' }),
+  },
+  { method: 'GET', path: '/licenses/:id/activations', url: (f) => `/licenses/${f.licenseId}/activations` },
+  { method: 'GET', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+  { method: 'DELETE', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+
+  { method: 'GET', path: '/products', url: () => '/products' },
+  { method: 'POST', path: '/products', url: () => '/products', payload: () => ({ name: 'Another' }) },
+  { method: 'GET', path: '/products/:id', url: (f) => `/products/${f.productId}` },
+  {
+    method: 'PATCH',
+    path: '/products/:id',
+    url: (f) => `/products/${f.productId}`,
+    payload: () => ({ name: 'Renamed' }),
+  },
+  { method: 'POST', path: '/products/:id/suspend', url: (f) => `/products/${f.productId}/suspend` },
+  { method: 'POST', path: '/products/:id/resume', url: (f) => `/products/${f.productId}/resume` },
+  { method: 'GET', path: '/products/:id/keys', url: (f) => `/products/${f.productId}/keys` },
+  {
+    method: 'POST',
+    path: '/products/:id/keys/rotate',
+    url: (f) => `/products/${f.productId}/keys/rotate`,
+  },
+
+  { method: 'GET', path: '/api-keys', url: () => '/api-keys' },
+  {
+    method: 'POST',
+    path: '/api-keys',
+    url: () => '/api-keys',
+    payload: () => ({ name: 'Another admin', role: 'admin' }),
+  },
+  { method: 'GET', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
+  { method: 'DELETE', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
+]
+
+/** A request for `route` under `prefix`, ready for `app.inject` once headers are added. */
+export function requestFor(route: ApiRoute, prefix: string, fixture: RouteFixture) {
+  return {
+    method: route.method,
+    url: `${prefix}${route.url(fixture)}`,
+    ...(route.payload === undefined ? {} : { payload: route.payload(fixture) }),
+  }
+}
+
+/** Creates, with an admin key, what the catalogue's requests point at: a license and a product key. */
+export async function seedRouteFixture(
+  app: App,
+  admin: { authorization: string },
+  productId: ProductId,
+): Promise<RouteFixture> {
+  const license = await app.inject({
+    method: 'POST',
+    url: '/api/v0/licenses',
+    headers: admin,
+    payload: { productId, maxActivations: null },
+  })
+  if (license.statusCode !== 201) {
+    throw new Error(`creating a license failed: ${license.body}`)
+  }
+  const activation = await app.inject({
+    method: 'POST',
+    url: `/api/v0/licenses/${license.json().id}/activations`,
+    headers: admin,
+    payload: { fingerprint: 'fixture-machine' },
+  })
+  if (activation.statusCode !== 201) {
+    throw new Error(`creating an activation failed: ${activation.body}`)
+  }
+  const apiKey = await app.inject({
+    method: 'POST',
+    url: '/api/v0/api-keys',
+    headers: admin,
+    payload: { name: 'fixture key', role: 'product', productId },
+  })
+  if (apiKey.statusCode !== 201) {
+    throw new Error(`creating an API key failed: ${apiKey.body}`)
+  }
+  return {
+    productId,
+    licenseId: license.json().id,
+    licenseKey: license.json().key,
+    apiKeyId: apiKey.json().id,
+    activationId: activation.json().id,
+  }
+}
