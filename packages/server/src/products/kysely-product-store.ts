@@ -38,7 +38,13 @@ function rowToPublicKey(row: ProductKeyRow): ProductPublicKey {
 
 const productTable: ListTable<ProductSortField, ProductFilterField> = {
   table: 'products',
-  sort: { createdAt: column('created_at'), updatedAt: column('updated_at'), name: column('name') },
+  sort: {
+    createdAt: column('created_at'),
+    updatedAt: column('updated_at'),
+    // Case-insensitive, as people read names, and the same on both engines for ASCII names (a
+    // PostgreSQL collation such as en_US would otherwise order "alpha" and "Beta" unlike SQLite).
+    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`,
+  },
   filters: {
     status: {
       translate: (rule) => {
