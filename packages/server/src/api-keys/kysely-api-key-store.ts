@@ -1,5 +1,5 @@
 import type { ApiKeyId } from '@keyturn/protocol'
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { ApiKeysTable, Database } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
@@ -23,7 +23,10 @@ function rowToApiKey(row: ApiKeyRow): ApiKey {
 
 const apiKeyTable: ListTable<ApiKeySortField, ApiKeyFilterField> = {
   table: 'api_keys',
-  sort: { createdAt: column('created_at'), name: column('name') },
+  sort: {
+    createdAt: column('created_at'),
+    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`, // case-insensitive, as products sort
+  },
   filters: {
     role: { column: 'role' },
     productId: { column: 'product_id' },
