@@ -164,7 +164,12 @@ function createServices(deps: AppDeps): Services {
   return {
     products,
     licenses,
-    activations: new ActivationService({ activations: activationStore, licenses, products, clock: deps.clock }),
+    activations: new ActivationService({
+      activations: activationStore,
+      licenses,
+      products,
+      clock: deps.clock,
+    }),
     tokens: new TokenService({
       licenses,
       products,

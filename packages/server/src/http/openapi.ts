@@ -24,7 +24,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'licenses', description: 'Licenses: create, list, update, revoke, reinstate and validate' },
-      { name: 'activations', description: 'Activations: machines holding a license seat, enforcing maxActivations' },
+      {
+        name: 'activations',
+        description: 'Activations: machines holding a license seat, enforcing maxActivations',
+      },
       { name: 'products', description: 'Products and their signing keys' },
       { name: 'api-keys', description: 'API keys (admin only)' },
     ],
