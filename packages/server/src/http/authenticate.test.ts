@@ -75,6 +75,21 @@ describeEachDatabase('authentication', (database) => {
     assert.ok(!res.body.includes(secret), res.body)
   })
 
+  it('refuses an unauthenticated request before reading its body: 401, not 413 or 400', async (t) => {
+    const { app } = await buildTestApp(t, database)
+
+    for (const payload of ['x'.repeat(200 * 1024), '{"not json']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v0/products',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      })
+
+      assertProblem(res, 401, 'unauthenticated')
+    }
+  })
+
   it('refuses a key at once after it is deleted', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const productKey = await productKeyHeaders(app, headers, productId)

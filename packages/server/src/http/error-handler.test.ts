@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { sql } from 'kysely'
-import { buildTestApp } from '../testing/build-test-app.js'
+import { buildApp } from '../app.js'
+import { deriveSecretKeys } from '../core/secrets.js'
+import { buildTestApp, testAdminSecret } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { FixedClock } from '../testing/fixed-clock.js'
 import { assertProblem } from '../testing/problems.js'
+import { loggerOptions } from './logger.js'
 
 const genericDetail = 'The server could not complete the request.'
 
@@ -308,5 +312,39 @@ describeEachDatabase('HTTP error handling', (database) => {
     const problem = assertProblem(res, 500, 'internal_error')
     assert.equal(problem.detail, genericDetail)
     assert.doesNotMatch(res.body, /product_keys|select|sqlite|relation|\bat\b|\.ts|\.js/i)
+  })
+
+  it('logs the whole error of a 500 under its request id, with the Authorization header redacted', async (t) => {
+    const connection = await database.open()
+    const lines: string[] = []
+    const { app, services } = buildApp({
+      db: connection.db,
+      clock: new FixedClock(),
+      secretKeys: deriveSecretKeys('test-master-secret-with-at-least-32-characters'),
+      logger: { ...loggerOptions('info'), stream: { write: (line: string) => lines.push(line) } },
+    })
+    t.after(async () => {
+      await app.close()
+      await connection.close()
+    })
+    await services.apiKeys.bootstrapAdmin(testAdminSecret)
+    const admin = await services.apiKeys.authenticate(testAdminSecret)
+    assert.ok(admin)
+    await services.products.create(admin, { name: 'Acme' })
+    await sql`drop table product_keys`.execute(connection.db)
+
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v0/products',
+      headers: { authorization: `Bearer ${testAdminSecret}` },
+    })
+
+    assertProblem(res, 500, 'internal_error')
+    const logged = lines.map((line) => JSON.parse(line))
+    const failure = logged.find((entry) => entry.msg === 'request failed')
+    assert.ok(failure, lines.join(''))
+    assert.equal(failure.reqId, res.headers['request-id'])
+    assert.match(failure.err.message, /product_keys/)
+    assert.ok(!lines.join('').includes(testAdminSecret), 'the API key is in the log')
   })
 })
