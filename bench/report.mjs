@@ -178,51 +178,46 @@ const fixed = (value, digits = 0) =>
 const ms = (value) => (value === undefined ? '—' : value < 10 ? fixed(value, 2) : fixed(value, 1))
 const percent = (value) => (value === undefined ? '—' : `${fixed(value * 100, 0)}%`)
 
-const header = [
-  '',
-  'engine',
-  'licenses',
-  'req/s',
-  'p50 ms',
-  'p99 ms',
-  'RSS MB',
-  'ceiling',
-  'of ceiling',
-  'target',
-  'result',
+/** The table's columns; numeric ones are right-aligned. */
+const columns = [
+  { key: 'title', title: 'scenario' },
+  { key: 'engine', title: 'engine' },
+  { key: 'licenses', title: 'licenses', numeric: true },
+  { key: 'rate', title: 'req/s', numeric: true },
+  { key: 'p50', title: 'p50 ms', numeric: true },
+  { key: 'p99', title: 'p99 ms', numeric: true },
+  { key: 'responses', title: 'responses', numeric: true },
+  { key: 'rss', title: 'RSS MB', numeric: true },
+  { key: 'ceiling', title: 'ceiling' },
+  { key: 'ratio', title: 'of ceiling', numeric: true },
+  { key: 'target', title: 'target' },
+  { key: 'result', title: 'result' },
 ]
 
 /** The table's rows as arrays of cells: ceilings, then scenarios, then derived checks. */
 export function tableRows(results, evaluated) {
   const lines = []
+  const add = (cells) => lines.push(columns.map((column) => cells[column.key] ?? ''))
   const c = results.ceilings
   const inProcess = (title, engine, m) =>
-    lines.push([
+    add({
       title,
       engine,
-      '',
-      fixed(m?.opsPerSecond),
-      ms(m?.p50),
-      ms(m?.p99),
-      '',
-      '(ceiling)',
-      '',
-      '',
-      '',
-    ])
-  lines.push([
-    `bare Fastify GET (own process, ${c.http?.runs?.length ?? 0} runs: ${(c.http?.runs ?? []).map((r) => fixed(r.rps)).join(' / ')})`,
-    '',
-    '',
-    fixed(c.http?.rps),
-    ms(c.http?.latency?.p50),
-    ms(c.http?.latency?.p99),
-    fixed(c.http?.rss?.peak),
-    '(ceiling)',
-    '',
-    '',
-    '',
-  ])
+      rate: fixed(m?.opsPerSecond),
+      p50: ms(m?.p50),
+      p99: ms(m?.p99),
+      ceiling: '(ceiling)',
+    })
+  const httpRuns = c.http?.runs ?? []
+  add({
+    title: `bare Fastify GET (own process, ${httpRuns.length} runs: ${httpRuns.map((r) => fixed(r.rps)).join(' / ')})`,
+    rate: fixed(c.http?.rps),
+    p50: ms(c.http?.latency?.p50),
+    p99: ms(c.http?.latency?.p99),
+    responses: fixed(httpRuns[0]?.requests),
+    rss: fixed(c.http?.rss?.peak),
+    ceiling: '(ceiling)',
+  })
   const lookupSize = count(results.settings.licenses.large)
   inProcess(`better-sqlite3 point lookup (${lookupSize})`, 'sqlite', c.sqlite?.pointLookup)
   inProcess('better-sqlite3 insert + commit', 'sqlite', c.sqlite?.insertCommit)
@@ -233,47 +228,44 @@ export function tableRows(results, evaluated) {
   inProcess('node:crypto Ed25519 verify', '', c.crypto?.nodeVerify)
 
   for (const row of evaluated.rows) {
-    const title = row.note === undefined ? row.title : `${row.title} (${row.note})`
     const status = row.unavailable ?? row.skipped ?? row.problem
-    lines.push([
-      title,
-      row.engine,
-      row.licenses === undefined ? '' : count(row.licenses),
-      status === undefined ? fixed(row.rps) : (row.problem ?? 'not available'),
-      ms(row.latency?.p50),
-      ms(row.latency?.p99),
-      fixed(row.rss?.peak),
-      row.ceilingName,
-      percent(row.ratio),
-      row.target?.text ?? '',
-      row.target?.result ?? (row.skipped === undefined ? '' : 'skipped'),
-    ])
+    add({
+      title: row.note === undefined ? row.title : `${row.title} (${row.note})`,
+      engine: row.engine,
+      licenses: row.licenses === undefined ? '' : count(row.licenses),
+      rate: status === undefined ? fixed(row.rps) : (row.problem ?? 'not available'),
+      p50: ms(row.latency?.p50),
+      p99: ms(row.latency?.p99),
+      responses: fixed(row.requests),
+      rss: fixed(row.rss?.peak),
+      ceiling: row.ceilingName,
+      ratio: percent(row.ratio),
+      target: row.target?.text,
+      result: row.target?.result ?? (row.skipped === undefined ? '' : 'skipped'),
+    })
   }
   for (const row of evaluated.derived) {
-    lines.push([
-      row.title,
-      row.engine,
-      '',
-      '',
-      '',
-      '',
-      fixed(row.rssPeak),
-      '',
-      percent(row.ratio),
-      row.target?.text ?? '',
-      row.target?.result ?? '',
-    ])
+    add({
+      title: row.title,
+      engine: row.engine,
+      rss: row.rssPeak === undefined ? '' : fixed(row.rssPeak),
+      ratio: row.id === 'rss' ? '' : percent(row.ratio),
+      target: row.target?.text,
+      result: row.target?.result,
+    })
   }
   return lines
 }
 
 export function textTable(lines) {
+  const header = columns.map((column) => column.title)
   const all = [header, ...lines]
   const widths = header.map((_, i) => Math.max(...all.map((line) => String(line[i]).length)))
-  const numeric = new Set([2, 3, 4, 5, 6, 8])
   const format = (line) =>
     line
-      .map((cell, i) => (numeric.has(i) ? String(cell).padStart(widths[i]) : String(cell).padEnd(widths[i])))
+      .map((cell, i) =>
+        columns[i]?.numeric ? String(cell).padStart(widths[i]) : String(cell).padEnd(widths[i]),
+      )
       .join('  ')
       .trimEnd()
   return [format(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(format)].join('\n')
@@ -297,8 +289,8 @@ export function markdown(results, lines) {
     `Load: autocannon, ${s.connections} connections, ${s.warmupSeconds} s warm-up then ${s.durationSeconds} s ` +
       `measured per scenario; in-process operations ${s.inProcessSeconds} s each. Seeding: ${seeding}.`,
     '',
-    row(header.map((h) => h || 'scenario')),
-    row(header.map((_, i) => ([2, 3, 4, 5, 6, 8].includes(i) ? '---:' : '---'))),
+    row(columns.map((column) => column.title)),
+    row(columns.map((column) => (column.numeric ? '---:' : '---'))),
     ...lines.map(row),
     '',
   ].join('\n')

@@ -5,6 +5,7 @@
  *   --quick            under a minute: small data, short runs; checks the harness, judges no target
  *   --profile          only validate-by-key on SQLite, with the server under --cpu-prof; summarises it
  *   --engines=a,b      sqlite and/or postgres (default: both)
+ *   --only=a,b         only these HTTP scenarios (ids in bench/scenarios.mjs), e.g. --only=validate
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -25,7 +26,7 @@ const here = import.meta.dirname
 const resultsDir = join(here, 'results')
 
 function parseOptions(argv) {
-  const options = { quick: false, profile: false, engines: ['sqlite', 'postgres'] }
+  const options = { quick: false, profile: false, engines: ['sqlite', 'postgres'], only: undefined }
   for (const arg of argv) {
     if (arg === '--quick') {
       options.quick = true
@@ -36,8 +37,18 @@ function parseOptions(argv) {
       if (options.engines.some((engine) => engine !== 'sqlite' && engine !== 'postgres')) {
         throw new Error(`--engines takes sqlite and/or postgres, not ${arg}`)
       }
+    } else if (arg.startsWith('--only=')) {
+      options.only = arg.slice('--only='.length).split(',')
+      const unknown = options.only.filter((id) => !scenarios.some((scenario) => scenario.id === id))
+      if (unknown.length > 0) {
+        throw new Error(
+          `--only: no scenario ${unknown.join(', ')} (${scenarios.map((s) => s.id).join(', ')})`,
+        )
+      }
     } else {
-      throw new Error(`unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres)`)
+      throw new Error(
+        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…)`,
+      )
     }
   }
   return options
@@ -217,6 +228,15 @@ async function runScenario(instance, scenario, base, context) {
   }
 }
 
+/** Every scenario runs on the large data; validate also on the small (the cost must not grow). */
+function scenariosFor(size, options) {
+  return scenarios.filter(
+    (scenario) =>
+      (size === 'large' || scenario.id === 'validate') &&
+      (options.only === undefined || options.only.includes(scenario.id)),
+  )
+}
+
 /** Everything on one engine: both data sizes, the raw database ceilings, and (once) the crypto ones. */
 async function runEngine(engine, context) {
   const { settings, results } = context
@@ -242,7 +262,7 @@ async function runEngine(engine, context) {
     const instance = await keyturnInstance(prepared.database, context)
     let token
     try {
-      for (const scenario of size === 'large' ? scenarios : scenarios.filter((s) => s.id === 'validate')) {
+      for (const scenario of scenariosFor(size, context.options)) {
         await runScenario(instance, scenario, base, context)
       }
       if (size === 'large' && results.ceilings.crypto === undefined) {
@@ -290,8 +310,7 @@ async function runEngine(engine, context) {
 
 function skippedEngine(engine, reason, context) {
   for (const size of ['small', 'large']) {
-    const list = size === 'large' ? scenarios : scenarios.filter((s) => s.id === 'validate')
-    for (const scenario of list) {
+    for (const scenario of scenariosFor(size, context.options)) {
       context.results.scenarios.push({
         engine,
         size,
@@ -328,6 +347,7 @@ async function benchmark(options) {
     scenarios: [],
   }
   const context = {
+    options,
     settings,
     results,
     workDir,
