@@ -17,6 +17,8 @@ export const ErrorCodeSchema = Type.Enum([
   'activation_not_found',
   'license_not_active',
   'activation_limit_reached',
+  'idempotency_key_in_progress',
+  'idempotency_key_reused',
   'rate_limited',
   'internal_error',
   'service_unavailable',

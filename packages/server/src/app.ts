@@ -34,6 +34,9 @@ import {
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions } from './http/openapi.js'
 import { createValidatorCompiler } from './http/validation.js'
+import { IdempotencyService } from './idempotency/idempotency-service.js'
+import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
+import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerCreateLicense } from './licenses/routes/create-license.js'
@@ -74,6 +77,7 @@ export interface Services {
   readonly licenses: LicenseService
   readonly tokens: TokenService
   readonly activations: ActivationService
+  readonly idempotency: IdempotencyService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -184,12 +188,14 @@ function createServices(deps: AppDeps): Services {
       clock: deps.clock,
       digestKey: deps.secretKeys.apiKeyDigest,
     }),
+    idempotency: new IdempotencyService({ store: new KyselyIdempotencyStore(deps.db), clock: deps.clock }),
   }
 }
 
 /** Every API route, in one list: grep here to find where a path is served. */
 function registerApi(api: App, services: Services): void {
   api.addHook('onRequest', authenticate(services.apiKeys))
+  registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
 
   registerListLicenses(api, services.licenses)
   registerCreateLicense(api, services.licenses)

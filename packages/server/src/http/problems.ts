@@ -1,6 +1,6 @@
 import type { ErrorCode } from '@keyturn/protocol'
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503
+type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503
 
 /** The one table that decides each code's HTTP status and title: a code without one does not compile. */
 export const problemByCode: Record<ErrorCode, { status: ErrorStatus; title: string }> = {
@@ -19,6 +19,8 @@ export const problemByCode: Record<ErrorCode, { status: ErrorStatus; title: stri
   activation_not_found: { status: 404, title: 'Activation not found' },
   license_not_active: { status: 409, title: 'The license is not active' },
   activation_limit_reached: { status: 409, title: 'Activation limit reached' },
+  idempotency_key_in_progress: { status: 409, title: 'A request with this idempotency key is in progress' },
+  idempotency_key_reused: { status: 422, title: 'The idempotency key was used for another request' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },

@@ -3,6 +3,7 @@ import type { Connection } from './connect.js'
 import type { DatabaseKind } from './database.js'
 import { initialSchema } from './migrations/2026-11-21-00-initial-schema.js'
 import { activations } from './migrations/2026-11-21-01-activations.js'
+import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -12,6 +13,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
     '2026-11-21-00-initial-schema': initialSchema(kind),
     '2026-11-21-01-activations': activations(kind),
+    '2026-11-21-02-idempotency-keys': idempotencyKeys(kind),
   }
 }
 

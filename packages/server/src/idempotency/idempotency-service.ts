@@ -1,0 +1,92 @@
+import type { Clock } from '../core/clock.js'
+import { DomainError } from '../core/errors.js'
+import type { Principal } from '../core/principal.js'
+import {
+  idempotencyLeaseMs,
+  idempotencyRetentionMs,
+  type RequestDescription,
+  requestHash,
+  type StoredResponse,
+} from './idempotency.js'
+import type { IdempotencyStore, NewClaim } from './idempotency-store.js'
+
+export type IdempotencyStart =
+  /** The request holds the key: run it, then `finish` (or `release` after a server error). */
+  | { readonly kind: 'run'; readonly claim: NewClaim }
+  /** The same request already finished: answer with its response. */
+  | { readonly kind: 'replay'; readonly response: StoredResponse }
+
+/** How often a process deletes expired records (they are ignored anyway; this only bounds the table). */
+const purgeIntervalMs = 10 * 60 * 1000
+
+export class IdempotencyService {
+  readonly #store: IdempotencyStore
+  readonly #clock: Clock
+  /** When this process last purged: housekeeping only, so process memory is enough. */
+  #lastPurge: Date | undefined
+
+  constructor(deps: { readonly store: IdempotencyStore; readonly clock: Clock }) {
+    this.#store = deps.store
+    this.#clock = deps.clock
+  }
+
+  /**
+   * Claims `key` for the request, or says to replay the response it already gave. Throws
+   * `idempotency_key_reused` when the key belongs to a different request, and
+   * `idempotency_key_in_progress` while the same request is still running.
+   */
+  async start(
+    principal: Principal,
+    key: string,
+    request: RequestDescription,
+    requestId: string,
+  ): Promise<IdempotencyStart> {
+    const now = this.#clock.now()
+    await this.#purgeNowAndThen(now)
+    const claim: NewClaim = {
+      apiKeyId: principal.apiKeyId,
+      key,
+      requestHash: requestHash(request),
+      requestId,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + idempotencyLeaseMs),
+    }
+    const outcome = await this.#store.claim(claim, now)
+    if (outcome.kind === 'claimed') {
+      return { kind: 'run', claim }
+    }
+    const { record } = outcome
+    if (record.requestHash !== claim.requestHash) {
+      throw new DomainError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request.',
+      )
+    }
+    if (record.response === null) {
+      throw new DomainError(
+        'idempotency_key_in_progress',
+        'A request with this Idempotency-Key is still running; retry after it finishes.',
+      )
+    }
+    return { kind: 'replay', response: record.response }
+  }
+
+  /** Stores the response for replays. */
+  async finish(claim: NewClaim, response: StoredResponse): Promise<void> {
+    const now = this.#clock.now()
+    await this.#store.complete(claim, response, new Date(now.getTime() + idempotencyRetentionMs))
+  }
+
+  /** Gives the key up without a response, so a retry runs again. */
+  async release(claim: NewClaim): Promise<void> {
+    await this.#store.release(claim)
+  }
+
+  async #purgeNowAndThen(now: Date): Promise<void> {
+    if (this.#lastPurge !== undefined && now.getTime() - this.#lastPurge.getTime() < purgeIntervalMs) {
+      return
+    }
+    this.#lastPurge = now
+    await this.#store.deleteExpired(now)
+  }
+}

@@ -1,0 +1,32 @@
+import type { ApiKeyId } from '@keyturn/protocol'
+import type { IdempotencyRecord, StoredResponse } from './idempotency.js'
+
+export interface NewClaim {
+  readonly apiKeyId: ApiKeyId
+  readonly key: string
+  readonly requestHash: string
+  readonly requestId: string
+  readonly createdAt: Date
+  /** The end of the claim's lease (idempotencyLeaseMs after createdAt). */
+  readonly expiresAt: Date
+}
+
+export type ClaimOutcome =
+  | { readonly kind: 'claimed' }
+  /** A record that has not expired at `now` holds the key: the request's own, or another's. */
+  | { readonly kind: 'held'; readonly record: IdempotencyRecord }
+
+/**
+ * Where idempotency records live. Shared by every Keyturn process on the database: the claim is a
+ * row insert under a unique (API key, key), so of two concurrent requests exactly one claims it.
+ */
+export interface IdempotencyStore {
+  /** Claims the key, replacing a record that expired by `now`; else returns the record that holds it. */
+  claim(claim: NewClaim, now: Date): Promise<ClaimOutcome>
+  /** Stores the response of the claiming request; false if the claim was lost (its lease ran out and another took it). */
+  complete(claim: NewClaim, response: StoredResponse, expiresAt: Date): Promise<boolean>
+  /** Deletes the claim, so a retry runs the request again (after a server error). */
+  release(claim: NewClaim): Promise<void>
+  /** Deletes records expired by `now`; returns how many. */
+  deleteExpired(now: Date): Promise<number>
+}

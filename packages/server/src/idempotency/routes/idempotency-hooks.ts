@@ -1,0 +1,129 @@
+/**
+ * @module The `Idempotency-Key` header on every POST of the API scope it is registered in: the
+ * header's schema (a 400 past 255 characters, and its place in the OpenAPI document), the claim
+ * before the handler runs, the replay, and storing the response as it is sent.
+ */
+import { type ErrorCode, ProblemSchema } from '@keyturn/protocol'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { App } from '../../http/app-types.js'
+import { problemByCode } from '../../http/problems.js'
+import { maxIdempotencyKeyLength } from '../idempotency.js'
+import type { IdempotencyService } from '../idempotency-service.js'
+import type { NewClaim } from '../idempotency-store.js'
+
+const headerName = 'idempotency-key'
+
+const IdempotencyKeyHeaderSchema = Type.String({
+  minLength: 1,
+  maxLength: maxIdempotencyKeyLength,
+  description: `Makes the POST safe to retry: the first response for this key (per API key) is kept 24 hours and replayed, with \`Idempotent-Replayed: true\`, for a retry with the same method, path and body. The same key with another request is a 422 \`idempotency_key_reused\`; a retry while the first request runs is a 409 \`idempotency_key_in_progress\`. At most ${maxIdempotencyKeyLength} characters; a random UUID is a good key.`,
+  examples: ['4b1f7c0e-2d7a-4c1e-9a57-1f0f1d6b8e42'],
+})
+
+/** Registers the header on every POST route registered after this call in `api`. */
+export function registerIdempotency(api: App, idempotency: IdempotencyService): void {
+  const running = new WeakMap<FastifyRequest, NewClaim>()
+
+  api.addHook('onRoute', (route) => {
+    if ([route.method].flat().includes('POST')) {
+      route.schema = {
+        ...route.schema,
+        headers: withIdempotencyKeyHeader(route.schema?.headers),
+        response: withIdempotencyProblems(route.schema?.response),
+      }
+    }
+  })
+
+  // After authentication and validation: a request refused before it could run is not recorded.
+  api.addHook('preHandler', async (request, reply) => {
+    const key = request.headers[headerName]
+    if (request.method !== 'POST' || typeof key !== 'string') {
+      return
+    }
+    const start = await idempotency.start(
+      request.principal,
+      key,
+      { method: request.method, url: request.url, body: request.body },
+      request.id,
+    )
+    if (start.kind === 'run') {
+      running.set(request, start.claim)
+      return
+    }
+    const { status, contentType, body } = start.response
+    reply.code(status).header('Idempotent-Replayed', 'true')
+    if (contentType !== null) {
+      reply.header('content-type', contentType)
+    }
+    return reply.send(body ?? undefined)
+  })
+
+  api.addHook('onSend', async (request, reply, payload) => {
+    const claim = running.get(request)
+    if (claim === undefined) {
+      return payload
+    }
+    running.delete(request)
+    try {
+      if (reply.statusCode >= 500 || !isStorable(payload)) {
+        // A server error may be transient: the retry must run again, not replay the failure.
+        await idempotency.release(claim)
+      } else {
+        const contentType = reply.getHeader('content-type')
+        await idempotency.finish(claim, {
+          status: reply.statusCode,
+          contentType: typeof contentType === 'string' ? contentType : null,
+          body: payload === null || payload === undefined ? null : String(payload),
+        })
+      }
+    } catch (error) {
+      // The request itself succeeded or failed on its own: answer with that, not with a 500 that
+      // would invite a retry. The claim lapses after its lease.
+      request.log.error({ err: error }, 'could not record the idempotency key')
+    }
+    return payload
+  })
+
+  // When no response was sent through onSend (a hook failed, the connection broke), free the key.
+  api.addHook('onResponse', async (request) => {
+    const claim = running.get(request)
+    if (claim !== undefined) {
+      running.delete(request)
+      await idempotency.release(claim)
+    }
+  })
+}
+
+function isStorable(payload: unknown): payload is string | Buffer | null | undefined {
+  return payload === null || payload === undefined || typeof payload === 'string' || Buffer.isBuffer(payload)
+}
+
+function withIdempotencyKeyHeader(headers: unknown): unknown {
+  const existing = isObject(headers) && isObject(headers.properties) ? headers : undefined
+  const properties = isObject(existing?.properties) ? existing.properties : {}
+  return {
+    type: 'object',
+    ...existing,
+    properties: { ...properties, [headerName]: IdempotencyKeyHeaderSchema },
+  }
+}
+
+/** Adds the two problems to the operation's responses, merging with a status it already lists. */
+function withIdempotencyProblems(response: unknown): unknown {
+  const responses: Record<string, unknown> = isObject(response) ? { ...response } : {}
+  const codes: ErrorCode[] = ['idempotency_key_in_progress', 'idempotency_key_reused']
+  for (const code of codes) {
+    const status = String(problemByCode[code].status)
+    const existing = responses[status]
+    responses[status] =
+      isObject(existing) && typeof existing.description === 'string'
+        ? { ...existing, description: `${existing.description} or \`${code}\`` }
+        : { ...ProblemSchema, description: `Problem details with \`code\` \`${code}\`` }
+  }
+  return responses
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null
+}
