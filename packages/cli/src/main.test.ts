@@ -192,6 +192,70 @@ describeEachTarget('keyturn migrate', (target) => {
   })
 })
 
+/** Every command but serve and migrate (their own suites above). */
+const apiCommands = [
+  'products create',
+  'products list',
+  'products get',
+  'products update',
+  'products suspend',
+  'products resume',
+  'products keys',
+  'products rotate-key',
+  'api-keys create',
+  'api-keys list',
+  'api-keys get',
+  'api-keys delete',
+  'licenses create',
+  'licenses list',
+  'licenses get',
+  'licenses update',
+  'licenses revoke',
+  'licenses reinstate',
+  'licenses validate',
+  'licenses token',
+  'licenses import',
+  'licenses export',
+  'activations list',
+  'activations activate',
+  'activations deactivate',
+  'token verify',
+]
+
+describe('keyturn --help', () => {
+  it('lists every command, and the exit codes, with an example', async (t) => {
+    const run = keyturn(t, ['--help'], {})
+
+    assert.equal((await exitWithin(run)).code, 0)
+    for (const command of ['serve', 'migrate', 'products', 'api-keys', 'licenses', 'activations', 'token']) {
+      assert.match(run.stdout, new RegExp(`\\n  ${command} `), command)
+    }
+    assert.match(
+      run.stdout,
+      /Exit codes: 0 done, 1 refused by the API or not valid, 2 usage error, 3 cannot reach/,
+    )
+    assert.match(run.stdout, /\nExample:\n {2}export KEYTURN_URL=/)
+  })
+
+  it('explains each command and its flags, with an example, and exits 0', async (t) => {
+    const runs = apiCommands.map((command) => ({
+      command,
+      run: keyturn(t, [...command.split(' '), '--help'], {}),
+    }))
+
+    for (const { command, run } of runs) {
+      assert.equal((await exitWithin(run)).code, 0, `${command}: ${run.stderr}`)
+      assert.match(run.stdout, new RegExp(`^Usage: keyturn ${command} `), command)
+      assert.match(run.stdout, /\nExamples?:\n {2}(keyturn|TOKEN=)/, command)
+      if (command !== 'token verify') {
+        for (const flag of ['--url <url>', '--api-key <secret>', '--json']) {
+          assert.ok(run.stdout.includes(`  ${flag} `), `${command}: ${flag}`)
+        }
+      }
+    }
+  })
+})
+
 describe('keyturn', () => {
   it('exits 2 on an unknown command', async (t) => {
     const run = keyturn(t, ['serv'], {})

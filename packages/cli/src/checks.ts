@@ -1,0 +1,84 @@
+import type { Static, TSchema } from 'typebox'
+import { Check, Errors } from 'typebox/value'
+import { UsageError } from './errors.js'
+
+/**
+ * What is wrong with `value` under `schema`, one line per field: `--max-activations must be integer
+ * or null`. `names` maps a field to what the user typed (a flag, a column); unknown fields are named.
+ */
+export function describeProblems(
+  schema: TSchema,
+  value: unknown,
+  names: Readonly<Record<string, string>> = {},
+  nullWords: Readonly<Record<string, string>> = {},
+): string[] {
+  const byField = new Map<string, Set<string>>()
+  const add = (field: string, problem: string) => {
+    byField.set(field, (byField.get(field) ?? new Set()).add(problem))
+  }
+  for (const error of Errors(schema, value)) {
+    const params = error.params as {
+      additionalProperties?: readonly string[]
+      allowedValues?: readonly unknown[]
+    } // TypeBox's error parameters
+    if (error.keyword === 'additionalProperties') {
+      for (const field of params.additionalProperties ?? []) {
+        add(field, 'is not a known field')
+      }
+    } else if (error.keyword === 'enum' && params.allowedValues !== undefined) {
+      add(error.instancePath.slice(1), `must be one of ${params.allowedValues.join(', ')}`)
+    } else if (error.keyword !== 'boolean' && error.keyword !== 'anyOf') {
+      add(error.instancePath.slice(1), error.message)
+    }
+  }
+  return [...byField].map(([field, problems]) => {
+    const text = joinAlternatives([...problems])
+    const word = nullWords[field]
+    return `${names[field] ?? field} ${word === undefined ? text : text.replace(/\bnull$/, `"${word}"`)}`
+  })
+}
+
+/** ["must be integer", "must be null"] as "must be integer or null". */
+function joinAlternatives(problems: readonly string[]): string {
+  const [first, ...rest] = problems
+  return [first, ...rest.map((problem) => problem.replace(/^must be /, ''))].join(' or ')
+}
+
+/** `value` if it matches `schema`, else a usage error (exit 2) naming each problem. */
+export function checked<T extends TSchema>(
+  schema: T,
+  value: unknown,
+  names: Readonly<Record<string, string>> = {},
+  nullWords: Readonly<Record<string, string>> = {},
+): Static<T> {
+  if (Check(schema, value)) {
+    return value
+  }
+  throw new UsageError(
+    describeProblems(schema, value, names, nullWords).join('; ') || 'the options are not valid',
+  )
+}
+
+/** `"12"` as 12; anything else as typed, for the schema check to name. */
+export function integer(text: string): number | string {
+  return /^-?\d+$/.test(text) ? Number(text) : text
+}
+
+/** `null` for the word that means none (`unlimited`, `never`), else `parse(text)`. */
+export function orNull<T>(text: string, word: string, parse: (text: string) => T): T | null {
+  return text === word ? null : parse(text)
+}
+
+/** A JSON option's value, or a usage error naming the flag. */
+export function json(text: string, flag: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new UsageError(`${flag} must be JSON, e.g. '{"plan":"pro"}'`)
+  }
+}
+
+/** Only the defined members: an absent flag must be absent from the body, not `undefined`. */
+export function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T> // the same members, minus the undefined ones
+}

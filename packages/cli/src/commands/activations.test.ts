@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { ActivationResource, LicenseResource, Paginated } from '@keyturn/client'
+import { keyturn } from '../testing/keyturn-process.js'
+import { type CliTestServer, startCliTestServer } from '../testing/test-server.js'
+
+async function aLicense(server: CliTestServer, maxActivations: string): Promise<LicenseResource> {
+  const run = await keyturn(
+    ['licenses', 'create', '--product', server.productId, '--max-activations', maxActivations, '--json'],
+    server.env,
+  )
+  return JSON.parse(run.stdout)
+}
+
+describe('keyturn activations', () => {
+  it('activates machines, lists them and deactivates one', async (t) => {
+    const server = await startCliTestServer(t)
+    const license = await aLicense(server, '2')
+
+    const first = await keyturn(
+      [
+        'activations',
+        'activate',
+        license.id,
+        '--fingerprint',
+        'machine-a',
+        '--name',
+        'Ada',
+        '--metadata',
+        '{"os":"linux"}',
+      ],
+      server.env,
+    )
+    const second = await keyturn(
+      ['activations', 'activate', license.id, '--fingerprint', 'machine-b', '--json'],
+      server.env,
+    )
+    const [table, json] = await Promise.all([
+      keyturn(['activations', 'list', license.id, '--sort', 'fingerprint:asc'], server.env),
+      keyturn(['activations', 'list', license.id, '--json'], server.env),
+    ])
+    const activation: ActivationResource = JSON.parse(second.stdout)
+    const deactivated = await keyturn(['activations', 'deactivate', activation.id], server.env)
+    const after = await keyturn(['activations', 'list', license.id, '--all', '--json'], server.env)
+
+    assert.equal(first.code, 0, first.stderr)
+    assert.match(first.stdout, new RegExp(`^Activated machine-a on ${license.id}: act_\\w+\\.\\n$`))
+    assert.deepEqual([activation.fingerprint, activation.licenseId], ['machine-b', license.id])
+    const lines = table.stdout.trimEnd().split('\n')
+    assert.match(lines[0] ?? '', /^ID +FINGERPRINT +NAME +CREATED +LAST SEEN$/)
+    assert.match(lines[1] ?? '', /^act_\w+ +machine-a +Ada +2030-/)
+    assert.match(lines[2] ?? '', /^act_\w+ +machine-b +- +2030-/)
+    assert.equal((JSON.parse(json.stdout) as Paginated<ActivationResource>).totalCount, 2)
+    assert.deepEqual([deactivated.code, deactivated.stdout], [0, `Deactivated ${activation.id}.\n`])
+    assert.deepEqual(
+      (JSON.parse(after.stdout) as ActivationResource[]).map((item) => item.fingerprint),
+      ['machine-a'],
+    )
+  })
+
+  it('exits 1 with activation_limit_reached when every seat is taken, 2 for bad --metadata', async (t) => {
+    const server = await startCliTestServer(t)
+    const license = await aLicense(server, '1')
+    await keyturn(['activations', 'activate', license.id, '--fingerprint', 'a'], server.env)
+
+    const [full, badMetadata, noFingerprint] = await Promise.all([
+      keyturn(['activations', 'activate', license.id, '--fingerprint', 'b'], server.env),
+      keyturn(['activations', 'activate', license.id, '--fingerprint', 'b', '--metadata', '[1]'], server.env),
+      keyturn(['activations', 'activate', license.id], server.env),
+    ])
+
+    assert.equal(full.code, 1)
+    assert.match(full.stderr, /^activation_limit_reached: .+ \(req_\w+\)\n$/)
+    assert.equal(badMetadata.code, 2)
+    assert.match(badMetadata.stderr, /^error: --metadata must be object/)
+    assert.equal(noFingerprint.code, 2)
+  })
+
+  it('says so when a license has none, and deactivates quietly with --json', async (t) => {
+    const server = await startCliTestServer(t)
+    const license = await aLicense(server, '1')
+    const activated = await keyturn(
+      ['activations', 'activate', license.id, '--fingerprint', 'a', '--json'],
+      server.env,
+    )
+
+    const quiet = await keyturn(
+      ['activations', 'deactivate', JSON.parse(activated.stdout).id, '--json'],
+      server.env,
+    )
+    const none = await keyturn(['activations', 'list', license.id], server.env)
+
+    assert.deepEqual([quiet.code, quiet.stdout], [0, ''])
+    assert.equal(none.stdout, 'No activations.\n')
+  })
+})

@@ -1,0 +1,88 @@
+import type { ActivationResource } from '@keyturn/client'
+import {
+  ActivateLicenseBodySchema,
+  type ActivationId,
+  type LicenseId,
+  ListActivationsQuerySchema,
+} from '@keyturn/protocol'
+import type { Command } from 'commander'
+import { type ApiOptions, apiCommand, clientFor } from '../api.js'
+import { checked, defined, json } from '../checks.js'
+import type { Io } from '../io.js'
+import { type ListOptions, printList, withListOptions } from '../list.js'
+import { printJson } from '../output.js'
+
+/** `keyturn activations …`: the machines holding a license's seats. */
+export function registerActivations(program: Command, io: Io): void {
+  const activations = program
+    .command('activations')
+    .description("Activations: the machines holding a license's seats (maxActivations)")
+    .addHelpText('after', '\nExample:\n  keyturn activations list lic_7fQx2mNc4RtYp9LkWv3bHs')
+
+  withListOptions(
+    apiCommand(activations, 'list <license-id>', "List a license's activations", [
+      'keyturn activations list lic_7fQx2mNc4RtYp9LkWv3bHs --sort lastSeenAt:desc',
+    ]),
+  ).action(async (licenseId: LicenseId, options: ApiOptions & ListOptions) => {
+    const client = clientFor(io, options)
+    await printList(io, {
+      options,
+      schema: ListActivationsQuerySchema,
+      page: (query) => client.listActivations(licenseId, query),
+      iterate: (query) => client.iterateActivations(licenseId, query),
+      noun: 'activations',
+      headers: ['id', 'fingerprint', 'name', 'created', 'last seen'],
+      row: (activation: ActivationResource) => [
+        activation.id,
+        activation.fingerprint,
+        activation.name,
+        activation.createdAt,
+        activation.lastSeenAt,
+      ],
+    })
+  })
+
+  apiCommand(
+    activations,
+    'activate <license-id>',
+    'Activate a machine on a license (again: refreshes it); refused when every seat is taken',
+    [
+      'keyturn activations activate lic_7fQx2mNc4RtYp9LkWv3bHs --fingerprint 4f9c2b7e1a6d3f08 --name "Ada’s laptop"',
+    ],
+  )
+    .requiredOption('--fingerprint <fingerprint>', 'identifies the machine (1 to 256 characters)')
+    .option('--name <name>', 'a name people recognise')
+    .option('--metadata <json>', 'a JSON object kept with the activation')
+    .action(
+      async (
+        licenseId: LicenseId,
+        options: ApiOptions & { fingerprint: string; name?: string; metadata?: string },
+      ) => {
+        const body = checked(
+          ActivateLicenseBodySchema,
+          defined({
+            fingerprint: options.fingerprint,
+            name: options.name,
+            metadata: options.metadata === undefined ? undefined : json(options.metadata, '--metadata'),
+          }),
+          { fingerprint: '--fingerprint', name: '--name', metadata: '--metadata' },
+        )
+        const activation = await clientFor(io, options).activateLicense(licenseId, body)
+        if (options.json === true) {
+          printJson(io, activation)
+          return
+        }
+        io.print(`Activated ${activation.fingerprint} on ${activation.licenseId}: ${activation.id}.`)
+      },
+    )
+
+  apiCommand(activations, 'deactivate <activation-id>', 'Deactivate a machine: its seat is free at once', [
+    'keyturn activations deactivate act_9pLm3xQv7TbN2cRw5KsYdA',
+  ]).action(async (id: ActivationId, options: ApiOptions) => {
+    await clientFor(io, options).deleteActivation(id)
+    // The API answers 204 without a body: --json prints nothing, the exit code says it worked.
+    if (options.json !== true) {
+      io.print(`Deactivated ${id}.`)
+    }
+  })
+}

@@ -1,0 +1,271 @@
+import type { LicenseResource } from '@keyturn/client'
+import {
+  CreateLicenseBodySchema,
+  CreateLicenseTokenBodySchema,
+  type LicenseId,
+  ListLicensesQuerySchema,
+  UpdateLicenseBodySchema,
+  ValidateLicenseBodySchema,
+} from '@keyturn/protocol'
+import type { Command } from 'commander'
+import { type ApiOptions, apiCommand, clientFor } from '../api.js'
+import { checked, defined, integer, json, orNull } from '../checks.js'
+import { CommandFailed } from '../errors.js'
+import type { Io } from '../io.js'
+import { exportLicenses } from '../license-export.js'
+import { importLicenses } from '../license-import.js'
+import { type ListOptions, printList, withListOptions } from '../list.js'
+import { printFields, printJson, show } from '../output.js'
+
+const fieldFlags = {
+  productId: '--product',
+  maxActivations: '--max-activations',
+  expirationDate: '--expiration-date',
+  key: 'KEY',
+  fingerprint: '--fingerprint',
+  ttl: '--ttl',
+  customPayload: '--custom-payload',
+}
+
+/** What the flags take for null. */
+const nullWords = { maxActivations: 'unlimited', expirationDate: 'never' }
+
+interface TermsOptions {
+  readonly maxActivations?: string
+  readonly expirationDate?: string
+}
+
+/** `--max-activations 3|unlimited` and `--expiration-date ISO|never`, as the body's fields. */
+function terms(options: TermsOptions) {
+  return defined({
+    maxActivations:
+      options.maxActivations === undefined ? undefined : orNull(options.maxActivations, 'unlimited', integer),
+    expirationDate:
+      options.expirationDate === undefined
+        ? undefined
+        : orNull(options.expirationDate, 'never', (text) => text),
+  })
+}
+
+/** `keyturn licenses …`: licenses, their validation and tokens, bulk import and export. */
+export function registerLicenses(program: Command, io: Io): void {
+  const licenses = program
+    .command('licenses')
+    .description('Licenses: create, list, validate, tokens, import, export')
+    .addHelpText('after', '\nExample:\n  keyturn licenses list --product prd_3kTMd9qA8xYb2VnLr5sPwZ --all')
+
+  apiCommand(licenses, 'create', 'Create a license (the server generates its key)', [
+    'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3 --expiration-date 2031-01-01T00:00:00Z',
+  ])
+    .requiredOption('--product <id>', 'the product')
+    .option('--max-activations <n>', 'machines it may be activated on, or "unlimited" (default 1)')
+    .option('--expiration-date <iso>', 'when it expires (ISO 8601, in the future), or "never" (the default)')
+    .action(async (options: ApiOptions & TermsOptions & { product: string }) => {
+      const body = checked(
+        CreateLicenseBodySchema,
+        { productId: options.product, ...terms(options) },
+        fieldFlags,
+        nullWords,
+      )
+      const license = await clientFor(io, options).createLicense(body)
+      printLicense(io, options, license, `Created license ${license.id} with key ${license.key}.`)
+    })
+
+  withListOptions(
+    apiCommand(licenses, 'list', 'List licenses', [
+      'keyturn licenses list --product prd_3kTMd9qA8xYb2VnLr5sPwZ --filter status:eq:active --sort expirationDate:asc',
+      'keyturn licenses list --all --json > licenses.json',
+    ]).option('--product <id>', 'only this product'),
+  ).action(async (options: ApiOptions & ListOptions & { product?: string }) => {
+    const client = clientFor(io, options)
+    await printList(io, {
+      options,
+      schema: ListLicensesQuerySchema,
+      extra: { productId: options.product },
+      page: (query) => client.listLicenses(query),
+      iterate: (query) => client.iterateLicenses(query),
+      noun: 'licenses',
+      headers: ['id', 'key', 'status', 'max', 'used', 'expires', 'product'],
+      row: (license: LicenseResource) => [
+        license.id,
+        license.key,
+        license.status,
+        show(license.maxActivations, 'unlimited'),
+        license.activationCount,
+        show(license.expirationDate, 'never'),
+        license.productId,
+      ],
+    })
+  })
+
+  apiCommand(licenses, 'get <id>', 'Show a license', [
+    'keyturn licenses get lic_7fQx2mNc4RtYp9LkWv3bHs',
+  ]).action(async (id: LicenseId, options: ApiOptions) => {
+    const license = await clientFor(io, options).getLicense(id)
+    if (options.json === true) {
+      printJson(io, license)
+      return
+    }
+    printFields(io, licenseFields(license))
+  })
+
+  apiCommand(licenses, 'update <id>', "Change a license's activation limit or expiration date", [
+    'keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never',
+  ])
+    .option('--max-activations <n>', 'machines it may be activated on, or "unlimited"')
+    .option('--expiration-date <iso>', 'when it expires (ISO 8601, in the future), or "never"')
+    .action(async (id: LicenseId, options: ApiOptions & TermsOptions) => {
+      const body = checked(UpdateLicenseBodySchema, terms(options), fieldFlags, nullWords)
+      const license = await clientFor(io, options).updateLicense(id, body)
+      printLicense(io, options, license, `Updated license ${license.id}.`)
+    })
+
+  apiCommand(licenses, 'revoke <id>', 'Revoke a license: it validates as invalid (reason revoked)', [
+    'keyturn licenses revoke lic_7fQx2mNc4RtYp9LkWv3bHs',
+  ]).action(async (id: LicenseId, options: ApiOptions) => {
+    const license = await clientFor(io, options).revokeLicense(id)
+    printLicense(io, options, license, `Revoked license ${license.id}.`)
+  })
+
+  apiCommand(licenses, 'reinstate <id>', 'Reinstate a revoked license', [
+    'keyturn licenses reinstate lic_7fQx2mNc4RtYp9LkWv3bHs',
+  ]).action(async (id: LicenseId, options: ApiOptions) => {
+    const license = await clientFor(io, options).reinstateLicense(id)
+    printLicense(io, options, license, `Reinstated license ${license.id}: it is ${license.status}.`)
+  })
+
+  apiCommand(
+    licenses,
+    'validate <key>',
+    'Check a license key online, as an application would; exits 1 when the license is not valid',
+    [
+      'keyturn licenses validate 7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A --product prd_3kTMd9qA8xYb2VnLr5sPwZ',
+      'keyturn licenses validate "$KEY" --product "$PRODUCT" --fingerprint 4f9c2b7e1a6d3f08 --json',
+    ],
+  )
+    .requiredOption('--product <id>', 'the product the key must belong to')
+    .option('--fingerprint <fingerprint>', 'valid only if this machine is activated')
+    .action(async (key: string, options: ApiOptions & { product: string; fingerprint?: string }) => {
+      const body = checked(
+        ValidateLicenseBodySchema,
+        defined({ key, productId: options.product, fingerprint: options.fingerprint }),
+        fieldFlags,
+      )
+      const result = await clientFor(io, options).validateLicense(body)
+      if (options.json === true) {
+        printJson(io, result)
+      } else {
+        io.print(result.isValid ? 'valid' : `not valid: ${result.reason}`)
+        io.print('')
+        printFields(io, licenseFields(result.license))
+      }
+      if (!result.isValid) {
+        throw new CommandFailed()
+      }
+    })
+
+  apiCommand(
+    licenses,
+    'token <id>',
+    'Issue a signed license token for offline checks (prints the token; --json for the payload too)',
+    [
+      'keyturn licenses token lic_7fQx2mNc4RtYp9LkWv3bHs --ttl 604800 --custom-payload \'{"plan":"pro"}\'',
+      'TOKEN=$(keyturn licenses token lic_7fQx2mNc4RtYp9LkWv3bHs)',
+    ],
+  )
+    .option('--ttl <seconds>', 'token lifetime, 3600 to 31536000 (default 30 days; never past the license)')
+    .option('--custom-payload <json>', 'a JSON object the token carries as customFields')
+    .option('--fingerprint <fingerprint>', 'bind the token to this activated machine')
+    .action(
+      async (
+        id: LicenseId,
+        options: ApiOptions & { ttl?: string; customPayload?: string; fingerprint?: string },
+      ) => {
+        const body = checked(
+          CreateLicenseTokenBodySchema,
+          defined({
+            ttl: options.ttl === undefined ? undefined : integer(options.ttl),
+            customPayload:
+              options.customPayload === undefined
+                ? undefined
+                : json(options.customPayload, '--custom-payload'),
+            fingerprint: options.fingerprint,
+          }),
+          fieldFlags,
+        )
+        const token = await clientFor(io, options).createLicenseToken(id, body)
+        if (options.json === true) {
+          printJson(io, token)
+        } else {
+          io.print(token.token)
+        }
+      },
+    )
+
+  apiCommand(
+    licenses,
+    'import <file>',
+    'Create licenses in bulk from CSV or JSON Lines; safe to run again after an interruption',
+    [
+      'keyturn licenses import licenses.csv',
+      'keyturn licenses import old-product.jsonl --product prd_3kTMd9qA8xYb2VnLr5sPwZ',
+    ],
+  )
+    .option('--product <id>', 'create every row for this product (instead of its productId column)')
+    .option('--format <format>', 'csv or jsonl (default: from the file name)')
+    .option('--concurrency <n>', 'requests in flight, 1 to 64', '8')
+    .addHelpText(
+      'after',
+      `
+Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, externalId.
+  maxActivations  an integer, or null for unlimited; empty: the server's default (1)
+  expirationDate  ISO 8601, in the future; null or empty: never expires
+  externalId      optional: your id for the row; without it a row is known by the file and line
+The columns keyturn licenses export writes (id, key, status, …) are accepted and ignored: keys,
+status and activations are not carried over, the server makes new keys.
+
+Each row is sent with an Idempotency-Key, so running the same import again (within 24 hours)
+creates only what is missing. Rows that fail are listed on stderr with their line; the rest go in.`,
+    )
+    .action(
+      async (
+        file: string,
+        options: ApiOptions & { product?: string; format?: string; concurrency: string },
+      ) => {
+        await importLicenses(io, file, options)
+      },
+    )
+
+  apiCommand(licenses, 'export', 'Write every license, page by page, as CSV or JSON Lines', [
+    'keyturn licenses export --product prd_3kTMd9qA8xYb2VnLr5sPwZ --format csv --out licenses.csv',
+    'keyturn licenses export --format jsonl | gzip > licenses.jsonl.gz',
+  ])
+    .option('--product <id>', 'only this product')
+    .option('--format <format>', 'csv or jsonl', 'csv')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(async (options: ApiOptions & { product?: string; format: string; out?: string }) => {
+      await exportLicenses(io, options)
+    })
+}
+
+function licenseFields(license: LicenseResource) {
+  return [
+    ['id', license.id],
+    ['key', license.key],
+    ['status', license.status],
+    ['product', license.productId],
+    ['max activations', show(license.maxActivations, 'unlimited')],
+    ['activations', license.activationCount],
+    ['expires', show(license.expirationDate, 'never')],
+    ['created', license.createdAt],
+    ['updated', license.updatedAt],
+  ] as const
+}
+
+function printLicense(io: Io, options: ApiOptions, license: LicenseResource, confirmation: string): void {
+  if (options.json === true) {
+    printJson(io, license)
+  } else {
+    io.print(confirmation)
+  }
+}
