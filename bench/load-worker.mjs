@@ -1,7 +1,8 @@
 /**
  * The load generator, its own process (so it never shares an event loop with the server or with
  * the process that samples the server): reads a load spec (JSON file named by argv[2]), runs one
- * autocannon run of warm-up plus measurement, and prints the measurement as one JSON line.
+ * autocannon run of warm-up plus measurement, prints `measure-start` and `measure-end` when the
+ * measured time starts and ends, then the measurement as one JSON line.
  *
  * Warm-up and measurement are one continuous run: only responses that arrive after the warm-up
  * count. (Two runs would leave the warm-up's in-flight requests queued on the server while the
@@ -62,22 +63,22 @@ instance.on('reqError', (error) => {
     }
   }
 })
+// The parent reads the server's CPU time at these two marks.
 setTimeout(() => {
   measuring = true
   measureStart = performance.now()
+  process.stdout.write('measure-start\n')
 }, spec.warmupSeconds * 1000)
-setTimeout(
-  () => {
+const endMeasuring = () => {
+  if (measureEnd === 0) {
     measuring = false
     measureEnd = performance.now()
-  },
-  (spec.warmupSeconds + spec.durationSeconds) * 1000,
-)
-await new Promise((resolve) => instance.once('done', resolve))
-if (measureEnd === 0) {
-  measureEnd = performance.now()
-  measuring = false
+    process.stdout.write('measure-end\n')
+  }
 }
+setTimeout(endMeasuring, (spec.warmupSeconds + spec.durationSeconds) * 1000)
+await new Promise((resolve) => instance.once('done', resolve))
+endMeasuring()
 
 latencies.sort((a, b) => a - b)
 const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]

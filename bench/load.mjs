@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { onCleanup } from './cleanup.mjs'
 import { assertLoopback } from './net.mjs'
-import { sampleRss, waitUntilIdle } from './servers.mjs'
+import { cpuSeconds, sampleRss, waitUntilIdle } from './servers.mjs'
 
 const worker = resolve(import.meta.dirname, 'load-worker.mjs')
 let runs = 0
@@ -16,7 +16,9 @@ let runs = 0
 /**
  * Drives `requests` (`[{ path, body? }]`, one picked at random per request) at `server`
  * (`{ url, pid }`) with `settings` (`{ connections, warmupSeconds, durationSeconds }`).
- * Resolves to the load worker's numbers plus `rss: { peak, mean }` in MiB and `isIdleAfter`: false
+ * Resolves to the load worker's numbers plus `rss: { peak, mean }` in MiB, `serverCpu` (the server's
+ * CPU seconds in the measured time, and per response: less sensitive to other load on the machine
+ * than requests per second) and `isIdleAfter`: false
  * when the server was still busy with the run's last requests 20 s after it.
  */
 export async function runLoad(server, { method, apiKey, requests, idlePath }, settings, workDir) {
@@ -43,22 +45,38 @@ export async function runLoad(server, { method, apiKey, requests, idlePath }, se
     }),
   )
   const rss = sampleRss(server.pid)
+  const cpu = { start: undefined, end: undefined }
   let result
   try {
-    result = await runWorker(specFile, settings.warmupSeconds + settings.durationSeconds + 90)
+    result = await runWorker(specFile, settings.warmupSeconds + settings.durationSeconds + 90, (mark) => {
+      cpu[mark === 'measure-start' ? 'start' : 'end'] = cpuSeconds(server.pid)
+    })
   } finally {
     result = { ...result, rss: rss.stop() }
+  }
+  if (cpu.start !== undefined && cpu.end !== undefined && result.requests > 0) {
+    result.serverCpu = {
+      seconds: cpu.end - cpu.start,
+      microsecondsPerRequest: ((cpu.end - cpu.start) / result.requests) * 1e6,
+    }
   }
   return { ...result, isIdleAfter: await waitUntilIdle(`${server.url}${idlePath}`, server.pid) }
 }
 
-function runWorker(specFile, limitSeconds) {
+/** `onMark` gets the worker's `measure-start` and `measure-end` lines as they come. */
+function runWorker(specFile, limitSeconds, onMark) {
   const child = spawn(process.execPath, [worker, specFile], { stdio: ['ignore', 'pipe', 'pipe'] })
   const stop = onCleanup('load generator', () => child.exitCode === null && child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     stdout += chunk
+    let newline = stdout.indexOf('\n')
+    while (newline >= 0 && stdout.startsWith('measure-')) {
+      onMark(stdout.slice(0, newline))
+      stdout = stdout.slice(newline + 1)
+      newline = stdout.indexOf('\n')
+    }
   })
   child.stderr.setEncoding('utf8').on('data', (chunk) => {
     stderr = `${stderr}${chunk}`.slice(-10_000)

@@ -33,7 +33,67 @@ function packageOf(location) {
   return location === '(native)' ? '(native / V8 / GC)' : location
 }
 
-/** `{ totalMs, functions: [{ name, location, selfMs, share }], packages: [{ name, selfMs, share }] }`. */
+/**
+ * Rough kinds of work, for "where does the busy time go". Idle, module loading at start-up and
+ * `writev` are left out of that view: the profiler samples wall time, so a socket write during which
+ * the busy machine ran another process (the load generator) is counted as the write's.
+ */
+function kindOf(fn) {
+  const { name, location } = fn
+  if (name === '(idle)' || name === 'writev') {
+    return undefined
+  }
+  if (
+    /compileSourceTextModule|wrapSafe|openFileHandle|internalModuleStat|lstat|fstat|readFileUtf8|compileFunction|realpathSync/.test(
+      name,
+    )
+  ) {
+    return undefined
+  }
+  if (/kysely\/.*sqlite-driver/.test(location) && name === 'executeQuery') {
+    return 'SQLite statement execution (native, inside Kysely executeQuery)'
+  }
+  if (/better-sqlite3/.test(location) || name === 'sqlite.prepare') {
+    return 'better-sqlite3 prepare (SQL parsing and planning)'
+  }
+  if (/node_modules\/kysely/.test(location)) {
+    return 'Kysely (query building, compiling, driver)'
+  }
+  if (/node_modules\/(pg|pg-[a-z]+)\//.test(location)) {
+    return 'pg driver'
+  }
+  if (/crypto/.test(location) || /^(Hmac|digest|randomFillSync|digestsEqual|timingSafeEqual)$/.test(name)) {
+    return 'crypto (API-key HMAC, random ids, signing)'
+  }
+  if (/^packages\//.test(location)) {
+    return 'Keyturn code'
+  }
+  if (
+    /node_modules\/(fastify|find-my-way|ajv|ajv-formats|fast-json-stringify|secure-json-parse|avvio|fast-uri|rfdc|light-my-request|@fastify)/.test(
+      location,
+    )
+  ) {
+    return 'Fastify, Ajv, serialisation'
+  }
+  if (/node_modules\/prom-client/.test(location)) {
+    return 'prom-client (/metrics)'
+  }
+  if (/node_modules\/(jose)/.test(location)) {
+    return 'jose'
+  }
+  if (name === '(garbage collector)') {
+    return 'garbage collection'
+  }
+  if (/^node:|\(native\)/.test(location)) {
+    return 'Node core (http, streams, timers), other native'
+  }
+  return 'other'
+}
+
+/**
+ * `{ totalMs, functions: [{ name, location, selfMs, share }], packages: [{ name, selfMs, share }],
+ * kinds: [{ name, selfMs, share }] }`; the shares of `kinds` are of the busy time only (see kindOf).
+ */
 export function summariseProfile(file, top = 30) {
   const profile = JSON.parse(readFileSync(file, 'utf8'))
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -70,7 +130,20 @@ export function summariseProfile(file, top = 30) {
     total += micros
   }
   const share = (micros) => micros / total
+  const byKind = new Map()
+  let busy = 0
+  for (const fn of byFunction.values()) {
+    const kind = kindOf(fn)
+    if (kind !== undefined) {
+      byKind.set(kind, (byKind.get(kind) ?? 0) + fn.micros)
+      busy += fn.micros
+    }
+  }
   return {
+    busyMs: busy / 1000,
+    kinds: [...byKind.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, micros]) => ({ name, selfMs: micros / 1000, share: micros / busy })),
     totalMs: total / 1000,
     functions: [...byFunction.values()]
       .sort((a, b) => b.micros - a.micros)
@@ -88,6 +161,12 @@ export function profileMarkdown(summary, title) {
     `## ${title}`,
     '',
     `Total sampled time: ${(summary.totalMs / 1000).toFixed(1)} s (including idle).`,
+    '',
+    `### Where the busy time goes (${(summary.busyMs / 1000).toFixed(1)} s: without idle, start-up and writev)`,
+    '',
+    '| kind of work | self ms | share |',
+    '| --- | ---: | ---: |',
+    ...summary.kinds.map((k) => `| ${k.name} | ${k.selfMs.toFixed(0)} | ${pct(k.share)} |`),
     '',
     '### Self time by package',
     '',

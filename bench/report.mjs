@@ -112,7 +112,13 @@ export function evaluate(results) {
         pass: p99 === undefined || scenario.problem !== undefined ? undefined : p99 <= spec.maxP99,
       })
     }
-    return { ...scenario, ceilingName: ceiling.name, ratio, target: judge(checks, judged) }
+    // The same comparison by the server's CPU time per response: steadier on a busy machine.
+    const cpu = scenario.serverCpu?.microsecondsPerRequest
+    const cpuRatio =
+      scenario.ceiling === 'http' && cpu !== undefined && results.ceilings.http?.cpuPerRequest !== undefined
+        ? results.ceilings.http.cpuPerRequest / cpu
+        : undefined
+    return { ...scenario, ceilingName: ceiling.name, ratio, cpuRatio, target: judge(checks, judged) }
   })
 
   const find = (engine, id, size) => rows.find((r) => r.engine === engine && r.id === id && r.size === size)
@@ -187,9 +193,11 @@ const columns = [
   { key: 'p50', title: 'p50 ms', numeric: true },
   { key: 'p99', title: 'p99 ms', numeric: true },
   { key: 'responses', title: 'responses', numeric: true },
+  { key: 'cpu', title: 'CPU µs/req', numeric: true },
   { key: 'rss', title: 'RSS MB', numeric: true },
   { key: 'ceiling', title: 'ceiling' },
   { key: 'ratio', title: 'of ceiling', numeric: true },
+  { key: 'cpuRatio', title: 'by CPU', numeric: true },
   { key: 'target', title: 'target' },
   { key: 'result', title: 'result' },
 ]
@@ -210,11 +218,12 @@ export function tableRows(results, evaluated) {
     })
   const httpRuns = c.http?.runs ?? []
   add({
-    title: `bare Fastify GET (own process, ${httpRuns.length} runs: ${httpRuns.map((r) => fixed(r.rps)).join(' / ')})`,
+    title: `bare Fastify GET (own process, ${httpRuns.length === 1 ? '1 run' : `${httpRuns.length} runs`}: ${httpRuns.map((r) => fixed(r.rps)).join(' / ')})`,
     rate: fixed(c.http?.rps),
     p50: ms(c.http?.latency?.p50),
     p99: ms(c.http?.latency?.p99),
     responses: fixed(httpRuns[0]?.requests),
+    cpu: fixed(c.http?.cpuPerRequest),
     rss: fixed(c.http?.rss?.peak),
     ceiling: '(ceiling)',
   })
@@ -237,9 +246,11 @@ export function tableRows(results, evaluated) {
       p50: ms(row.latency?.p50),
       p99: ms(row.latency?.p99),
       responses: fixed(row.requests),
+      cpu: fixed(row.serverCpu?.microsecondsPerRequest),
       rss: fixed(row.rss?.peak),
       ceiling: row.ceilingName,
       ratio: percent(row.ratio),
+      cpuRatio: percent(row.cpuRatio),
       target: row.target?.text,
       result: row.target?.result ?? (row.skipped === undefined ? '' : 'skipped'),
     })

@@ -387,6 +387,9 @@ async function benchmark(options) {
   results.ceilings.http = {
     runs: httpRuns,
     rps: httpRuns.reduce((sum, run) => sum + run.rps, 0) / httpRuns.length,
+    cpuPerRequest:
+      httpRuns.reduce((sum, run) => sum + (run.serverCpu?.microsecondsPerRequest ?? Number.NaN), 0) /
+      httpRuns.length,
     latency: httpRuns[0]?.latency,
     rss: httpRuns[0]?.rss,
   }
@@ -456,7 +459,7 @@ async function profileValidate(options) {
   const measured = context.results.scenarios[0]
   const title =
     `Profile: validate by key, SQLite, ${count(licenses)} licenses ` +
-    `(${measured.rps.toFixed(0)} req/s, p99 ${measured.latency.p99} ms under --cpu-prof)`
+    `(${measured.rps.toFixed(0)} req/s, p99 ${measured.latency.p99?.toFixed(1)} ms, under --cpu-prof)`
   const summary = profileMarkdown(summariseProfile(join(profileDir, file), 40), title)
   console.log(summary)
   writeFileSync(join(resultsDir, 'profile-validate-sqlite.md'), summary)

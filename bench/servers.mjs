@@ -126,6 +126,15 @@ export function sampleRss(pid, intervalMs = 200) {
   }
 }
 
+/** The process's CPU time so far (user + system) in seconds, or undefined once it is gone (Linux only). */
+export function cpuSeconds(pid) {
+  const ticks = cpuTicks(pid)
+  return ticks === undefined ? undefined : ticks / clockTicksPerSecond
+}
+
+/** USER_HZ: 100 on every Linux Node runs on. */
+const clockTicksPerSecond = 100
+
 /** The process's CPU time so far (user + system), in clock ticks (Linux only). */
 function cpuTicks(pid) {
   try {
