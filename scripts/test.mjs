@@ -5,7 +5,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dirname, '..')
@@ -126,11 +126,18 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 const tsx = join(root, 'node_modules', '.bin', 'tsx')
-const child = spawn(tsx, ['--test', '--test-reporter=spec', ...testFiles()], {
-  cwd: root,
-  env,
-  stdio: 'inherit',
-})
+// Test files run in parallel processes (each test has its own database or schema); node's default of
+// one fewer than the cores means one at a time on a 2-core machine.
+const concurrency = Math.max(2, availableParallelism())
+const child = spawn(
+  tsx,
+  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...testFiles()],
+  {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+  },
+)
 const code = await new Promise((done) => child.on('close', (exitCode) => done(exitCode ?? 1)))
 stop()
 process.exit(code)

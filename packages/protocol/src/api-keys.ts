@@ -7,8 +7,11 @@ import {
   TimestampSchema,
 } from './common.js'
 
-/** `admin`: everything; `product`: everything about one product's licenses. */
-export const ApiKeyRoleSchema = Type.Enum(['admin', 'product'])
+/**
+ * `admin`: everything; `product`: everything about one product's licenses; `client`: for one product,
+ * only validate, activate, deactivate and obtain tokens by license key (safe to embed in applications).
+ */
+export const ApiKeyRoleSchema = Type.Enum(['admin', 'product', 'client'])
 export type ApiKeyRole = Static<typeof ApiKeyRoleSchema>
 
 export const ApiKeyResourceSchema = Type.Object(
@@ -18,7 +21,7 @@ export const ApiKeyResourceSchema = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     role: ApiKeyRoleSchema,
     productId: Type.Union([ProductIdSchema, Type.Null()], {
-      description: 'The product a `product` key is scoped to.',
+      description: 'The product a `product` or `client` key is scoped to.',
     }),
     prefix: Type.String({
       description: 'The first characters of the secret, to recognise the key.',

@@ -13,7 +13,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { canSeeProduct, type Principal } from '../core/principal.js'
+import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { Activation } from './activation.js'
@@ -56,6 +56,7 @@ export class ActivationService {
     licenseId: LicenseId,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
+    requireManagementKey(principal)
     return this.#activate(await this.#licenses.get(principal, licenseId), input)
   }
 
@@ -66,6 +67,7 @@ export class ActivationService {
 
   /** Frees the seat. */
   async deactivate(principal: Principal, id: ActivationId): Promise<void> {
+    requireManagementKey(principal)
     await this.get(principal, id)
     if ((await this.#activations.deactivate(id)) === undefined) {
       throw activationNotFound(`No activation ${id} exists.`)
@@ -81,6 +83,7 @@ export class ActivationService {
   }
 
   async get(principal: Principal, id: ActivationId): Promise<Activation> {
+    requireManagementKey(principal)
     const activation = await this.#activations.findById(id)
     if (activation === undefined || !canSeeProduct(principal, activation.productId)) {
       throw activationNotFound(`No activation ${id} is visible to this API key.`)
@@ -93,6 +96,7 @@ export class ActivationService {
     licenseId: LicenseId,
     query: ListActivationsQuery,
   ): Promise<Paginated<Activation>> {
+    requireManagementKey(principal)
     const request = parseListQuery(query, activationListSpec)
     const { license } = await this.#licenses.get(principal, licenseId)
     const slice = await this.#activations.list(license.id, request)

@@ -50,14 +50,14 @@ export class ApiKeyService {
     }
     return apiKey.productId === null
       ? undefined
-      : { role: 'product', apiKeyId: apiKey.id, productId: apiKey.productId }
+      : { role: apiKey.role, apiKeyId: apiKey.id, productId: apiKey.productId }
   }
 
   /** Returns the key and its secret; the secret is not kept and cannot be shown again. */
   async create(principal: Principal, input: CreateApiKeyBody): Promise<{ apiKey: ApiKey; secret: string }> {
     requireAdmin(principal, 'manage API keys')
-    if (input.role === 'product' && input.productId === undefined) {
-      throw new InvalidInputError('#/productId', 'A product key needs the productId it is scoped to.')
+    if (input.role !== 'admin' && input.productId === undefined) {
+      throw new InvalidInputError('#/productId', `A ${input.role} key needs the productId it is scoped to.`)
     }
     if (input.role === 'admin' && input.productId !== undefined) {
       throw new InvalidInputError('#/productId', 'An admin key sees every product; leave productId out.')

@@ -4,7 +4,7 @@ export interface ApiKey {
   readonly id: ApiKeyId
   readonly name: string
   readonly role: ApiKeyRole
-  /** Set exactly for `product` keys. */
+  /** Set exactly for `product` and `client` keys. */
   readonly productId: ProductId | null
   /** HMAC-SHA256 of the secret; the secret itself is never stored. */
   readonly digest: string
@@ -14,7 +14,11 @@ export interface ApiKey {
 }
 
 /** Readable secret prefixes (DESIGN.md). */
-export const secretPrefixes: Record<ApiKeyRole, string> = { admin: 'kt_admin_', product: 'kt_prod_' }
+export const secretPrefixes: Record<ApiKeyRole, string> = {
+  admin: 'kt_admin_',
+  product: 'kt_prod_',
+  client: 'kt_client_',
+}
 
 /** How many characters of a secret the `prefix` field shows: the role prefix plus four. */
 export function displayPrefix(secret: string, role: ApiKeyRole): string {

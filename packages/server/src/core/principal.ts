@@ -4,7 +4,7 @@ import { DomainError } from './errors.js'
 /** Who is calling: set by authentication, passed to every service method. */
 export type Principal =
   | { readonly role: 'admin'; readonly apiKeyId: ApiKeyId }
-  | { readonly role: 'product'; readonly apiKeyId: ApiKeyId; readonly productId: ProductId }
+  | { readonly role: 'product' | 'client'; readonly apiKeyId: ApiKeyId; readonly productId: ProductId }
 
 /** Another product's data is invisible to a product key: callers treat it as not found. */
 export function canSeeProduct(principal: Principal, productId: ProductId): boolean {
@@ -13,7 +13,21 @@ export function canSeeProduct(principal: Principal, productId: ProductId): boole
 
 /** The product a principal is limited to, or undefined for an admin. */
 export function scopedProductId(principal: Principal): ProductId | undefined {
-  return principal.role === 'product' ? principal.productId : undefined
+  return principal.role === 'admin' ? undefined : principal.productId
+}
+
+/**
+ * Client keys are embedded in applications shipped to users, so anyone may extract one: they may
+ * only validate, activate, deactivate and obtain tokens for a license whose key they present.
+ * Every other operation calls this first.
+ */
+export function requireManagementKey(principal: Principal): void {
+  if (principal.role === 'client') {
+    throw new DomainError(
+      'forbidden',
+      'A client API key may only validate, activate, deactivate and obtain tokens by license key.',
+    )
+  }
 }
 
 export function requireAdmin(principal: Principal, action: string): void {

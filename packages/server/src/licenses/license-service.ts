@@ -14,7 +14,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { canSeeProduct, type Principal, scopedProductId } from '../core/principal.js'
+import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec } from './license-store.js'
@@ -46,6 +46,7 @@ export class LicenseService {
   }
 
   async create(principal: Principal, input: CreateLicenseBody): Promise<LicenseView> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     if (!canSeeProduct(principal, input.productId)) {
       throw new DomainError('forbidden', 'This API key may only create licenses for its own product.')
@@ -72,11 +73,13 @@ export class LicenseService {
   }
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     return viewAt(await this.#visible(principal, id), now)
   }
 
   async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
     const changes: LicenseChanges = {
@@ -94,6 +97,7 @@ export class LicenseService {
 
   /** Idempotent: revoking a revoked license changes nothing. */
   async revoke(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
     if (current.revokedAt !== null) {
@@ -104,6 +108,7 @@ export class LicenseService {
 
   /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
   async reinstate(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
     if (current.revokedAt === null) {
@@ -113,6 +118,7 @@ export class LicenseService {
   }
 
   async list(principal: Principal, query: ListLicensesQuery): Promise<Paginated<LicenseView>> {
+    requireManagementKey(principal)
     const now = this.#clock.now()
     const request = parseListQuery(query, licenseListSpec)
     const scope = scopedProductId(principal)

@@ -9,7 +9,13 @@ import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { canSeeProduct, type Principal, requireAdmin, scopedProductId } from '../core/principal.js'
+import {
+  canSeeProduct,
+  type Principal,
+  requireAdmin,
+  requireManagementKey,
+  scopedProductId,
+} from '../core/principal.js'
 import { newSigningKey } from '../tokens/signing-keys.js'
 import type { Product, ProductView } from './product.js'
 import { type ProductChanges, type ProductStore, productListSpec } from './product-store.js'
@@ -46,6 +52,7 @@ export class ProductService {
   }
 
   async get(principal: Principal, id: ProductId): Promise<ProductView> {
+    requireManagementKey(principal)
     return this.#visible(principal, id)
   }
 
@@ -80,6 +87,7 @@ export class ProductService {
   }
 
   async list(principal: Principal, query: ListProductsQuery): Promise<Paginated<ProductView>> {
+    requireManagementKey(principal)
     const request = parseListQuery(query, productListSpec)
     const slice = await this.#products.list({ request, productId: scopedProductId(principal) })
     return toPage(slice, request.limit, pageOf(request, slice.offset))

@@ -6,7 +6,10 @@ import type { Database } from './database.js'
  * write lock first: a deferred transaction that later writes can fail with SQLITE_BUSY when another
  * process writes meanwhile, whatever the busy timeout.
  */
-export async function writeTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+export async function writeTransaction<T>(
+  db: Kysely<Database>,
+  work: (trx: Kysely<Database>) => Promise<T>,
+): Promise<T> {
   if (!isSqlite(db)) {
     return db.transaction().execute(work)
   }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { describe } from 'node:test'
-import pg from 'pg'
 import { type Connection, connect } from '../storage/connect.js'
 import { migrateToLatest } from '../storage/migrate.js'
+import { processDatabaseUrl, query } from './postgres-database.js'
 
 /** How to get a fresh, migrated database for one test. */
 export interface TestDatabase {
@@ -21,26 +21,29 @@ export function sqliteTestDatabase(): TestDatabase {
   }
 }
 
-/** Each test gets its own schema (t_<random>), dropped when it closes: test files run in parallel. */
-export function postgresTestDatabase(url: string): TestDatabase {
+/**
+ * Each test gets its own schema (t_<random>), dropped when it closes, inside this process's own
+ * database (testing/postgres-database.ts).
+ */
+export function postgresTestDatabase(serverUrl: string): TestDatabase {
   return {
     kind: 'postgres',
     async open() {
+      const url = await processDatabaseUrl(serverUrl)
       const schema = `t_${randomBytes(6).toString('hex')}`
-      const admin = new pg.Client({ connectionString: url })
-      await admin.connect()
-      await admin.query(`create schema ${schema}`)
-      await admin.end()
+      await query(url, `create schema ${schema}`)
       const connection = connect({ kind: 'postgres', url }, { searchPath: schema, poolSize: 5 })
       await migrateToLatest(connection)
+      let closed = false
       return {
         ...connection,
         close: async () => {
+          if (closed) {
+            return
+          }
+          closed = true
           await connection.close()
-          const client = new pg.Client({ connectionString: url })
-          await client.connect()
-          await client.query(`drop schema ${schema} cascade`)
-          await client.end()
+          await query(url, `drop schema ${schema} cascade`)
         },
       }
     },

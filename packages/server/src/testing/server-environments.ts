@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext } from 'node:test'
-import pg from 'pg'
+import { processDatabaseUrl, query } from './postgres-database.js'
 
 /** Environment variables for `serve`/`migrate` (or the CLI) on a fresh, empty database. */
 export interface ServerEnvironment {
@@ -38,10 +38,11 @@ export function postgresServerEnvironment(url: string): ServerEnvironment {
   return {
     kind: 'postgres',
     async fresh(t) {
+      const database = await processDatabaseUrl(url)
       const schema = `t_${randomBytes(6).toString('hex')}`
-      await query(url, `create schema ${schema}`)
-      t.after(() => query(url, `drop schema ${schema} cascade`))
-      const withSchema = new URL(url)
+      await query(database, `create schema ${schema}`)
+      t.after(() => query(database, `drop schema ${schema} cascade`))
+      const withSchema = new URL(database)
       withSchema.searchParams.set('options', `-c search_path=${schema}`)
       return {
         PORT: '0',
@@ -50,16 +51,6 @@ export function postgresServerEnvironment(url: string): ServerEnvironment {
         KEYTURN_SECRET: testMasterSecret,
       }
     },
-  }
-}
-
-async function query(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
   }
 }
 

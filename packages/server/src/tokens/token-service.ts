@@ -19,7 +19,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { toPage } from '../core/list-query.js'
-import { canSeeProduct, type Principal, requireAdmin } from '../core/principal.js'
+import { canSeeProduct, type Principal, requireAdmin, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
@@ -69,6 +69,7 @@ export class TokenService {
     licenseId: LicenseId,
     input: CreateLicenseTokenBody,
   ): Promise<IssuedToken> {
+    requireManagementKey(principal)
     return this.#issue(await this.#licenses.get(principal, licenseId), input)
   }
 
@@ -151,6 +152,7 @@ export class TokenService {
     productId: ProductId,
     query: ListProductKeysQuery,
   ): Promise<Paginated<StoredPublicKey>> {
+    requireManagementKey(principal)
     await this.#visibleProduct(principal, productId)
     const { page = 0, limit = defaultPageLimit } = query
     // A product has a handful of keys: page through them in memory.

@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+
+/**
+ * A database of this test process's own inside the test PostgreSQL: test files run in parallel
+ * processes, and Kysely's migrator reads the catalogue of every schema in its database, which fails
+ * when another process drops a schema at that moment. Schemas per test live inside it; the
+ * database is dropped when the process is done (the throwaway server of scripts/test.mjs goes anyway).
+ */
+let ownDatabase: Promise<string> | undefined
+
+export function processDatabaseUrl(serverUrl: string): Promise<string> {
+  ownDatabase ??= (async () => {
+    const name = `keyturn_test_${process.pid}_${randomBytes(4).toString('hex')}`
+    await query(serverUrl, `create database ${name}`)
+    process.once('beforeExit', () => {
+      query(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {})
+    })
+    const url = new URL(serverUrl)
+    url.pathname = `/${name}`
+    return url.toString()
+  })()
+  return ownDatabase
+}
+
+/** Runs one statement on its own connection. */
+export async function query(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
