@@ -3,13 +3,11 @@ import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
 import type { LicenseService } from '../license-service.js'
 import { toLicenseResource } from './license-resource.js'
-import { rejectCoercedBody } from './reject-coerced-body.js'
 
 export function registerCreateLicense(api: App, licenses: LicenseService): void {
   api.post(
     '/licenses',
     {
-      ...rejectCoercedBody(CreateLicenseBodySchema),
       schema: {
         operationId: 'createLicense',
         summary: 'Create a license for a product',

@@ -8,13 +8,11 @@ import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
 import type { LicenseService } from '../license-service.js'
 import { toLicenseResource } from './license-resource.js'
-import { rejectCoercedBody } from './reject-coerced-body.js'
 
 export function registerUpdateLicense(api: App, licenses: LicenseService): void {
   api.patch(
     '/licenses/:id',
     {
-      ...rejectCoercedBody(UpdateLicenseBodySchema),
       schema: {
         operationId: 'updateLicense',
         summary: 'Change the activation limit or expiration date of a license',

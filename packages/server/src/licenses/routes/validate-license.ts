@@ -3,13 +3,11 @@ import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
 import type { LicenseService } from '../license-service.js'
 import { toValidationResult } from './license-resource.js'
-import { rejectCoercedBody } from './reject-coerced-body.js'
 
 export function registerValidateLicense(api: App, licenses: LicenseService): void {
   api.post(
     '/licenses/validate',
     {
-      ...rejectCoercedBody(ValidateLicenseBodySchema),
       schema: {
         operationId: 'validateLicense',
         summary: 'Validate a license key for a product',
