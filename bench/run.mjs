@@ -224,6 +224,7 @@ async function runScenario(instance, scenario, base, context) {
   )
   if (!measured.isIdleAfter) {
     log('  the server is still busy with that run 20 s later: restarting it')
+    results.scenarios.at(-1).restartedAfter = true
     await instance.restart()
   }
 }
