@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { LicenseResource } from '@keyturn/client'
-import { describeEachDatabase } from '../../server/src/testing/each-database.js'
 import { closedPortUrl } from '../../server/src/testing/listening-app.js'
 import { keyturn, startKeyturn } from './testing/keyturn-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from './testing/test-server.js'
@@ -29,16 +28,22 @@ async function exported(server: CliTestServer, productId = server.productId): Pr
     .map((line) => JSON.parse(line))
 }
 
-describeEachDatabase('keyturn licenses import of 5,000 rows', (database) => {
+// On SQLite only: the server side of a resumed import (claims, replays, concurrent retries) runs on
+// both engines in packages/server/src/idempotency and journeys/idempotency-across-processes.
+describe('keyturn licenses import of 5,000 rows', () => {
   it('resumes after being killed half-way: every row once, none twice', async (t) => {
-    const server = await startCliTestServer(t, database)
+    const server = await startCliTestServer(t)
     const rows = Array.from({ length: 5000 }, (_, n) => `${server.productId},${n + 1},2031-01-01T00:00:00Z`)
     const file = aFile(t, 'licenses.csv', `productId,maxActivations,expirationDate\n${rows.join('\n')}\n`)
 
     const first = startKeyturn(['licenses', 'import', file], server.env)
     let countAtKill = 0
-    for (const deadline = Date.now() + 60_000; countAtKill < 2500; countAtKill = await licenseCount(server)) {
-      assert.ok(Date.now() < deadline, 'the import got nowhere near half-way within a minute')
+    for (
+      const deadline = Date.now() + 300_000;
+      countAtKill < 2500;
+      countAtKill = await licenseCount(server)
+    ) {
+      assert.ok(Date.now() < deadline, 'the import got nowhere near half-way within five minutes')
       assert.equal(first.child.exitCode, null, 'the first run ended before it was interrupted')
       await delay(20)
     }
@@ -93,12 +98,12 @@ describe('keyturn licenses import', () => {
       /^line 5: validation_failed: expirationDate must be in the future.* \(req_\w+\)$/,
     )
     assert.match(reasons[3] ?? '', /^line 6: .*columns length is 3, got 4/)
-    assert.equal(first.stdout, 'Imported 2 of 6 rows; 4 failed, listed above.\n')
+    assert.equal(first.stdout, 'Imported 2 of 6 rows; 4 failed (listed on stderr).\n')
     assert.equal(again.code, 1)
     assert.equal(again.stderr, first.stderr, 'the same refusals, replayed')
     assert.equal(
       again.stdout,
-      'Imported 2 of 6 rows (2 of them by an earlier run); 4 failed, listed above.\n',
+      'Imported 2 of 6 rows (2 of them by an earlier run); 4 failed (listed on stderr).\n',
     )
     const licenses = await exported(server)
     assert.deepEqual(licenses.map((license) => license.maxActivations).sort(), [1, null])

@@ -302,7 +302,7 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
     })
   } else {
     const already = existing === 0 ? '' : ` (${existing} of them by an earlier run)`
-    const failed = failures.length === 0 ? '' : `; ${failures.length} failed, listed above`
+    const failed = failures.length === 0 ? '' : `; ${failures.length} failed (listed on stderr)`
     io.print(`Imported ${created + existing} of ${rows} rows${already}${failed}.`)
   }
   if (failures.length > 0) {
