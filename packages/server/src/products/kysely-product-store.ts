@@ -113,6 +113,11 @@ export class KyselyProductStore implements ProductStore {
     }
   }
 
+  async findProductOnly(id: ProductId): Promise<Product | undefined> {
+    const row = await this.#db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : rowToProduct(row)
+  }
+
   async findById(id: ProductId): Promise<ProductView | undefined> {
     const row = await this.#db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : (await this.#withKeys([row]))[0]

@@ -95,8 +95,8 @@ export class ProductService {
 
   /** For licenses (ProductLookup): existence and suspension, regardless of the caller. */
   async findProduct(id: ProductId): Promise<{ id: ProductId; isSuspended: boolean } | undefined> {
-    const view = await this.#products.findById(id)
-    return view === undefined ? undefined : { id, isSuspended: view.product.suspendedAt !== null }
+    const product = await this.#products.findProductOnly(id)
+    return product === undefined ? undefined : { id, isSuspended: product.suspendedAt !== null }
   }
 
   async #visible(principal: Principal, id: ProductId): Promise<ProductView> {

@@ -31,6 +31,8 @@ export interface ProductStore {
   /** Inserts the product and its first signing key together. */
   insert(product: Product, key: SigningKeyRecord): Promise<ProductView>
   findById(id: ProductId): Promise<ProductView | undefined>
+  /** Just the product row (no signing key): what the hot paths (validate, activate) need. */
+  findProductOnly(id: ProductId): Promise<Product | undefined>
   update(id: ProductId, changes: ProductChanges): Promise<ProductView | undefined>
   list(query: ProductListQuery): Promise<ListSlice<ProductView>>
 }

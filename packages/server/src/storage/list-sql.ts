@@ -107,14 +107,12 @@ export async function selectPage<Row, S extends string, F extends string>(
         `\`starting_after\` names no item in this list: "${cursor}".`,
       )
     }
-    // The cursor's sort value, read by the same expression: no value crosses the driver boundary.
-    const value = sql`(select ${sortBy('c')} from ${table} as c where c.id = ${cursor})`
-    const here = sortBy(spec.table)
-    const id = sql.ref(`${spec.table}.id`)
+    // The cursor's sort value and id, read by the same expression (no value crosses the driver
+    // boundary), compared as a row value: both engines can seek an index on (sort column, id) with it.
+    const here = sql`(${sortBy(spec.table)}, ${sql.ref(`${spec.table}.id`)})`
+    const there = sql`(select ${sortBy('c')}, c.id from ${table} as c where c.id = ${cursor})`
     const after =
-      request.sort.order === 'asc'
-        ? sql<SqlBool>`(${here} > ${value} or (${here} = ${value} and ${id} > ${cursor}))`
-        : sql<SqlBool>`(${here} < ${value} or (${here} = ${value} and ${id} < ${cursor}))`
+      request.sort.order === 'asc' ? sql<SqlBool>`${here} > ${there}` : sql<SqlBool>`${here} < ${there}`
     const before = await sql<{ count: number | string }>`
       select count(*) as count from ${table} where ${matching} and not ${after}`.execute(db)
     offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string

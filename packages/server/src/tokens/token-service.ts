@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto'
 import {
   type CreateLicenseTokenBody,
   type CreateLicenseTokenByKeyBody,
@@ -23,7 +24,10 @@ import { canSeeProduct, type Principal, requireAdmin, requireManagementKey } fro
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
-import { decryptSigningKey, newSigningKey } from './signing-keys.js'
+import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
+
+/** Decrypted signing keys kept per process (one per product, more after rotations). */
+const maxCachedSigningKeys = 1024
 
 /** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
 export interface LicenseReader {
@@ -53,6 +57,7 @@ export class TokenService {
   readonly #signingKeys: SigningKeyStore
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
+  readonly #privateKeys = new Map<string, KeyObject>()
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
@@ -142,7 +147,7 @@ export class TokenService {
       .setNotBefore(issuedAt)
       .setExpirationTime(expiresAt)
       .setJti(newId('token'))
-      .sign(decryptSigningKey(this.#signingKeyEncryption, key))
+      .sign(this.#privateKey(key))
     return { token, payload, view }
   }
 
@@ -169,6 +174,22 @@ export class TokenService {
     const next = newSigningKey(this.#signingKeyEncryption)
     await this.#signingKeys.rotate(productId, next, now)
     return { keyId: next.keyId, productId, publicKeyPem: next.publicKeyPem, createdAt: now, retiredAt: null }
+  }
+
+  /**
+   * Decrypting and importing a key costs more than signing with it: keep the decrypted keys by
+   * `kid`. A kid names one immutable key pair, so no process can hold a stale one.
+   */
+  #privateKey(key: SigningKeyRecord): KeyObject {
+    let privateKey = this.#privateKeys.get(key.keyId)
+    if (privateKey === undefined) {
+      if (this.#privateKeys.size >= maxCachedSigningKeys) {
+        this.#privateKeys.clear()
+      }
+      privateKey = decryptSigningKey(this.#signingKeyEncryption, key)
+      this.#privateKeys.set(key.keyId, privateKey)
+    }
+    return privateKey
   }
 
   async #visibleProduct(principal: Principal, productId: ProductId): Promise<void> {
