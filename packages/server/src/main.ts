@@ -1,10 +1,11 @@
 /**
- * @module The server's entry points for the CLI: `serve(env)` (config → database → app → listen)
- * and `migrate(env)`. Only the CLI touches `process`; these take the environment and an output.
+ * @module The server's entry points for the CLI: `serve(env)` (config → database → app → listen),
+ * `prepare(env)` (the primary's share when `keyturn serve --workers` runs several) and
+ * `migrate(env)`. Only the CLI touches `process`; these take the environment and an output.
  */
 import { randomBytes } from 'node:crypto'
 import { buildApp } from './app.js'
-import { type Config, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 import { systemClock } from './core/clock.js'
 import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
@@ -40,12 +41,27 @@ export type Environment = Readonly<Record<string, string | undefined>>
 /** How long `close()` waits for in-flight requests before cutting their connections. */
 export const shutdownGracePeriodMs = 10_000
 
-export async function serve(env: Environment, output: Output): Promise<RunningServer> {
+export interface ServeOptions {
+  /**
+   * One of several processes serving the same database (`keyturn serve --workers`): the primary
+   * has applied the migrations (`prepare`) and creates the first admin key and prints the banner
+   * (`Preparation.announce`), so this one only listens and serves, and prints nothing.
+   */
+  readonly isWorker?: boolean
+}
+
+export async function serve(
+  env: Environment,
+  output: Output,
+  options: ServeOptions = {},
+): Promise<RunningServer> {
   const config = loadConfig(env)
   const connection = connect(config.database)
   let app: App | undefined
   try {
-    await migrateToLatest(connection)
+    if (options.isWorker !== true) {
+      await migrateToLatest(connection)
+    }
     const built = buildApp({
       db: connection.db,
       clock: systemClock,
@@ -56,13 +72,68 @@ export async function serve(env: Environment, output: Output): Promise<RunningSe
     // Listen before creating the first admin key: if the port is taken, no key is created that
     // nobody saw, and the next start (on another port) still prints one.
     const url = await app.listen({ port: config.port, host: config.host })
-    const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
-    printBanner(output, url, createdSecret)
+    if (options.isWorker !== true) {
+      const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
+      printBanner(output, url, createdSecret)
+    }
     const running = app
     return { url, close: () => shutdown(running, connection) }
   } catch (error) {
     await app?.close()
     await connection.close()
+    throw error
+  }
+}
+
+/** The primary's share of `keyturn serve --workers`, between `prepare` and the workers' start. */
+export interface Preparation {
+  /**
+   * Once the workers listen on `url`: creates the first admin key if there is none yet, prints the
+   * banner (and that key, once) and closes the primary's database connection.
+   */
+  announce(url: string): Promise<void>
+  /** Closes the database connection without announcing (the workers did not start). Idempotent. */
+  close(): Promise<void>
+}
+
+/**
+ * For several processes serving one database (`keyturn serve --workers`), run once before they
+ * start: checks the configuration, applies pending migrations and creates the SQLite master-secret
+ * file, so the workers (`serve(env, output, { isWorker: true })`) find everything in place.
+ * The first admin key waits for `announce`: as in `serve`, nobody must miss it because the port was
+ * taken.
+ */
+export async function prepare(env: Environment, output: Output): Promise<Preparation> {
+  const config = loadConfig(env)
+  if (config.database.kind === 'sqlite' && config.database.path === ':memory:') {
+    throw new ConfigError([
+      'KEYTURN_DATABASE_URL: an in-memory database (sqlite::memory:) lives in one process; several workers need a file or PostgreSQL',
+    ])
+  }
+  const connection = connect(config.database)
+  let closed: Promise<void> | undefined
+  const close = () => {
+    closed ??= connection.close()
+    return closed
+  }
+  try {
+    await migrateToLatest(connection)
+    const secretKeys = deriveSecretKeys(masterSecret(config, connection))
+    return {
+      async announce(url) {
+        try {
+          // Only the services are used: the app never listens or registers its routes.
+          const { services } = buildApp({ db: connection.db, clock: systemClock, secretKeys, logger: false })
+          const { createdSecret } = await services.apiKeys.bootstrapAdmin(config.adminKey)
+          printBanner(output, url, createdSecret)
+        } finally {
+          await close()
+        }
+      },
+      close,
+    }
+  } catch (error) {
+    await close()
     throw error
   }
 }
