@@ -131,7 +131,11 @@ async function supervise(
     allExited = resolve
   })
 
-  const fork = () => live.add(cluster.fork())
+  const fork = () => {
+    const worker = cluster.fork()
+    live.add(worker)
+    return worker
+  }
   const onMessage = (worker: Worker, message: unknown) => {
     if (!isListeningMessage(message)) {
       return
@@ -139,6 +143,8 @@ async function supervise(
     listening.add(worker)
     if (phase === 'starting' && listening.size === count) {
       started(message.url)
+    } else if (phase === 'running') {
+      io.printError(`keyturn serve: worker ${worker.process.pid} is listening in its place`)
     }
   }
   const onExit = (worker: Worker, code: number | null, signal: string | null) => {
@@ -166,8 +172,10 @@ async function supervise(
         return
       }
       restarts.push(now)
-      io.printError(`keyturn serve: worker ${pid} exited unexpectedly (${how}); starting another`)
-      fork()
+      const replacement = fork()
+      io.printError(
+        `keyturn serve: worker ${pid} exited unexpectedly (${how}); started ${replacement.process.pid} in its place`,
+      )
     }
   }
   cluster.on('message', onMessage)

@@ -1,0 +1,210 @@
+import assert from 'node:assert/strict'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { describe, it, type TestContext } from 'node:test'
+import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
+import { keyturnBin } from './testing/keyturn-process.js'
+
+/** Upper bound for the cluster to start or stop: three processes, on a machine that may be busy. */
+const patience = 60_000
+
+interface Run {
+  readonly child: ChildProcess
+  stdout: string
+  stderr: string
+  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Starts `keyturn <args>` with only PATH and `env`; killed (with its workers) after the test if still running. */
+function keyturn(t: TestContext, args: readonly string[], env: Record<string, string>): Run {
+  const child = spawn(process.execPath, [keyturnBin, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  const run: Run = { child, stdout: '', stderr: '', exit }
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    run.stdout += chunk
+  })
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    run.stderr += chunk
+  })
+  t.after(() => {
+    for (const pid of workerPids(run)) {
+      killQuietly(pid)
+    }
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+    }
+  })
+  return run
+}
+
+/** Resolves with the first match of `pattern` in the output (stdout or stderr); fails after `patience`. */
+function waitFor(
+  run: Run,
+  pattern: RegExp,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const source = stream === 'stdout' ? run.child.stdout : run.child.stderr
+    const check = () => {
+      const match = run[stream].match(pattern)
+      if (match) {
+        cleanup()
+        resolve(match)
+      }
+    }
+    const timer = setTimeout(() => {
+      cleanup()
+      reject(new Error(`no ${pattern} within ${patience} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`))
+    }, patience)
+    const exited = () => {
+      cleanup()
+      reject(new Error(`exited before printing ${pattern}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`))
+    }
+    const cleanup = () => {
+      clearTimeout(timer)
+      source?.off('data', check)
+      run.child.off('exit', exited)
+    }
+    source?.on('data', check)
+    run.child.once('exit', exited)
+    check()
+  })
+}
+
+function exitWithin(run: Run): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`still running after ${patience} ms:\n${run.stdout}\n${run.stderr}`)),
+      patience,
+    )
+  })
+  return Promise.race([run.exit, timeout]).finally(() => clearTimeout(timer))
+}
+
+const listening = /Keyturn is listening on (http:\/\/[^\s]+)/
+const workersLine = /Keyturn started (\d+) worker processes \(pids ([\d, ]+)\)\./g
+
+/** Every worker pid the primary reported, restarted ones included (they are on stderr). */
+function workerPids(run: Run): number[] {
+  const started = [...run.stdout.matchAll(workersLine)].flatMap((match) => (match[2] ?? '').split(', '))
+  const restarted = [...run.stderr.matchAll(/worker \d+ exited unexpectedly .*; started (\d+)/g)].map(
+    (match) => match[1] ?? '',
+  )
+  return [...started, ...restarted].filter((pid) => pid !== '').map(Number)
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH'
+  }
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {}
+}
+
+function countOf(text: string, part: string): number {
+  return text.split(part).length - 1
+}
+
+/** `count` requests at once, each with the admin key; resolves to their status codes. */
+async function statuses(url: string, secret: string, count: number): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const res = await fetch(`${url}/api/v0/products`, { headers: { authorization: `Bearer ${secret}` } })
+      await res.arrayBuffer()
+      return res.status
+    }),
+  )
+}
+
+describeEachServerEnvironment('keyturn serve --workers 2', (environment) => {
+  it('prints the banner and the first admin key once, answers with it, and exits 0 on SIGTERM with both workers gone', async (t) => {
+    const run = keyturn(t, ['serve', '--workers', '2'], await environment.fresh(t))
+
+    const [, url = ''] = await waitFor(run, listening)
+    const [secret = ''] = await waitFor(run, /kt_admin_[A-Za-z0-9]+/)
+    assert.deepEqual(await statuses(url, secret, 20), Array(20).fill(200))
+    const pids = workerPids(run)
+    assert.equal(pids.length, 2, run.stdout)
+    assert.ok(pids.every(isAlive))
+    assert.equal(countOf(run.stdout, 'Keyturn is listening on'), 1, run.stdout)
+    assert.equal(countOf(run.stdout, 'First start: Keyturn created an admin API key'), 1, run.stdout)
+    assert.deepEqual(
+      [...new Set(run.stdout.match(/kt_admin_[A-Za-z0-9]+/g))],
+      [secret],
+      'one admin key, in the banner only',
+    )
+    run.child.kill('SIGTERM')
+
+    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
+    assert.deepEqual(pids.filter(isAlive), [], 'no worker outlives the primary')
+    assert.equal(run.stderr, '')
+  })
+
+  it('replaces a worker that dies and keeps answering; the next start prints no new key', async (t) => {
+    const env = await environment.fresh(t)
+    const first = keyturn(t, ['serve', '--workers', '2'], env)
+    const [, url = ''] = await waitFor(first, listening)
+    const [secret = ''] = await waitFor(first, /kt_admin_[A-Za-z0-9]+/)
+    const [killed] = workerPids(first)
+    assert.ok(killed !== undefined, first.stdout)
+
+    process.kill(killed, 'SIGKILL')
+    await waitFor(
+      first,
+      new RegExp(`worker ${killed} exited unexpectedly \\(SIGKILL\\); started \\d+`),
+      'stderr',
+    )
+    await waitFor(first, /worker \d+ is listening in its place/, 'stderr')
+    assert.deepEqual(await statuses(url, secret, 10), Array(10).fill(200))
+    const pids = workerPids(first)
+    assert.equal(pids.filter(isAlive).length, 2, first.stderr)
+    first.child.kill('SIGINT')
+    assert.deepEqual(await exitWithin(first), { code: 0, signal: null }, first.stderr)
+    assert.deepEqual(pids.filter(isAlive), [])
+
+    const second = keyturn(t, ['serve', '--workers', '2'], env)
+    const [, secondUrl = ''] = await waitFor(second, listening)
+    assert.deepEqual(await statuses(secondUrl, secret, 4), Array(4).fill(200))
+    second.child.kill('SIGTERM')
+    assert.deepEqual(await exitWithin(second), { code: 0, signal: null }, second.stderr)
+    assert.doesNotMatch(second.stdout, /kt_admin_/)
+  })
+})
+
+describe('keyturn serve --workers, refused', () => {
+  for (const value of ['0', 'abc', '65', '1.5']) {
+    it(`exits 2 with a usage error on --workers ${value}`, async (t) => {
+      const run = keyturn(t, ['serve', '--workers', value], { KEYTURN_DATABASE_URL: 'sqlite::memory:' })
+
+      assert.deepEqual(await exitWithin(run), { code: 2, signal: null })
+      assert.match(
+        run.stderr,
+        /option '--workers <n>' argument '.*' is invalid\. Expected a whole number from 1 to 64\./,
+      )
+      assert.equal(run.stdout, '')
+    })
+  }
+
+  it('exits 1 on an in-memory database, which several processes cannot share', async (t) => {
+    const run = keyturn(t, ['serve', '--workers', '2'], {
+      KEYTURN_DATABASE_URL: 'sqlite::memory:',
+      PORT: '0',
+    })
+
+    assert.deepEqual(await exitWithin(run), { code: 1, signal: null })
+    assert.match(run.stderr, /in-memory database \(sqlite::memory:\) lives in one process/)
+    assert.equal(run.stdout, '')
+  })
+})
