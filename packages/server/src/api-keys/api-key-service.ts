@@ -108,18 +108,22 @@ export class ApiKeyService {
    */
   async bootstrapAdmin(configuredSecret: string | undefined): Promise<{ createdSecret: string | undefined }> {
     if (configuredSecret !== undefined) {
-      const digest = digestSecret(this.#digestKey, configuredSecret)
-      if ((await this.#apiKeys.findByDigest(digest)) === undefined) {
-        await this.#insert('KEYTURN_ADMIN_KEY', 'admin', null, configuredSecret)
-      }
+      await this.#apiKeys.insertUnless(
+        this.#newApiKey('KEYTURN_ADMIN_KEY', 'admin', null, configuredSecret),
+        'digest',
+      )
       return { createdSecret: undefined }
     }
     if (await this.#apiKeys.hasAdminKey()) {
-      return { createdSecret: undefined }
+      return { createdSecret: undefined } // the common case, without a write transaction
     }
+    // Several processes may make their first start at once: only the one that inserts prints a key.
     const secret = newApiKeySecret(secretPrefixes.admin)
-    await this.#insert('First admin key', 'admin', null, secret)
-    return { createdSecret: secret }
+    const inserted = await this.#apiKeys.insertUnless(
+      this.#newApiKey('First admin key', 'admin', null, secret),
+      'anyAdmin',
+    )
+    return { createdSecret: inserted ? secret : undefined }
   }
 
   async #insert(
@@ -128,7 +132,13 @@ export class ApiKeyService {
     productId: ApiKey['productId'],
     secret: string,
   ): Promise<{ apiKey: ApiKey; secret: string }> {
-    const apiKey: ApiKey = {
+    const apiKey = this.#newApiKey(name, role, productId, secret)
+    await this.#apiKeys.insert(apiKey)
+    return { apiKey, secret }
+  }
+
+  #newApiKey(name: string, role: ApiKey['role'], productId: ApiKey['productId'], secret: string): ApiKey {
+    return {
       id: newId('apiKey'),
       name,
       role,
@@ -137,8 +147,6 @@ export class ApiKeyService {
       prefix: displayPrefix(secret, role),
       createdAt: this.#clock.now(),
     }
-    await this.#apiKeys.insert(apiKey)
-    return { apiKey, secret }
   }
 }
 

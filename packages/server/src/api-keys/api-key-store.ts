@@ -25,4 +25,10 @@ export interface ApiKeyStore {
   delete(id: ApiKeyId): Promise<boolean>
   list(request: ListRequest<ApiKeySortField, ApiKeyFilterField>): Promise<ListSlice<ApiKey>>
   hasAdminKey(): Promise<boolean>
+  /**
+   * Inserts the key unless the condition already holds, atomically across processes that start at
+   * once: `digest` (a key with the same secret exists) or `anyAdmin` (some admin key exists).
+   * True when it inserted.
+   */
+  insertUnless(apiKey: ApiKey, condition: 'digest' | 'anyAdmin'): Promise<boolean>
 }

@@ -4,6 +4,7 @@ import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { ApiKeysTable, Database } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import type { ApiKey } from './api-key.js'
 import type { ApiKeyFilterField, ApiKeySortField, ApiKeyStore } from './api-key-store.js'
 
@@ -83,6 +84,27 @@ export class KyselyApiKeyStore implements ApiKeyStore {
       [],
     )
     return { ...slice, items: slice.items.map(rowToApiKey) }
+  }
+
+  async insertUnless(apiKey: ApiKey, condition: 'digest' | 'anyAdmin'): Promise<boolean> {
+    return writeTransaction(this.#db, async (trx) => {
+      // Serialises concurrent first starts on PostgreSQL (SQLite's BEGIN IMMEDIATE already does).
+      if (!isSqlite(trx)) {
+        await sql`select pg_advisory_xact_lock(hashtext('keyturn:bootstrap-admin'))`.execute(trx)
+      }
+      const existing = trx.selectFrom('api_keys').select('id')
+      const found = await (condition === 'digest'
+        ? existing.where('digest', '=', apiKey.digest)
+        : existing.where('role', '=', 'admin')
+      )
+        .limit(1)
+        .executeTakeFirst()
+      if (found !== undefined) {
+        return false
+      }
+      await new KyselyApiKeyStore(trx).insert(apiKey)
+      return true
+    })
   }
 
   async hasAdminKey(): Promise<boolean> {
