@@ -293,12 +293,15 @@ export function markdown(results, lines) {
     `## Benchmark results (${results.mode} run, ${results.finishedAt})`,
     '',
     `Machine: ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${results.machine.node}, ` +
-      `${results.postgres.version ?? `PostgreSQL skipped: ${results.postgres.skipped}`}. ` +
+      `${results.postgres.version ?? (results.postgres.skipped === undefined ? 'PostgreSQL not run' : `PostgreSQL skipped: ${results.postgres.skipped}`)}. ` +
       `Load average ${results.machine.loadAverage.start.map((l) => l.toFixed(1)).join(' ')} at the start, ` +
       `${results.machine.loadAverage.end.map((l) => l.toFixed(1)).join(' ')} at the end.`,
     '',
     `Load: autocannon, ${s.connections} connections, ${s.warmupSeconds} s warm-up then ${s.durationSeconds} s ` +
-      `measured per scenario; in-process operations ${s.inProcessSeconds} s each. Seeding: ${seeding}.`,
+      `measured per scenario; in-process operations ${s.inProcessSeconds} s each. Seeding: ${seeding}.` +
+      ((results.workers ?? 1) > 1
+        ? ` Keyturn: \`keyturn serve --workers ${results.workers}\` (RSS and CPU: the primary and its workers together).`
+        : ''),
     '',
     row(columns.map((column) => column.title)),
     row(columns.map((column) => (column.numeric ? '---:' : '---'))),

@@ -6,6 +6,7 @@
  *   --profile          only validate-by-key on SQLite, with the server under --cpu-prof; summarises it
  *   --engines=a,b      sqlite and/or postgres (default: both)
  *   --only=a,b         only these HTTP scenarios (ids in bench/scenarios.mjs), e.g. --only=validate
+ *   --workers=n        `keyturn serve --workers n` (node:cluster); results go to results/workers-<n>.*
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -26,7 +27,13 @@ const here = import.meta.dirname
 const resultsDir = join(here, 'results')
 
 function parseOptions(argv) {
-  const options = { quick: false, profile: false, engines: ['sqlite', 'postgres'], only: undefined }
+  const options = {
+    quick: false,
+    profile: false,
+    engines: ['sqlite', 'postgres'],
+    only: undefined,
+    workers: undefined,
+  }
   for (const arg of argv) {
     if (arg === '--quick') {
       options.quick = true
@@ -45,9 +52,14 @@ function parseOptions(argv) {
           `--only: no scenario ${unknown.join(', ')} (${scenarios.map((s) => s.id).join(', ')})`,
         )
       }
+    } else if (arg.startsWith('--workers=')) {
+      options.workers = Number(arg.slice('--workers='.length))
+      if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > 64) {
+        throw new Error(`--workers takes a whole number from 1 to 64, not ${arg}`)
+      }
     } else {
       throw new Error(
-        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…)`,
+        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…, --workers=2)`,
       )
     }
   }
@@ -162,7 +174,13 @@ async function seedTo(prepared, engine, licenses, context) {
 
 /** `keyturn serve` on a database, restartable (when a run leaves it with a backlog it cannot clear). */
 async function keyturnInstance(database, context, nodeFlags = []) {
-  const start = () => startKeyturn({ databaseUrl: database.url, ...context.credentials, nodeFlags })
+  const start = () =>
+    startKeyturn({
+      databaseUrl: database.url,
+      ...context.credentials,
+      nodeFlags,
+      workers: context.options.workers,
+    })
   const instance = {
     server: await start(),
     async restart() {
@@ -341,6 +359,7 @@ async function benchmark(options) {
       loadAverage: { start: loadavg(), end: undefined },
     },
     settings,
+    workers: options.workers ?? 1,
     engines: options.engines,
     postgres: {},
     seeding: [],
@@ -401,7 +420,12 @@ async function benchmark(options) {
   const lines = tableRows(results, evaluated)
   const report = { ...results, scenarios: evaluated.rows, derived: evaluated.derived }
   console.log(textTable(lines))
-  const name = options.quick ? 'quick' : 'latest'
+  // A run with --workers is a comparison, not the reference table: it keeps latest.* as it is.
+  const name = options.quick
+    ? 'quick'
+    : options.workers === undefined
+      ? 'latest'
+      : `workers-${options.workers}`
   writeReport(report, join(resultsDir, `${name}.json`), join(resultsDir, `${name}.md`), lines)
   log(`written: bench/results/${name}.json and bench/results/${name}.md`)
   const broken = evaluated.rows.filter((row) => row.problem !== undefined)

@@ -4,7 +4,7 @@
  * Also their memory (VmRSS from /proc) and a wait until a server has worked off its backlog.
  */
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { onCleanup } from './cleanup.mjs'
 import { assertLoopback } from './net.mjs'
@@ -25,10 +25,18 @@ function baseEnv() {
 
 /**
  * Starts `keyturn serve` on `databaseUrl` with the given admin key and master secret.
- * `nodeFlags` go to node itself (e.g. --cpu-prof). Resolves to `{ url, pid, stop }`.
+ * `nodeFlags` go to node itself (e.g. --cpu-prof); `workers` to `keyturn serve --workers` (the
+ * memory and CPU below then count the primary and its workers together). Resolves to
+ * `{ url, pid, stop }`.
  */
-export function startKeyturn({ databaseUrl, adminKey, secret, logLevel = 'warn', nodeFlags = [] }) {
-  return startProcess('keyturn serve', [...nodeFlags, join(root, 'packages/cli/dist/main.js'), 'serve'], {
+export function startKeyturn({ databaseUrl, adminKey, secret, logLevel = 'warn', nodeFlags = [], workers }) {
+  const args = [
+    ...nodeFlags,
+    join(root, 'packages/cli/dist/main.js'),
+    'serve',
+    ...(workers === undefined ? [] : ['--workers', String(workers)]),
+  ]
+  return startProcess('keyturn serve', args, {
     ...baseEnv(),
     PORT: '0',
     HOST: '127.0.0.1',
@@ -93,14 +101,44 @@ function startProcess(name, args, env) {
   })
 }
 
-/** The process's resident set size in MiB, or undefined once it is gone (Linux only). */
-export function rssMiB(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return match?.[1] === undefined ? undefined : Number(match[1]) / 1024
-  } catch {
-    return undefined
+/**
+ * The process and its descendants (the workers of `keyturn serve --workers`), from
+ * /proc/<pid>/task/<tid>/children (Linux only).
+ */
+function processTree(pid) {
+  const tree = [pid]
+  for (let index = 0; index < tree.length; index++) {
+    try {
+      for (const task of readdirSync(`/proc/${tree[index]}/task`)) {
+        const children = readFileSync(`/proc/${tree[index]}/task/${task}/children`, 'utf8')
+        tree.push(
+          ...children
+            .split(' ')
+            .filter((child) => child !== '')
+            .map(Number),
+        )
+      }
+    } catch {}
   }
+  return tree
+}
+
+/** Sums `measure(pid)` over the process and its descendants; undefined once the process is gone. */
+function overTree(pid, measure) {
+  const values = processTree(pid).map(measure)
+  return values[0] === undefined ? undefined : values.reduce((sum, value) => sum + (value ?? 0), 0)
+}
+
+/** The resident set size in MiB of the process and its workers, or undefined once it is gone (Linux only). */
+export function rssMiB(pid) {
+  return overTree(pid, (one) => {
+    try {
+      const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${one}/status`, 'utf8'))
+      return match?.[1] === undefined ? undefined : Number(match[1]) / 1024
+    } catch {
+      return undefined
+    }
+  })
 }
 
 /** Samples a process's RSS every `intervalMs` until stopped; `stop()` returns `{ peak, mean }` in MiB. */
@@ -126,7 +164,7 @@ export function sampleRss(pid, intervalMs = 200) {
   }
 }
 
-/** The process's CPU time so far (user + system) in seconds, or undefined once it is gone (Linux only). */
+/** The CPU time so far (user + system) of the process and its workers in seconds, or undefined once it is gone (Linux only). */
 export function cpuSeconds(pid) {
   const ticks = cpuTicks(pid)
   return ticks === undefined ? undefined : ticks / clockTicksPerSecond
@@ -135,8 +173,12 @@ export function cpuSeconds(pid) {
 /** USER_HZ: 100 on every Linux Node runs on. */
 const clockTicksPerSecond = 100
 
-/** The process's CPU time so far (user + system), in clock ticks (Linux only). */
+/** The CPU time so far (user + system) of the process and its workers, in clock ticks (Linux only). */
 function cpuTicks(pid) {
+  return overTree(pid, oneCpuTicks)
+}
+
+function oneCpuTicks(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // Fields after the command name (which may hold spaces) start at ")"; utime and stime are 14 and 15.
