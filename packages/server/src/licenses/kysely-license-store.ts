@@ -5,12 +5,13 @@ import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { expirationDateBound, type License } from './license.js'
-import type {
-  LicenseChanges,
-  LicenseFilterField,
-  LicenseListQuery,
-  LicenseSortField,
-  LicenseStore,
+import {
+  type LicenseChanges,
+  type LicenseFilterField,
+  type LicenseListQuery,
+  type LicenseSortField,
+  type LicenseStore,
+  licenseStatuses,
 } from './license-store.js'
 
 type LicenseRow = Selectable<LicensesTable>
@@ -39,31 +40,45 @@ function statusRank(alias: string, now: string): RawBuilder<unknown> {
   return sql`(case when ${revokedAt} is not null then 2 when ${expirationDate} <= ${now} then 1 else 0 end)`
 }
 
-const ranks: { readonly [S in LicenseStatus]: number } = { active: 0, expired: 1, revoked: 2 }
-
-const isStatus = (value: FilterValue): value is LicenseStatus => Object.hasOwn(ranks, value)
-
-/** parseFilter has checked the value against the statuses; this only narrows its type. */
-function asRank(value: FilterValue): number {
-  if (!isStatus(value)) {
-    throw new Error(`"${value}" is not a license status`)
-  }
-  return ranks[value]
-}
-
+/**
+ * A status filter as conditions on the stored columns (no CASE), so the engines can use the indexes
+ * on `revoked_at` and `expiration_date`: the statuses a rule allows, each as its definition.
+ */
 function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): RawBuilder<SqlBool> {
-  const rank = statusRank('licenses', now)
-  switch (rule.operator) {
-    case 'in':
-      return sql<SqlBool>`${rank} in (${sql.join(rule.values.map(asRank))})`
-    case 'eq':
-      return sql<SqlBool>`${rank} = ${asRank(rule.value)}`
-    case 'ne':
-      return sql<SqlBool>`${rank} <> ${asRank(rule.value)}`
-    default:
-      throw new Error(`status does not support ${rule.operator}`) // parseFilter allows only eq, ne, in
+  const named = (value: FilterValue): LicenseStatus => {
+    if (!isStatus(value)) {
+      throw new Error(`"${value}" is not a license status`) // parseFilter has checked it already
+    }
+    return value
   }
+  const allowed: LicenseStatus[] =
+    rule.operator === 'in'
+      ? rule.values.map(named)
+      : rule.operator === 'eq'
+        ? [named(rule.value)]
+        : rule.operator === 'ne'
+          ? licenseStatuses.filter((status) => status !== named(rule.value))
+          : []
+  const revokedAt = sql.ref('licenses.revoked_at')
+  const expirationDate = sql.ref('licenses.expiration_date')
+  const has = (status: LicenseStatus) => allowed.includes(status)
+  if (has('active') && has('expired') && has('revoked')) {
+    return sql<SqlBool>`1 = 1`
+  }
+  if (has('active') && has('expired')) {
+    return sql<SqlBool>`${revokedAt} is null`
+  }
+  const definitions: Record<LicenseStatus, RawBuilder<SqlBool>> = {
+    revoked: sql<SqlBool>`${revokedAt} is not null`,
+    expired: sql<SqlBool>`(${revokedAt} is null and ${expirationDate} is not null and ${expirationDate} <= ${now})`,
+    active: sql<SqlBool>`(${revokedAt} is null and (${expirationDate} is null or ${expirationDate} > ${now}))`,
+  }
+  const conditions = licenseStatuses.filter(has).map((status) => definitions[status])
+  return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
 }
+
+const isStatus = (value: FilterValue): value is LicenseStatus =>
+  licenseStatuses.some((status) => status === value)
 
 function licenseTable(now: Date): ListTable<LicenseSortField, LicenseFilterField> {
   const at = now.toISOString()

@@ -35,10 +35,14 @@ export const column =
   (alias) =>
     sql.ref(`${alias}.${name}`)
 
+/**
+ * A nullable column sorted with NULL as `whenNull`. The value is written as a literal, not a bound
+ * parameter, so the expression matches an index on the same expression (migration 03).
+ */
 export const columnOr =
   (name: string, whenNull: string | number): SortExpression =>
   (alias) =>
-    sql`coalesce(${sql.ref(`${alias}.${name}`)}, ${whenNull})`
+    sql`coalesce(${sql.ref(`${alias}.${name}`)}, ${sql.lit(whenNull)})`
 
 const comparators = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
 
@@ -98,21 +102,29 @@ export async function selectPage<Row, S extends string, F extends string>(
   let offset = (request.page ?? 0) * request.limit
   if (request.startingAfter !== undefined) {
     const cursor = request.startingAfter
+    // The cursor's sort value, read by the same expression the list sorts by and bound back as a
+    // parameter, so both engines can seek the sort index to it.
     const found = isStorableText(cursor)
-      ? await sql<{ id: string }>`select id from ${table} where id = ${cursor} and ${visible}`.execute(db)
+      ? await sql<{ value: unknown }>`
+          select ${sortBy(spec.table)} as value from ${table} where ${sql.ref(`${spec.table}.id`)} = ${cursor} and ${visible}`.execute(
+          db,
+        )
       : { rows: [] }
-    if (found.rows.length === 0) {
+    const [position] = found.rows
+    if (position === undefined) {
       throw new InvalidInputError(
         '#/starting_after',
         `\`starting_after\` names no item in this list: "${cursor}".`,
       )
     }
-    // The cursor's sort value and id, read by the same expression (no value crosses the driver
-    // boundary), compared as a row value: both engines can seek an index on (sort column, id) with it.
-    const here = sql`(${sortBy(spec.table)}, ${sql.ref(`${spec.table}.id`)})`
-    const there = sql`(select ${sortBy('c')}, c.id from ${table} as c where c.id = ${cursor})`
+    const here = sortBy(spec.table)
+    const id = sql.ref(`${spec.table}.id`)
+    // Spelled out rather than as a row value `(here, id) > (value, cursor)`: SQLite seeks an index
+    // on an expression only for a plain range on it.
     const after =
-      request.sort.order === 'asc' ? sql<SqlBool>`${here} > ${there}` : sql<SqlBool>`${here} < ${there}`
+      request.sort.order === 'asc'
+        ? sql<SqlBool>`(${here} >= ${position.value} and (${here} > ${position.value} or ${id} > ${cursor}))`
+        : sql<SqlBool>`(${here} <= ${position.value} and (${here} < ${position.value} or ${id} < ${cursor}))`
     const before = await sql<{ count: number | string }>`
       select count(*) as count from ${table} where ${matching} and not ${after}`.execute(db)
     offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string

@@ -4,6 +4,7 @@ import type { DatabaseKind } from './database.js'
 import { initialSchema } from './migrations/2026-11-21-00-initial-schema.js'
 import { activations } from './migrations/2026-11-21-01-activations.js'
 import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
+import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -14,6 +15,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-00-initial-schema': initialSchema(kind),
     '2026-11-21-01-activations': activations(kind),
     '2026-11-21-02-idempotency-keys': idempotencyKeys(kind),
+    '2026-11-21-03-list-indexes': listIndexes(),
   }
 }
 
