@@ -1,96 +1,28 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { describe, it, type TestContext } from 'node:test'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
-import { keyturnBin } from './testing/keyturn-process.js'
+import { exitWithin, type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 /** Upper bound for the cluster to start or stop: three processes, on a machine that may be busy. */
 const patience = 60_000
 
-interface Run {
-  readonly child: ChildProcess
-  stdout: string
-  stderr: string
-  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
 /** Starts `keyturn <args>` with only PATH and `env`; killed (with its workers) after the test if still running. */
-function keyturn(t: TestContext, args: readonly string[], env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [keyturnBin, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  )
-  const run: Run = { child, stdout: '', stderr: '', exit }
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    run.stdout += chunk
-  })
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    run.stderr += chunk
-  })
-  t.after(() => {
-    for (const pid of workerPids(run)) {
-      killQuietly(pid)
-    }
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-    }
-  })
-  return run
-}
-
-/** Resolves with the first match of `pattern` in the output (stdout or stderr); fails after `patience`. */
-function waitFor(
-  run: Run,
-  pattern: RegExp,
-  stream: 'stdout' | 'stderr' = 'stdout',
-): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    const source = stream === 'stdout' ? run.child.stdout : run.child.stderr
-    const check = () => {
-      const match = run[stream].match(pattern)
-      if (match) {
-        cleanup()
-        resolve(match)
+function keyturn(t: TestContext, args: readonly string[], env: Record<string, string>): Watched {
+  return watchKeyturn(t, args, env, {
+    patience,
+    beforeKill: (run) => {
+      for (const pid of workerPids(run)) {
+        killQuietly(pid)
       }
-    }
-    const timer = setTimeout(() => {
-      cleanup()
-      reject(new Error(`no ${pattern} within ${patience} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`))
-    }, patience)
-    const exited = () => {
-      cleanup()
-      reject(new Error(`exited before printing ${pattern}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`))
-    }
-    const cleanup = () => {
-      clearTimeout(timer)
-      source?.off('data', check)
-      run.child.off('exit', exited)
-    }
-    source?.on('data', check)
-    run.child.once('exit', exited)
-    check()
+    },
   })
-}
-
-function exitWithin(run: Run): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`still running after ${patience} ms:\n${run.stdout}\n${run.stderr}`)),
-      patience,
-    )
-  })
-  return Promise.race([run.exit, timeout]).finally(() => clearTimeout(timer))
 }
 
 const listening = /Keyturn is listening on (http:\/\/[^\s]+)/
 const workersLine = /Keyturn started (\d+) worker processes \(pids ([\d, ]+)\)\./g
 
 /** Every worker pid the primary reported, restarted ones included (they are on stderr). */
-function workerPids(run: Run): number[] {
+function workerPids(run: Watched): number[] {
   const started = [...run.stdout.matchAll(workersLine)].flatMap((match) => (match[2] ?? '').split(', '))
   const restarted = [...run.stderr.matchAll(/worker \d+ exited unexpectedly .*; started (\d+)/g)].map(
     (match) => match[1] ?? '',

@@ -3,6 +3,7 @@
  * stdout, stderr and exit code against a real server.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 /** The built CLI (`npm test` builds first). */
@@ -56,4 +57,95 @@ export function keyturn(
   env: Readonly<Record<string, string>> = {},
 ): Promise<Finished> {
   return startKeyturn(args, env).finished
+}
+
+/** A long-running `keyturn` (such as `serve`) whose output a test watches as it comes. */
+export interface Watched {
+  readonly child: ChildProcess
+  stdout: string
+  stderr: string
+  readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** Upper bound for waits on this process, in milliseconds. */
+  readonly patience: number
+}
+
+/**
+ * Starts `keyturn <args>` with only PATH and `env`; after the test, `beforeKill` runs (e.g. to stop
+ * worker processes) and the process is killed if still running.
+ */
+export function watchKeyturn(
+  t: TestContext,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  options: { readonly patience: number; readonly beforeKill?: (run: Watched) => void },
+): Watched {
+  const child = spawn(process.execPath, [keyturnBin, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  const run: Watched = { child, stdout: '', stderr: '', exit, patience: options.patience }
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    run.stdout += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    run.stderr += chunk
+  })
+  t.after(() => {
+    options.beforeKill?.(run)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+    }
+  })
+  return run
+}
+
+/** Resolves with the first match of `pattern` in the output; fails after the run's patience or at exit. */
+export function waitFor(
+  run: Watched,
+  pattern: RegExp,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    const source = stream === 'stdout' ? run.child.stdout : run.child.stderr
+    const check = () => {
+      const match = run[stream].match(pattern)
+      if (match) {
+        cleanup()
+        resolve(match)
+      }
+    }
+    const timer = setTimeout(() => {
+      cleanup()
+      reject(
+        new Error(`no ${pattern} within ${run.patience} ms\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`),
+      )
+    }, run.patience)
+    const exited = () => {
+      cleanup()
+      reject(new Error(`exited before printing ${pattern}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`))
+    }
+    const cleanup = () => {
+      clearTimeout(timer)
+      source?.off('data', check)
+      run.child.off('exit', exited)
+    }
+    source?.on('data', check)
+    run.child.once('exit', exited)
+    check()
+  })
+}
+
+/** The exit of a watched run; fails after its patience. */
+export function exitWithin(run: Watched): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`still running after ${run.patience} ms:\n${run.stdout}\n${run.stderr}`)),
+      run.patience,
+    )
+  })
+  return Promise.race([run.exit, timeout]).finally(() => clearTimeout(timer))
 }
