@@ -171,7 +171,6 @@ function createServices(deps: AppDeps): Services {
     activations: new ActivationService({
       activations: activationStore,
       licenses,
-      products,
       clock: deps.clock,
     }),
     tokens: new TokenService({

@@ -14,7 +14,6 @@ import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
-import type { ProductLookup } from '../core/product-lookup.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { Activation } from './activation.js'
 import { type ActivationStore, activationListSpec } from './activation-store.js'
@@ -23,6 +22,7 @@ import { type ActivationStore, activationListSpec } from './activation-store.js'
 export interface LicenseFinder {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
+  requireUsable(view: LicenseView, refusal: string): Promise<void>
 }
 
 export interface ActivationResult {
@@ -34,20 +34,17 @@ export interface ActivationResult {
 export interface ActivationServiceDeps {
   readonly activations: ActivationStore
   readonly licenses: LicenseFinder
-  readonly products: ProductLookup
   readonly clock: Clock
 }
 
 export class ActivationService {
   readonly #activations: ActivationStore
   readonly #licenses: LicenseFinder
-  readonly #products: ProductLookup
   readonly #clock: Clock
 
   constructor(deps: ActivationServiceDeps) {
     this.#activations = deps.activations
     this.#licenses = deps.licenses
-    this.#products = deps.products
     this.#clock = deps.clock
   }
 
@@ -109,18 +106,14 @@ export class ActivationService {
   }
 
   async #activate(view: LicenseView, input: ActivateLicenseBody): Promise<ActivationResult> {
-    const { license, state } = view
+    const { license } = view
     if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
       throw new InvalidInputError(
         '#/metadata',
         `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
       )
     }
-    const product = await this.#products.findProduct(license.productId)
-    if (state.status !== 'active' || product === undefined || product.isSuspended) {
-      const why = state.status !== 'active' ? `is ${state.status}` : 'belongs to a suspended product'
-      throw new DomainError('license_not_active', `License ${license.id} ${why}; it cannot be activated.`)
-    }
+    await this.#licenses.requireUsable(view, 'it cannot be activated')
     const outcome = await this.#activations.activate({
       id: newId('activation'),
       licenseId: license.id,

@@ -152,23 +152,38 @@ export class LicenseService {
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const view = await this.getByKey(principal, input.key, input.productId)
-    const { license, state } = view
-    const reason: ValidationReason | null = state.isRevoked
-      ? 'revoked'
-      : state.isExpired
-        ? 'expired'
-        : !(await this.#isProductActive(license.productId))
-          ? 'suspended'
-          : input.fingerprint !== undefined &&
-              !(await this.#activations.isActivated(license.id, input.fingerprint))
-            ? 'not_activated'
-            : null
+    const unusable = await this.unusableReason(view)
+    const reason: ValidationReason | null =
+      unusable ??
+      (input.fingerprint !== undefined &&
+      !(await this.#activations.isActivated(view.license.id, input.fingerprint))
+        ? 'not_activated'
+        : null)
     return { isValid: reason === null, reason, view }
   }
 
-  async #isProductActive(productId: ProductId): Promise<boolean> {
-    const product = await this.#products.findProduct(productId)
-    return product !== undefined && !product.isSuspended
+  /**
+   * The one rule for whether a license can be used now (validated, activated, given a token): why
+   * not, as revoked > expired > suspended (its product), or null.
+   */
+  async unusableReason({ license, state }: LicenseView): Promise<'revoked' | 'expired' | 'suspended' | null> {
+    if (state.isRevoked) {
+      return 'revoked'
+    }
+    if (state.isExpired) {
+      return 'expired'
+    }
+    const product = await this.#products.findProduct(license.productId)
+    return product === undefined || product.isSuspended ? 'suspended' : null
+  }
+
+  /** Throws 409 `license_not_active` unless the license can be used now; `refusal` ends the detail. */
+  async requireUsable(view: LicenseView, refusal: string): Promise<void> {
+    const reason = await this.unusableReason(view)
+    if (reason !== null) {
+      const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`
+      throw new DomainError('license_not_active', `License ${view.license.id} ${why}; ${refusal}.`)
+    }
   }
 
   async #visible(principal: Principal, id: LicenseId): Promise<License> {

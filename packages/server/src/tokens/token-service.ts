@@ -33,6 +33,7 @@ const maxCachedSigningKeys = 1024
 export interface LicenseReader {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
+  requireUsable(view: LicenseView, refusal: string): Promise<void>
 }
 
 export interface IssuedToken {
@@ -86,11 +87,7 @@ export class TokenService {
 
   async #issue(view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {
     const { license, state } = view
-    const product = await this.#products.findProduct(license.productId)
-    if (state.status !== 'active' || product === undefined || product.isSuspended) {
-      const why = state.status !== 'active' ? `is ${state.status}` : 'belongs to a suspended product'
-      throw new DomainError('license_not_active', `License ${license.id} ${why}; no token is issued for it.`)
-    }
+    await this.#licenses.requireUsable(view, 'no token is issued for it')
     const customFields = input.customPayload
     if (
       customFields !== undefined &&
