@@ -31,6 +31,7 @@ import {
   problemFor,
   sendProblem,
 } from './http/error-handler.js'
+import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions } from './http/openapi.js'
 import { createValidatorCompiler } from './http/validation.js'
@@ -94,6 +95,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(createValidatorCompiler())
   app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
+  registerJsonBodyParser(app)
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)

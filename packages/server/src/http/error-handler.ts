@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError } from '../core/errors.js'
 import { maxFieldErrors, toFieldErrors } from './field-errors.js'
 import { problemByCode } from './problems.js'
+import { unstorableValueKeyword, type ValueIssue } from './validation.js'
 
 interface Described {
   code: ErrorCode
@@ -37,6 +38,10 @@ function describe(error: FastifyError | Error): Described {
     }
   }
   if ('validation' in error && error.validation) {
+    const notFound = notFoundId(error.validation, error.validationContext)
+    if (notFound !== undefined) {
+      return notFound
+    }
     const all = toFieldErrors(error.validation, error.validationContext)
     const errors = all.slice(0, maxFieldErrors)
     const more = all.length > errors.length ? `; and ${all.length - errors.length} more` : ''
@@ -57,6 +62,31 @@ function describe(error: FastifyError | Error): Described {
   }
   // Never echo an unexpected error's message: it may contain SQL, paths or secrets.
   return { code: 'internal_error', detail: 'The server could not complete the request.' }
+}
+
+/** The not-found code of an id, by its prefix (core/ids.ts); an id of another kind is no route. */
+const notFoundByIdPrefix: Record<string, ErrorCode> = {
+  prd_: 'product_not_found',
+  lic_: 'license_not_found',
+  act_: 'activation_not_found',
+  key_: 'api_key_not_found',
+}
+
+/**
+ * A path id holding U+0000 names nothing that can exist: 404, as for any unknown id, and on both
+ * engines (PostgreSQL cannot even compare such text).
+ */
+function notFoundId(issues: readonly ValueIssue[], context: string | undefined): Described | undefined {
+  const id = issues[0]?.data
+  if (
+    context !== 'params' ||
+    typeof id !== 'string' ||
+    !issues.every((issue) => issue.keyword === unstorableValueKeyword)
+  ) {
+    return undefined
+  }
+  const code = notFoundByIdPrefix[id.slice(0, 4)] ?? 'route_not_found'
+  return { code, detail: `Nothing has the id ${JSON.stringify(id)}: ids never contain U+0000 (NUL).` }
 }
 
 export function problemFor(code: ErrorCode, detail: string, requestId: string): Problem {

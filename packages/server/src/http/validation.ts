@@ -1,6 +1,7 @@
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import ajvFormats from 'ajv-formats'
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifySchema, FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
+import { maxFieldErrors } from './field-errors.js'
 
 /** Fastify's own Ajv options (@fastify/ajv-compiler), except where noted. */
 const options: Options = {
@@ -12,14 +13,108 @@ const options: Options = {
 }
 
 /**
+ * The keyword of the issues `checkValues` adds: text no database can store (U+0000, which
+ * PostgreSQL refuses in text and jsonb while SQLite keeps it, or an unpaired surrogate, which is
+ * not Unicode), or a number that is not finite.
+ */
+export const unstorableValueKeyword = 'storable'
+
+/**
  * Route-schema validators with two Ajv instances. A JSON body is checked as sent: Fastify's default
  * coerces a wrong type into a valid one (`"name": 123` becomes "123"; for a nullable integer `0`,
  * `false` and `""` become null), so a client's mistake would be stored instead of refused. Query
  * strings, path parameters and headers are text, so they keep coercion (`?limit=10` is 10).
+ *
+ * Every validator then checks the values themselves (`checkValues`), for every route in one place:
+ * the schemas say which fields are text, not which characters the databases take.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> {
   const addFormats = ajvFormats.default // a CommonJS module: its default export is the plugin
   const body = addFormats(new Ajv({ ...options, coerceTypes: false }))
   const text = addFormats(new Ajv({ ...options, coerceTypes: 'array' }))
-  return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema)
+  return ({ schema, httpPart }) => withValueChecks((httpPart === 'body' ? body : text).compile(schema))
+}
+
+type Validator = ValidateFunction & { errors?: FastifySchemaValidationError[] | null }
+
+/**
+ * Runs `validate`, then `checkValues` on what it accepted. The wrapper keeps Ajv's `schemaEnv`:
+ * Fastify passes the parent object only to functions that have it, and Ajv needs it to coerce or
+ * fill a default at the root.
+ */
+function withValueChecks(validate: ValidateFunction): Validator {
+  const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    if (!validate(data, context)) {
+      checked.errors = validate.errors
+      return false
+    }
+    const issues = checkValues(data)
+    checked.errors = issues.length === 0 ? null : issues
+    return issues.length === 0
+  }) as Validator // the same call signature as Ajv's, plus the members copied below
+  checked.schemaEnv = validate.schemaEnv
+  checked.schema = validate.schema
+  return checked
+}
+
+/**
+ * Issues, in Ajv's shape, for every string (value or object key) holding U+0000 or an unpaired
+ * surrogate and every non-finite number: Ajv coerces `?page=Infinity` and `1e309` to Infinity and
+ * then skips `maximum` for it, and JSON.parse reads `1e309` as Infinity too. Iterative: the parser
+ * bounds depth, this bounds nothing it does not have to.
+ */
+export function checkValues(data: unknown): ValueIssue[] {
+  const issues: ValueIssue[] = []
+  const pending: { value: unknown; path: string }[] = [{ value: data, path: '' }]
+  for (let next = pending.pop(); next !== undefined && issues.length < maxFieldErrors; next = pending.pop()) {
+    const { value, path } = next
+    if (typeof value === 'string' || typeof value === 'number') {
+      const problem = problemOf(value)
+      if (problem !== undefined) {
+        issues.push(issue(path, problem, value))
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => {
+        pending.push({ value: item, path: `${path}/${index}` })
+      })
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) {
+        const itemPath = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
+        const problem = problemOf(key)
+        if (problem !== undefined) {
+          issues.push(issue(itemPath, `name ${problem}`, key))
+        }
+        pending.push({ value: item, path: itemPath })
+      }
+    }
+  }
+  return issues
+}
+
+const unpairedSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+function problemOf(value: string | number): string | undefined {
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? undefined : 'must be a finite number'
+  }
+  if (value.includes('\u0000')) {
+    return 'must not contain U+0000 (NUL)'
+  }
+  return unpairedSurrogate.test(value)
+    ? 'must be well-formed Unicode (it has an unpaired surrogate)'
+    : undefined
+}
+
+/** An Ajv issue with `data`, as `verbose: true` gives them (the error handler reads it). */
+export type ValueIssue = FastifySchemaValidationError & { readonly data?: unknown }
+
+function issue(path: string, message: string, data: unknown): ValueIssue {
+  return {
+    keyword: unstorableValueKeyword,
+    instancePath: path,
+    schemaPath: `#/${unstorableValueKeyword}`,
+    params: {},
+    message,
+    data,
+  }
 }

@@ -167,3 +167,28 @@ export async function seedRouteFixture(
     activationId: activation.json().id,
   }
 }
+
+/** A route as the app registered it: method, full URL pattern and schema. */
+export interface ServedRoute {
+  readonly method: string
+  /** With its prefix, e.g. `/api/v0/licenses/:id`. */
+  readonly url: string
+  readonly schema: Record<string, unknown> | undefined
+}
+
+/**
+ * Records the API routes `app` registers (both prefixes, HEAD left out), so a test covers routes
+ * added later without a list of its own. Call before the app is ready; read after `app.ready()`.
+ */
+export function recordServedRoutes(app: App): ServedRoute[] {
+  const served: ServedRoute[] = []
+  app.addHook('onRoute', (route) => {
+    if (!/^\/(api\/)?v0\//.test(route.url)) {
+      return
+    }
+    for (const method of [route.method].flat().filter((method) => method !== 'HEAD')) {
+      served.push({ method, url: route.url, schema: route.schema as Record<string, unknown> | undefined })
+    }
+  })
+  return served
+}

@@ -1,0 +1,65 @@
+/**
+ * @module The JSON body parser: Fastify's own (secure-json-parse: no `__proto__` or `constructor`
+ * poisoning), after a check that the body nests at most `maxJsonDepth` objects and arrays deep.
+ */
+import type { FastifyInstance } from 'fastify'
+import { InvalidInputError } from '../core/errors.js'
+
+/**
+ * The deepest nesting of objects and arrays a body may have; the deepest legitimate body (metadata
+ * or a customPayload holding an object) is a few levels. Unbounded, a 6 KB body of nested arrays
+ * overflowed the stack of whatever walked it first (validation, the idempotency hash, a problem's
+ * field errors).
+ */
+export const maxJsonDepth = 32
+
+/**
+ * Replaces the `application/json` parser. The depth is measured on the text, in one pass with a
+ * counter (no recursion that could itself overflow), before anything parses or walks the body.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8') // parseAs string: always a string
+    if (jsonDepth(text) > maxJsonDepth) {
+      const detail = `The body nests objects and arrays more than ${maxJsonDepth} levels deep.`
+      done(new InvalidInputError('#', detail), undefined)
+      return
+    }
+    void parse(request, text, done) // Fastify's parser answers through `done`, synchronously
+  })
+}
+
+/**
+ * The deepest nesting of `{` and `[` outside strings; stops counting once past the limit. Text
+ * that is not JSON gets some number here and is refused by the parser afterwards.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let isInString = false
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i)
+    if (isInString) {
+      if (char === 0x5c) {
+        i++ // a backslash escapes the next character, which may be a quote
+      } else if (char === 0x22) {
+        isInString = false
+      }
+    } else if (char === 0x22) {
+      isInString = true
+    } else if (char === 0x7b || char === 0x5b) {
+      depth++
+      if (depth > deepest) {
+        deepest = depth
+        if (deepest > maxJsonDepth) {
+          return deepest
+        }
+      }
+    } else if (char === 0x7d || char === 0x5d) {
+      depth--
+    }
+  }
+  return deepest
+}
