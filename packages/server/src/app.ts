@@ -24,6 +24,7 @@ import type { SecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
+import { registerDashboard } from './http/dashboard.js'
 import {
   handleError,
   handleFrameworkError,
@@ -70,6 +71,8 @@ export interface AppDeps {
   readonly secretKeys: SecretKeys
   /** Fastify's logger option: pino options, or false for none (tests). */
   readonly logger: FastifyServerOptions['logger']
+  /** The built dashboard's folder (served at /dashboard); undefined: /dashboard says it is not built. */
+  readonly dashboardRoot?: string | undefined
 }
 
 export interface Services {
@@ -135,6 +138,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     })
     ops.get('/openapi.json', async () => app.swagger())
   })
+  registerDashboard(app, deps.dashboardRoot)
 
   app.register(async (api: App) => registerApi(api, services), { prefix: '/api/v0' })
   app.register(

@@ -49,6 +49,10 @@ describeEachServerEnvironment('serve', (environment) => {
       first.lines.some((line) => line.includes(first.server.url)),
       `the banner names the URL:\n${first.lines.join('\n')}`,
     )
+    assert.ok(
+      first.lines.some((line) => line.includes(`${first.server.url}/dashboard`)),
+      `the banner links to the dashboard:\n${first.lines.join('\n')}`,
+    )
     const products = await get(first.server, '/api/v0/products', secret)
     assert.equal(products.status, 200, products.body)
     await first.close()

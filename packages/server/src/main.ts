@@ -9,6 +9,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import { systemClock } from './core/clock.js'
 import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
+import { dashboardPath, findDashboard } from './http/dashboard.js'
 import { loggerOptions } from './http/logger.js'
 import { readOrCreateSecretFile } from './secret-file.js'
 import { type Connection, connect } from './storage/connect.js'
@@ -67,6 +68,7 @@ export async function serve(
       clock: systemClock,
       secretKeys: deriveSecretKeys(masterSecret(config, connection)),
       logger: { ...loggerOptions(config.logLevel), ...(output.logs ? { stream: output.logs } : {}) },
+      dashboardRoot: findDashboard(),
     })
     app = built.app
     // Listen before creating the first admin key: if the port is taken, no key is created that
@@ -196,7 +198,9 @@ function masterSecret(config: Config, connection: Connection): string {
 /** Where the server is; on the first start also the admin key, which is never shown again. */
 function printBanner(output: Output, url: string, adminSecret: string | undefined): void {
   if (adminSecret === undefined) {
-    output.print(`Keyturn is listening on ${url} (API: ${url}/api/v0, reference: ${url}/docs)`)
+    output.print(
+      `Keyturn is listening on ${url} (API: ${url}/api/v0, reference: ${url}/docs, dashboard: ${url}${dashboardPath})`,
+    )
     return
   }
   const rule = '='.repeat(78)
@@ -205,6 +209,7 @@ function printBanner(output: Output, url: string, adminSecret: string | undefine
     rule,
     `  Keyturn is listening on ${url}`,
     `  API: ${url}/api/v0    Reference: ${url}/docs`,
+    `  Dashboard: ${url}${dashboardPath} (sign in with the key below)`,
     '',
     '  First start: Keyturn created an admin API key. It is shown only this once:',
     '',

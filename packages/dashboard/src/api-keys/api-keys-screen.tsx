@@ -1,0 +1,189 @@
+import type { CreatedApiKeyResource, KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId, useState } from 'react'
+import { useSearchParams } from 'react-router'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { CopyButton } from '../components/copy-button.js'
+import { formatTime } from '../components/format.js'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { SortHeader } from '../components/sort-header.js'
+import { useProductChoices } from '../licenses/product-choices.js'
+import { useSession } from '../session/session.js'
+
+type CreateApiKeyBody = Parameters<KeyturnClient['createApiKey']>[0]
+const defaultSort = 'createdAt:desc'
+
+/** Admin only (the navigation hides it from product keys, and the API refuses them anyway). */
+export function ApiKeysScreen() {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const apiKeys = useQuery({
+    queryKey: ['api-keys', query],
+    queryFn: () => client.listApiKeys(query),
+    placeholderData: (previous) => previous,
+  })
+  const products = useProductChoices()
+  const names = new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+  const queryClient = useQueryClient()
+  const remove = useMutation({
+    mutationFn: (id: Parameters<KeyturnClient['deleteApiKey']>[0]) => client.deleteApiKey(id),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <>
+      <h1>API keys</h1>
+      <CreateApiKeyForm />
+      <ProblemMessage error={apiKeys.error ?? remove.error} />
+      {apiKeys.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">API keys</caption>
+            <thead>
+              <tr>
+                <SortHeader field="name" label="Name" defaultSort={defaultSort} />
+                <th scope="col">Role</th>
+                <th scope="col">Product</th>
+                <th scope="col">Starts with</th>
+                <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {apiKeys.data.data.map((apiKey) => (
+                <tr key={apiKey.id}>
+                  <td>{apiKey.name}</td>
+                  <td>{apiKey.role}</td>
+                  <td>
+                    {apiKey.productId === null ? 'All' : (names.get(apiKey.productId) ?? apiKey.productId)}
+                  </td>
+                  <td>
+                    <code>{apiKey.prefix}…</code>
+                  </td>
+                  <td>{formatTime(apiKey.createdAt)}</td>
+                  <td>
+                    <ConfirmButton
+                      label={`Delete ${apiKey.name}`}
+                      title="Delete this API key?"
+                      confirmLabel="Delete key"
+                      danger
+                      onConfirm={() => remove.mutate(apiKey.id)}
+                    >
+                      <p>
+                        Everything using <strong>{apiKey.name}</strong> (<code>{apiKey.prefix}…</code>) is
+                        refused from now on. This cannot be undone.
+                      </p>
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={apiKeys.data} noun="API key" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreateApiKeyForm() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const products = useProductChoices()
+  const id = useId()
+  const [role, setRole] = useState<CreateApiKeyBody['role']>('product')
+  const [created, setCreated] = useState<CreatedApiKeyResource>()
+  const create = useMutation({
+    mutationFn: (body: CreateApiKeyBody) => client.createApiKey(body),
+    onSuccess: async (apiKey) => {
+      setCreated(apiKey)
+      await queryClient.invalidateQueries({ queryKey: ['api-keys'] })
+    },
+  })
+  if (created !== undefined) {
+    return (
+      <section className="secret" aria-labelledby={`${id}-secret-heading`}>
+        <h2 id={`${id}-secret-heading`}>New API key “{created.name}”</h2>
+        <p role="alert">
+          <strong>Copy this secret now. It is shown only once:</strong> Keyturn keeps only a digest and cannot
+          show it again.
+        </p>
+        <label htmlFor={`${id}-secret`}>Secret</label>
+        <input id={`${id}-secret`} readOnly value={created.secret} className="wide" spellCheck={false} />
+        <CopyButton value={created.secret} label="Copy secret" />
+        <div className="actions">
+          <button
+            type="button"
+            onClick={() => {
+              setCreated(undefined)
+              create.reset() // drops the secret from memory too
+            }}
+          >
+            I have stored it
+          </button>
+        </div>
+      </section>
+    )
+  }
+  return (
+    <form
+      className="filters"
+      aria-labelledby={`${id}-heading`}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const form = new FormData(event.currentTarget)
+        const productId = String(form.get('productId') ?? '')
+        create.mutate({
+          name: String(form.get('name') ?? ''),
+          role,
+          ...(role === 'admin' ? {} : { productId: productId as NonNullable<CreateApiKeyBody['productId']> }),
+        })
+      }}
+    >
+      <h2 id={`${id}-heading`}>Create an API key</h2>
+      <div>
+        <label htmlFor={`${id}-name`}>Name</label>
+        <input id={`${id}-name`} name="name" required maxLength={200} />
+      </div>
+      <div>
+        <label htmlFor={`${id}-role`}>Role</label>
+        <select
+          id={`${id}-role`}
+          name="role"
+          value={role}
+          onChange={(event) => setRole(event.target.value as CreateApiKeyBody['role'])} // the options below
+        >
+          <option value="product">product: manages one product&apos;s licenses</option>
+          <option value="client">client: for applications (validate, activate, tokens)</option>
+          <option value="admin">admin: everything</option>
+        </select>
+      </div>
+      {role !== 'admin' && (
+        <div>
+          <label htmlFor={`${id}-product`}>Product</label>
+          {products.data ? (
+            <select id={`${id}-product`} name="productId" required>
+              {products.data.data.map((product) => (
+                <option key={product.id} value={product.id}>
+                  {product.name}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <input id={`${id}-product`} name="productId" required placeholder="prd_…" />
+          )}
+        </div>
+      )}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Create API key
+        </button>
+      </div>
+      <ProblemMessage error={create.error} />
+    </form>
+  )
+}

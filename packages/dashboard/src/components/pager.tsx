@@ -1,0 +1,78 @@
+import type { Paginated } from '@keyturn/client'
+import { useId } from 'react'
+import { Link, useSearchParams } from 'react-router'
+import { plural } from './format.js'
+import { pageNumbers, pageSizes, readListParams, withParams } from './list-params.js'
+
+/**
+ * Server-side paging for a list: page size, page numbers, and "Next" by `starting_after` (the last
+ * item's id), so rows inserted meanwhile never shift what the next page shows.
+ */
+export function Pager({ result, noun }: { result: Paginated<{ id: string }>; noun: string }) {
+  const [search, setSearch] = useSearchParams()
+  const params = readListParams(search)
+  const sizeId = useId()
+  const last = result.data.at(-1)
+  const first = result.data.length === 0 ? 0 : result.page * result.limit + 1
+  const toPage = (page: number) => `?${withParams(search, { page, after: undefined })}`
+  return (
+    <div className="pager">
+      <p className="muted" aria-live="polite">
+        {result.totalCount === 0
+          ? `No ${noun}s`
+          : `${first.toLocaleString('en')}–${(first + result.data.length - 1).toLocaleString('en')} of ${plural(result.totalCount, noun)}`}
+      </p>
+      <nav aria-label={`Pages of ${noun}s`}>
+        <ul>
+          <li>
+            {result.hasPrevPage && result.prevPage !== null ? (
+              <Link to={toPage(result.prevPage)} rel="prev">
+                Previous
+              </Link>
+            ) : (
+              <span className="disabled">Previous</span>
+            )}
+          </li>
+          {pageNumbers(result).map((page, index, pages) => (
+            <li key={page}>
+              {index > 0 && page - (pages[index - 1] ?? page) > 1 ? <span aria-hidden="true">… </span> : null}
+              {page === result.page ? (
+                <span aria-current="page" className="current">
+                  <span className="visually-hidden">Page </span>
+                  {page + 1}
+                </span>
+              ) : (
+                <Link to={toPage(page)} aria-label={`Page ${page + 1}`}>
+                  {page + 1}
+                </Link>
+              )}
+            </li>
+          ))}
+          <li>
+            {result.hasNextPage && last !== undefined ? (
+              <Link to={`?${withParams(search, { after: last.id, page: undefined })}`} rel="next">
+                Next
+              </Link>
+            ) : (
+              <span className="disabled">Next</span>
+            )}
+          </li>
+        </ul>
+      </nav>
+      <label htmlFor={sizeId}>Page size</label>
+      <select
+        id={sizeId}
+        value={params.limit}
+        onChange={(event) =>
+          setSearch(withParams(search, { limit: event.target.value, page: undefined, after: undefined }))
+        }
+      >
+        {pageSizes.map((size) => (
+          <option key={size} value={size}>
+            {size}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}

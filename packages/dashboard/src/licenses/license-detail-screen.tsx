@@ -1,0 +1,359 @@
+import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId, useState } from 'react'
+import { Link, useParams } from 'react-router'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { CopyButton } from '../components/copy-button.js'
+import { formatTime } from '../components/format.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { useSession } from '../session/session.js'
+
+type LicenseId = LicenseResource['id']
+type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
+type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicenseToken']>[1]>
+
+export function LicenseDetailScreen() {
+  const { client } = useSession()
+  const id = (useParams().id ?? '') as LicenseId // the route's :id; the API answers 404 for a bad one
+  const license = useQuery({ queryKey: ['license', id], queryFn: () => client.getLicense(id) })
+  const product = useQuery({
+    queryKey: ['product', license.data?.productId],
+    queryFn: () => client.getProduct(license.data?.productId ?? 'prd_'),
+    enabled: license.data !== undefined,
+  })
+  return (
+    <>
+      <p>
+        <Link to="/licenses">← Licenses</Link>
+      </p>
+      <ProblemMessage error={license.error} />
+      {license.data && (
+        <>
+          <h1>
+            License <code>{license.data.key}</code>
+          </h1>
+          <dl className="facts">
+            <dt>Status</dt>
+            <dd>
+              <span className={`badge ${license.data.status}`}>{license.data.status}</span>
+            </dd>
+            <dt>Id</dt>
+            <dd>
+              <code>{license.data.id}</code>
+            </dd>
+            <dt>Product</dt>
+            <dd>
+              <Link to={`/products/${license.data.productId}`}>
+                {product.data?.name ?? license.data.productId}
+              </Link>
+            </dd>
+            <dt>Activations</dt>
+            <dd>
+              {license.data.activationCount} of {license.data.maxActivations ?? 'unlimited'}
+            </dd>
+            <dt>Expires</dt>
+            <dd>{formatTime(license.data.expirationDate, 'Never')}</dd>
+            <dt>Created</dt>
+            <dd>{formatTime(license.data.createdAt)}</dd>
+            <dt>Updated</dt>
+            <dd>{formatTime(license.data.updatedAt)}</dd>
+          </dl>
+          <RevokeOrReinstate license={license.data} />
+          <UpdateLicenseForm license={license.data} />
+          <IssueTokenForm license={license.data} />
+          <ValidateForm license={license.data} />
+          <Activations license={license.data} />
+        </>
+      )}
+    </>
+  )
+}
+
+function RevokeOrReinstate({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const change = useMutation({
+    mutationFn: () =>
+      license.statusDetails.isRevoked
+        ? client.reinstateLicense(license.id)
+        : client.revokeLicense(license.id),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <section aria-labelledby="revocation">
+      <h2 id="revocation">Revocation</h2>
+      {license.statusDetails.isRevoked ? (
+        <ConfirmButton
+          label="Reinstate license"
+          title="Reinstate this license?"
+          confirmLabel="Reinstate"
+          onConfirm={() => change.mutate()}
+        >
+          <p>The license becomes usable again (unless it has expired).</p>
+        </ConfirmButton>
+      ) : (
+        <ConfirmButton
+          label="Revoke license"
+          title="Revoke this license?"
+          confirmLabel="Revoke"
+          danger
+          onConfirm={() => change.mutate()}
+        >
+          <p>
+            Validation answers <code>revoked</code> and no new token is issued. You can reinstate it later.
+          </p>
+        </ConfirmButton>
+      )}
+      <ProblemMessage error={change.error} />
+    </section>
+  )
+}
+
+/** An empty field means "unlimited" / "never"; a field left as it was is not sent. */
+function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBody {
+  const body: UpdateLicenseBody = {}
+  const maxActivations = String(form.get('maxActivations') ?? '').trim()
+  const nextMax = maxActivations === '' ? null : Number(maxActivations)
+  if (nextMax !== license.maxActivations) {
+    body.maxActivations = nextMax
+  }
+  const date = String(form.get('expirationDate') ?? '')
+  if (date !== (license.expirationDate?.slice(0, 10) ?? '')) {
+    body.expirationDate = date === '' ? null : `${date}T23:59:59.999Z`
+  }
+  return body
+}
+
+function UpdateLicenseForm({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const update = useMutation({
+    mutationFn: (body: UpdateLicenseBody) => client.updateLicense(license.id, body),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Update</h2>
+      <form
+        className="filters"
+        aria-labelledby={`${id}-heading`}
+        key={license.updatedAt}
+        onSubmit={(event) => {
+          event.preventDefault()
+          update.mutate(toUpdateBody(new FormData(event.currentTarget), license))
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-max`}>Maximum activations (empty: unlimited)</label>
+          <input
+            id={`${id}-max`}
+            name="maxActivations"
+            type="number"
+            min={1}
+            step={1}
+            defaultValue={license.maxActivations ?? ''}
+          />
+        </div>
+        <div>
+          <label htmlFor={`${id}-expires`}>Expires on (UTC; empty: never)</label>
+          <input
+            id={`${id}-expires`}
+            name="expirationDate"
+            type="date"
+            defaultValue={license.expirationDate?.slice(0, 10) ?? ''}
+          />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={update.isPending}>
+            Save changes
+          </button>
+        </div>
+      </form>
+      <ProblemMessage error={update.error} />
+      {update.isSuccess && <p role="status">Saved.</p>}
+    </section>
+  )
+}
+
+function IssueTokenForm({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const id = useId()
+  const [payloadError, setPayloadError] = useState<string>()
+  const issue = useMutation({
+    mutationFn: (body: CreateLicenseTokenBody) => client.createLicenseToken(license.id, body),
+  })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Issue a token</h2>
+      <p className="muted">
+        A signed token an application verifies offline with the product&apos;s public key.
+      </p>
+      <form
+        className="stacked"
+        aria-labelledby={`${id}-heading`}
+        onSubmit={(event) => {
+          event.preventDefault()
+          const form = new FormData(event.currentTarget)
+          const body: CreateLicenseTokenBody = {}
+          const payload = String(form.get('customPayload') ?? '').trim()
+          if (payload !== '') {
+            try {
+              body.customPayload = JSON.parse(payload)
+            } catch {
+              setPayloadError('Custom fields must be a JSON object, e.g. {"plan": "pro"}.')
+              return
+            }
+          }
+          setPayloadError(undefined)
+          const ttlDays = String(form.get('ttlDays') ?? '').trim()
+          if (ttlDays !== '') {
+            body.ttl = Math.round(Number(ttlDays) * 86_400)
+          }
+          const fingerprint = String(form.get('fingerprint') ?? '').trim()
+          if (fingerprint !== '') {
+            body.fingerprint = fingerprint
+          }
+          issue.mutate(body)
+        }}
+      >
+        <label htmlFor={`${id}-payload`}>Custom fields (JSON object, optional)</label>
+        <textarea id={`${id}-payload`} name="customPayload" rows={2} spellCheck={false} />
+        {payloadError && (
+          <p role="alert" className="problem">
+            {payloadError}
+          </p>
+        )}
+        <label htmlFor={`${id}-ttl`}>Lifetime in days (optional, default 30)</label>
+        <input id={`${id}-ttl`} name="ttlDays" type="number" min={1} step="any" />
+        <label htmlFor={`${id}-fingerprint`}>Machine fingerprint (optional; binds the token to it)</label>
+        <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
+        <div className="actions">
+          <button type="submit" disabled={issue.isPending}>
+            Issue token
+          </button>
+        </div>
+      </form>
+      <ProblemMessage error={issue.error} />
+      {issue.data && (
+        <div className="result">
+          <label htmlFor={`${id}-token`}>
+            Token (expires {formatTime(issue.data.payload.expirationDate)})
+          </label>
+          <textarea id={`${id}-token`} readOnly rows={4} value={issue.data.token} spellCheck={false} />
+          <CopyButton value={issue.data.token} label="Copy token" />
+        </div>
+      )}
+    </section>
+  )
+}
+
+function ValidateForm({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const id = useId()
+  const validate = useMutation({
+    mutationFn: (fingerprint: string) =>
+      client.validateLicense({
+        key: license.key,
+        productId: license.productId,
+        ...(fingerprint === '' ? {} : { fingerprint }),
+      }),
+  })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Validate as an application would</h2>
+      <form
+        className="filters"
+        aria-labelledby={`${id}-heading`}
+        onSubmit={(event) => {
+          event.preventDefault()
+          validate.mutate(String(new FormData(event.currentTarget).get('fingerprint') ?? '').trim())
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-fingerprint`}>Machine fingerprint (optional)</label>
+          <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={validate.isPending}>
+            Validate
+          </button>
+        </div>
+      </form>
+      <ProblemMessage error={validate.error} />
+      {validate.data && (
+        <p role="status" className={validate.data.isValid ? 'valid' : 'invalid'}>
+          {validate.data.isValid ? 'Valid' : `Not valid: ${validate.data.reason}`} (checked{' '}
+          {formatTime(validate.data.timestamp)})
+        </p>
+      )}
+    </section>
+  )
+}
+
+function Activations({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const activations = useQuery({
+    queryKey: ['activations', license.id],
+    queryFn: () => client.listActivations(license.id, { limit: 100 }),
+  })
+  const remove = useMutation({
+    mutationFn: (activationId: Parameters<KeyturnClient['deleteActivation']>[0]) =>
+      client.deleteActivation(activationId),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <section aria-labelledby="activations-heading">
+      <h2 id="activations-heading">Activations</h2>
+      <ProblemMessage error={activations.error ?? remove.error} />
+      {activations.data &&
+        (activations.data.totalCount === 0 ? (
+          <p>No machine is activated.</p>
+        ) : (
+          <table>
+            <caption className="visually-hidden">Activations</caption>
+            <thead>
+              <tr>
+                <th scope="col">Fingerprint</th>
+                <th scope="col">Name</th>
+                <th scope="col">Activated</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {activations.data.data.map((activation) => (
+                <tr key={activation.id}>
+                  <td>
+                    <code>{activation.fingerprint}</code>
+                  </td>
+                  <td>{activation.name ?? '—'}</td>
+                  <td>{formatTime(activation.createdAt)}</td>
+                  <td>{formatTime(activation.lastSeenAt)}</td>
+                  <td>
+                    <ConfirmButton
+                      label={`Deactivate ${activation.name ?? activation.fingerprint}`}
+                      title="Deactivate this machine?"
+                      confirmLabel="Deactivate"
+                      danger
+                      onConfirm={() => remove.mutate(activation.id)}
+                    >
+                      <p>The machine loses its seat; it can activate again while seats are free.</p>
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ))}
+      {activations.data && activations.data.totalCount > activations.data.data.length && (
+        <p className="muted">
+          Showing the latest {activations.data.data.length} of {activations.data.totalCount}.
+        </p>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,166 @@
+import type { LicenseResource, ProductResource } from '@keyturn/client'
+import { useQuery } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useSearchParams } from 'react-router'
+import { formatTime } from '../components/format.js'
+import { withParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { SortHeader } from '../components/sort-header.js'
+import { useSession } from '../session/session.js'
+import {
+  defaultLicenseSort,
+  filterNames,
+  licenseListQuery,
+  licenseStatuses,
+  readLicenseFilters,
+} from './license-query.js'
+import { useProductChoices } from './product-choices.js'
+
+export function LicensesScreen() {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = licenseListQuery(search)
+  const licenses = useQuery({
+    queryKey: ['licenses', query],
+    queryFn: () => client.listLicenses(query),
+    placeholderData: (previous) => previous,
+  })
+  const products = useProductChoices()
+  return (
+    <>
+      <div className="title-row">
+        <h1>Licenses</h1>
+        <Link to="/licenses/new" className="button primary">
+          Create license
+        </Link>
+      </div>
+      <LicenseFilterForm products={products.data?.data} />
+      <ProblemMessage error={licenses.error} />
+      {licenses.data && (
+        <div aria-busy={licenses.isFetching}>
+          <LicenseTable licenses={licenses.data.data} products={products.data?.data ?? []} />
+          <Pager result={licenses.data} noun="license" />
+        </div>
+      )}
+    </>
+  )
+}
+
+function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; products: ProductResource[] }) {
+  const names = new Map(products.map((product) => [product.id, product.name]))
+  const header = (field: string, label: string) => (
+    <SortHeader field={field} label={label} defaultSort={defaultLicenseSort} />
+  )
+  return (
+    <table>
+      <caption className="visually-hidden">Licenses</caption>
+      <thead>
+        <tr>
+          {header('key', 'Key')}
+          {header('status', 'Status')}
+          <th scope="col">Product</th>
+          {header('maxActivations', 'Activations')}
+          {header('expirationDate', 'Expires')}
+          {header('createdAt', 'Created')}
+          {header('updatedAt', 'Updated')}
+        </tr>
+      </thead>
+      <tbody>
+        {licenses.map((license) => (
+          <tr key={license.id}>
+            <td>
+              <Link to={`/licenses/${license.id}`}>
+                <code>{license.key}</code>
+              </Link>
+            </td>
+            <td>
+              <span className={`badge ${license.status}`}>{license.status}</span>
+            </td>
+            <td>{names.get(license.productId) ?? <code>{license.productId}</code>}</td>
+            <td>
+              {license.activationCount} / {license.maxActivations ?? '∞'}
+            </td>
+            <td>{formatTime(license.expirationDate, 'Never')}</td>
+            <td>{formatTime(license.createdAt)}</td>
+            <td>{formatTime(license.updatedAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+function LicenseFilterForm({ products }: { products: ProductResource[] | undefined }) {
+  const [search, setSearch] = useSearchParams()
+  const filters = readLicenseFilters(search)
+  const id = useId()
+  return (
+    <form
+      className="filters"
+      aria-label="Filter licenses"
+      key={search.toString()}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const form = new FormData(event.currentTarget)
+        const changes = Object.fromEntries(filterNames.map((name) => [name, String(form.get(name) ?? '')]))
+        setSearch(withParams(search, { ...changes, page: undefined, after: undefined }))
+      }}
+    >
+      <div>
+        <label htmlFor={`${id}-status`}>Status</label>
+        <select id={`${id}-status`} name="status" defaultValue={filters.status}>
+          <option value="">Any</option>
+          {licenseStatuses.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label htmlFor={`${id}-product`}>Product</label>
+        {products === undefined ? (
+          <input id={`${id}-product`} name="productId" defaultValue={filters.productId} placeholder="prd_…" />
+        ) : (
+          <select id={`${id}-product`} name="productId" defaultValue={filters.productId}>
+            <option value="">Any</option>
+            {products.map((product) => (
+              <option key={product.id} value={product.id}>
+                {product.name}
+              </option>
+            ))}
+          </select>
+        )}
+      </div>
+      <div>
+        <label htmlFor={`${id}-from`}>Expires from</label>
+        <input id={`${id}-from`} name="expiresFrom" type="date" defaultValue={filters.expiresFrom} />
+      </div>
+      <div>
+        <label htmlFor={`${id}-to`}>Expires until</label>
+        <input id={`${id}-to`} name="expiresTo" type="date" defaultValue={filters.expiresTo} />
+      </div>
+      <div className="actions">
+        <button type="submit">Apply filters</button>
+        <button
+          type="button"
+          onClick={() =>
+            setSearch(
+              withParams(search, {
+                status: '',
+                productId: '',
+                expiresFrom: '',
+                expiresTo: '',
+                page: undefined,
+                after: undefined,
+              }),
+            )
+          }
+        >
+          Clear filters
+        </button>
+      </div>
+    </form>
+  )
+}

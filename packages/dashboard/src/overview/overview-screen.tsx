@@ -1,0 +1,59 @@
+import { useQueries } from '@tanstack/react-query'
+import { Link } from 'react-router'
+import { ProblemMessage } from '../components/problem-message.js'
+import { useSession } from '../session/session.js'
+
+const licenseStatuses = ['active', 'expired', 'revoked'] as const
+
+/** Counts only: each is one list request with limit=1, read from its totalCount. */
+export function OverviewScreen() {
+  const { client } = useSession()
+  const counts = useQueries({
+    queries: [
+      { queryKey: ['count', 'products'], queryFn: () => client.listProducts({ limit: 1 }) },
+      { queryKey: ['count', 'licenses'], queryFn: () => client.listLicenses({ limit: 1 }) },
+      ...licenseStatuses.map((status) => ({
+        queryKey: ['count', 'licenses', status],
+        queryFn: () => client.listLicenses({ limit: 1, filter: `status:eq:${status}` }),
+      })),
+    ],
+  })
+  const [products, licenses, ...byStatus] = counts
+  const failed = counts.find((count) => count.isError)
+  const show = (count: { data?: { totalCount: number } } | undefined) =>
+    count?.data === undefined ? '…' : count.data.totalCount.toLocaleString('en')
+  return (
+    <>
+      <h1>Overview</h1>
+      <ProblemMessage error={failed?.error} />
+      <section aria-labelledby="counts-heading">
+        <h2 id="counts-heading">Counts</h2>
+        <dl className="cards">
+          <div>
+            <dt>
+              <Link to="/products">Products</Link>
+            </dt>
+            <dd>{show(products)}</dd>
+          </div>
+          <div>
+            <dt>
+              <Link to="/licenses">Licenses</Link>
+            </dt>
+            <dd>{show(licenses)}</dd>
+          </div>
+          {licenseStatuses.map((status, index) => (
+            <div key={status}>
+              <dt>
+                <Link to={`/licenses?status=${status}`}>
+                  {status[0]?.toUpperCase()}
+                  {status.slice(1)} licenses
+                </Link>
+              </dt>
+              <dd>{show(byStatus[index])}</dd>
+            </div>
+          ))}
+        </dl>
+      </section>
+    </>
+  )
+}

@@ -1,0 +1,196 @@
+import type { ProductResource } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useParams } from 'react-router'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { CopyButton } from '../components/copy-button.js'
+import { formatTime } from '../components/format.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { isAdmin, useSession } from '../session/session.js'
+
+type ProductId = ProductResource['id']
+
+export function ProductDetailScreen() {
+  const session = useSession()
+  const id = (useParams().id ?? '') as ProductId // the route's :id; the API answers 404 for a bad one
+  const product = useQuery({ queryKey: ['product', id], queryFn: () => session.client.getProduct(id) })
+  return (
+    <>
+      <p>
+        <Link to="/products">← Products</Link>
+      </p>
+      <ProblemMessage error={product.error} />
+      {product.data && (
+        <>
+          <h1>{product.data.name}</h1>
+          <dl className="facts">
+            <dt>Id</dt>
+            <dd>
+              <code>{product.data.id}</code>
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <span className={`badge ${product.data.status}`}>{product.data.status}</span>
+            </dd>
+            <dt>Created</dt>
+            <dd>{formatTime(product.data.createdAt)}</dd>
+            <dt>Updated</dt>
+            <dd>{formatTime(product.data.updatedAt)}</dd>
+            <dt>Licenses</dt>
+            <dd>
+              <Link to={`/licenses?productId=${encodeURIComponent(product.data.id)}`}>
+                Licenses of this product
+              </Link>
+            </dd>
+          </dl>
+          {isAdmin(session) && <ProductActions product={product.data} />}
+          <PublicKeys product={product.data} />
+        </>
+      )}
+    </>
+  )
+}
+
+function ProductActions({ product }: { product: ProductResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const nameId = useId()
+  const done = () => queryClient.invalidateQueries()
+  const rename = useMutation({
+    mutationFn: (name: string) => client.updateProduct(product.id, { name }),
+    onSuccess: done,
+  })
+  const toggle = useMutation({
+    mutationFn: () =>
+      product.status === 'active' ? client.suspendProduct(product.id) : client.resumeProduct(product.id),
+    onSuccess: done,
+  })
+  return (
+    <section aria-labelledby="product-actions">
+      <h2 id="product-actions">Change</h2>
+      <form
+        className="inline-form"
+        aria-label="Rename the product"
+        onSubmit={(event) => {
+          event.preventDefault()
+          rename.mutate(String(new FormData(event.currentTarget).get('name') ?? ''))
+        }}
+      >
+        <label htmlFor={nameId}>Name</label>
+        <input
+          id={nameId}
+          name="name"
+          required
+          maxLength={200}
+          defaultValue={product.name}
+          key={product.name}
+        />
+        <button type="submit" disabled={rename.isPending}>
+          Save name
+        </button>
+        <ProblemMessage error={rename.error} />
+      </form>
+      <div className="inline-form">
+        {product.status === 'active' ? (
+          <ConfirmButton
+            label="Suspend product"
+            title="Suspend this product?"
+            confirmLabel="Suspend"
+            danger
+            onConfirm={() => toggle.mutate()}
+          >
+            <p>
+              Every license of <strong>{product.name}</strong> stops validating (reason <code>suspended</code>
+              ) and no token is issued until you resume it.
+            </p>
+          </ConfirmButton>
+        ) : (
+          <ConfirmButton
+            label="Resume product"
+            title="Resume this product?"
+            confirmLabel="Resume"
+            onConfirm={() => toggle.mutate()}
+          >
+            <p>Its licenses validate again as their own status says.</p>
+          </ConfirmButton>
+        )}
+        <ProblemMessage error={toggle.error} />
+      </div>
+    </section>
+  )
+}
+
+function PublicKeys({ product }: { product: ProductResource }) {
+  const session = useSession()
+  const queryClient = useQueryClient()
+  const keys = useQuery({
+    queryKey: ['product-keys', product.id],
+    queryFn: () => session.client.listProductKeys(product.id, { limit: 10 }),
+  })
+  const rotate = useMutation({
+    mutationFn: () => session.client.rotateProductKey(product.id),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  const jwk = JSON.stringify(product.publicKeyJwk, null, 2)
+  return (
+    <section aria-labelledby="public-key">
+      <h2 id="public-key">Public key</h2>
+      <p>
+        Applications verify license tokens offline with this key. Current key id <code>{product.keyId}</code>.
+      </p>
+      <label htmlFor={`${product.id}-pem`}>Public key (PEM)</label>
+      <textarea
+        id={`${product.id}-pem`}
+        className="key"
+        readOnly
+        rows={3}
+        value={product.publicKey}
+        spellCheck={false}
+      />
+      <CopyButton value={product.publicKey} label="Copy PEM" /> <CopyButton value={jwk} label="Copy JWK" />
+      {isAdmin(session) && (
+        <div className="inline-form">
+          <ConfirmButton
+            label="Rotate signing key"
+            title="Rotate the signing key?"
+            confirmLabel="Rotate key"
+            danger
+            onConfirm={() => rotate.mutate()}
+          >
+            <p>
+              New tokens are signed with a new key. Tokens already issued keep verifying with the old public
+              key (listed below) until they expire; applications need the new public key for new tokens.
+            </p>
+          </ConfirmButton>
+          <ProblemMessage error={rotate.error} />
+        </div>
+      )}
+      <ProblemMessage error={keys.error} />
+      {keys.data && (
+        <table>
+          <caption>Signing keys ({keys.data.totalCount})</caption>
+          <thead>
+            <tr>
+              <th scope="col">Key id</th>
+              <th scope="col">Current</th>
+              <th scope="col">Created</th>
+              <th scope="col">Retired</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data.data.map((key) => (
+              <tr key={key.keyId}>
+                <td>
+                  <code>{key.keyId}</code>
+                </td>
+                <td>{key.isCurrent ? 'Yes' : 'No'}</td>
+                <td>{formatTime(key.createdAt)}</td>
+                <td>{formatTime(key.retiredAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,95 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useNavigate, useSearchParams } from 'react-router'
+import { formatTime } from '../components/format.js'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { SortHeader } from '../components/sort-header.js'
+import { isAdmin, useSession } from '../session/session.js'
+
+const defaultSort = 'createdAt:desc'
+
+export function ProductsScreen() {
+  const session = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const products = useQuery({
+    queryKey: ['products', query],
+    queryFn: () => session.client.listProducts(query),
+    placeholderData: (previous) => previous,
+  })
+  return (
+    <>
+      <h1>Products</h1>
+      {isAdmin(session) && <CreateProductForm />}
+      <ProblemMessage error={products.error} />
+      {products.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Products</caption>
+            <thead>
+              <tr>
+                <SortHeader field="name" label="Name" defaultSort={defaultSort} />
+                <th scope="col">Status</th>
+                <th scope="col">Id</th>
+                <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
+                <SortHeader field="updatedAt" label="Updated" defaultSort={defaultSort} />
+              </tr>
+            </thead>
+            <tbody>
+              {products.data.data.map((product) => (
+                <tr key={product.id}>
+                  <td>
+                    <Link to={`/products/${product.id}`}>{product.name}</Link>
+                  </td>
+                  <td>
+                    <span className={`badge ${product.status}`}>{product.status}</span>
+                  </td>
+                  <td>
+                    <code>{product.id}</code>
+                  </td>
+                  <td>{formatTime(product.createdAt)}</td>
+                  <td>{formatTime(product.updatedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={products.data} noun="product" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreateProductForm() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const nameId = useId()
+  const create = useMutation({
+    mutationFn: (name: string) => client.createProduct({ name }),
+    onSuccess: async (product) => {
+      await queryClient.invalidateQueries()
+      void navigate(`/products/${product.id}`)
+    },
+  })
+  return (
+    <form
+      className="inline-form"
+      aria-label="Create a product"
+      onSubmit={(event) => {
+        event.preventDefault()
+        create.mutate(String(new FormData(event.currentTarget).get('name') ?? ''))
+      }}
+    >
+      <h2>Create a product</h2>
+      <label htmlFor={nameId}>Name</label>
+      <input id={nameId} name="name" required maxLength={200} />
+      <button type="submit" className="primary" disabled={create.isPending}>
+        Create product
+      </button>
+      <ProblemMessage error={create.error} />
+    </form>
+  )
+}

@@ -1,0 +1,327 @@
+/**
+ * @module The dashboard in a real browser (Debian's Chromium) against a real `keyturn serve` on
+ * SQLite: one server, one browser, one flow after another as subtests, each driven by role and label
+ * as a person with a screen reader would. Every screen is checked with axe-core and photographed into
+ * artifacts/dashboard/ (README "Dashboard"; not committed).
+ */
+import assert from 'node:assert/strict'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { it, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { KeyturnClient, validateLicenseToken } from '@keyturn/client'
+import type { Page } from 'playwright-core'
+import { launchChromium, skipWithoutChromium } from '../testing/browser.js'
+import { sqliteServerEnvironment } from '../testing/server-environments.js'
+import { startServerProcess } from '../testing/server-process.js'
+
+const adminKey = 'kt_admin_dashboard-journey-in-chromium-000001'
+const hostileName = '<img src=x onerror="window.__pwned=true">'
+const repository = fileURLToPath(new URL('../../../../', import.meta.url))
+const dashboardDir = join(repository, 'packages', 'dashboard')
+/** Screenshots of every screen, for people to look at (gitignored). */
+const screenshotDir = join(repository, 'artifacts', 'dashboard')
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** Builds the dashboard from its sources, so the test never runs against a stale build. */
+async function buildDashboard(): Promise<void> {
+  const { build } = await import('vite')
+  await build({ root: dashboardDir, configFile: join(dashboardDir, 'vite.config.ts'), logLevel: 'warn' })
+}
+
+interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: unknown[] }[]
+}
+
+/** axe-core finds no serious or critical violation on the page as it is now; then a screenshot. */
+async function checkScreen(page: Page, name: string): Promise<void> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> would be refused).
+  await page.evaluate(axeSource)
+  const violations = await inPage<AxeViolation[]>(page, 'axe.run().then((result) => result.violations)')
+  const grave = violations.filter(
+    (violation) => violation.impact === 'serious' || violation.impact === 'critical',
+  )
+  assert.deepEqual(
+    grave.map(
+      (violation) =>
+        `${violation.id}: ${violation.help} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`,
+    ),
+    [],
+    `axe-core on ${name}`,
+  )
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true })
+}
+
+/**
+ * Evaluates `expression` in the page. A string, not a function: this package compiles without the
+ * DOM's types, and tsx would wrap a function's inner names in a helper the page does not have.
+ */
+async function inPage<T = unknown>(page: Page, expression: string): Promise<T> {
+  return (await page.evaluate(expression)) as T // the expression's result, as the caller states
+}
+
+async function signIn(page: Page, base: string, apiKey: string): Promise<void> {
+  await page.goto(`${base}/dashboard/`)
+  await page.getByLabel('API key').fill(apiKey)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+}
+
+/** Follows a link of the main navigation (the overview repeats some of its names). */
+async function navigate(page: Page, screen: string): Promise<void> {
+  await page
+    .getByRole('navigation', { name: 'Main' })
+    .getByRole('link', { name: screen, exact: true })
+    .click()
+}
+
+async function dialogConfirm(page: Page, button: string, confirm: string): Promise<void> {
+  await page.getByRole('button', { name: button }).click()
+  const dialog = page.getByRole('dialog')
+  await dialog.waitFor()
+  await dialog.getByRole('button', { name: confirm }).click()
+}
+
+it('runs the licensing business from the dashboard in Chromium', {
+  skip: skipWithoutChromium,
+  timeout: 180_000,
+}, async (t: TestContext) => {
+  mkdirSync(screenshotDir, { recursive: true })
+  await buildDashboard()
+  const env = await sqliteServerEnvironment().fresh(t)
+  const server = await startServerProcess(t, { ...env, KEYTURN_ADMIN_KEY: adminKey })
+  const base = server.url
+  const admin = new KeyturnClient({ baseUrl: base, apiKey: adminKey })
+  const other = await admin.createProduct({ name: hostileName })
+  const browser = await launchChromium(t)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  const cspViolations: string[] = []
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) {
+      cspViolations.push(message.text())
+    }
+  })
+  let productId = ''
+  let licenseId = ''
+  let productKey = ''
+
+  await t.test('signs in with an admin key kept in sessionStorage only', async () => {
+    await page.goto(`${base}/dashboard/`)
+    await checkScreen(page, '01-sign-in')
+    await signIn(page, base, adminKey)
+    const stored = await inPage(
+      page,
+      '({ session: Object.values(sessionStorage), local: Object.keys(localStorage).length, cookie: document.cookie })',
+    )
+    assert.deepEqual(stored, { session: [adminKey], local: 0, cookie: '' })
+    assert.ok(!page.url().includes(adminKey), 'the key is never in the URL')
+    await page.getByText('Active licenses').waitFor()
+    await checkScreen(page, '02-overview')
+  })
+
+  await t.test('renders a hostile product name as text', async () => {
+    await navigate(page, 'Products')
+    await page.getByRole('link', { name: hostileName }).waitFor()
+    const injected = await inPage(
+      page,
+      "({ pwned: window.__pwned === true, images: document.querySelectorAll('main img').length })",
+    )
+    assert.deepEqual(injected, { pwned: false, images: 0 })
+  })
+
+  await t.test('creates a product', async () => {
+    await page.getByLabel('Name').fill('Acme Photo Editor')
+    await page.getByRole('button', { name: 'Create product' }).click()
+    await page.getByRole('heading', { name: 'Acme Photo Editor', level: 1 }).waitFor()
+    productId = page.url().split('/').at(-1) ?? ''
+    assert.match(productId, /^prd_/)
+    await page.getByRole('button', { name: 'Copy PEM' }).click()
+    await page.getByText('Copied').first().waitFor()
+    const pem = await inPage(page, 'navigator.clipboard.readText()')
+    assert.equal(pem, (await admin.getProduct(productId as `prd_${string}`)).publicKey)
+    await checkScreen(page, '03-product')
+    await page.getByRole('link', { name: '← Products' }).click()
+    await page.getByRole('link', { name: 'Acme Photo Editor' }).waitFor()
+    await checkScreen(page, '04-products')
+  })
+
+  await t.test('shows an API problem next to the form that caused it', async () => {
+    await navigate(page, 'Licenses')
+    await page.getByRole('link', { name: 'Create license' }).click()
+    await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+    await page.getByLabel('Expires on (UTC, end of day)').fill('2001-01-01')
+    await page.getByRole('button', { name: 'Create license' }).click()
+    const problem = page.getByRole('form', { name: 'Create a license' }).getByRole('alert')
+    await problem.waitFor()
+    assert.match((await problem.textContent()) ?? '', /future/i)
+    await checkScreen(page, '05-license-create-problem')
+  })
+
+  await t.test('creates a license', async () => {
+    await page.getByLabel('Maximum activations').fill('3')
+    await page.getByLabel('Expires on (UTC, end of day)').fill('2031-06-30')
+    await page.getByRole('button', { name: 'Create license' }).click()
+    await page.getByRole('heading', { name: /^License / }).waitFor()
+    licenseId = page.url().split('/').at(-1) ?? ''
+    const license = await admin.getLicense(licenseId as `lic_${string}`)
+    assert.equal(license.maxActivations, 3)
+    assert.equal(license.expirationDate, '2031-06-30T23:59:59.999Z')
+    await checkScreen(page, '06-license')
+  })
+
+  await t.test('finds the license by filter and sorts on the server, with the view in the URL', async () => {
+    // Another product's license, which the filter must leave out.
+    await admin.createLicense({ productId: other.id })
+    await navigate(page, 'Licenses')
+    await page
+      .getByRole('form', { name: 'Filter licenses' })
+      .getByLabel('Product')
+      .selectOption({ label: 'Acme Photo Editor' })
+    await page.getByLabel('Status').selectOption('active')
+    await page.getByLabel('Expires from').fill('2031-06-01')
+    await page.getByLabel('Expires until').fill('2031-06-30')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.waitForURL(/productId=/)
+    const url = new URL(page.url())
+    assert.equal(url.searchParams.get('productId'), productId)
+    assert.equal(url.searchParams.get('status'), 'active')
+    assert.equal(url.searchParams.get('expiresFrom'), '2031-06-01')
+    await page.getByText('1–1 of 1 license').waitFor()
+    const key = (await admin.getLicense(licenseId as `lic_${string}`)).key
+    await page.getByRole('link', { name: key }).waitFor()
+    await page.getByRole('button', { name: /^Key/ }).click()
+    await page.waitForURL(/sort=key%3Aasc|sort=key:asc/)
+    await page
+      .getByRole('columnheader', { name: /Key/ })
+      .and(page.locator('[aria-sort="ascending"]'))
+      .waitFor()
+    // The URL alone restores the view: a bookmark or a link shared with a colleague.
+    await page.goto(page.url())
+    await page.getByRole('link', { name: key }).waitFor()
+    await checkScreen(page, '07-licenses-filtered')
+    await page.getByRole('button', { name: 'Clear filters' }).click()
+    await page.getByText('1–2 of 2 licenses').waitFor()
+  })
+
+  await t.test('revokes and reinstates the license, each after a confirmation', async () => {
+    await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+    await page.getByRole('button', { name: 'Revoke license' }).click()
+    await page.getByRole('dialog').waitFor()
+    await checkScreen(page, '08-confirm-revoke')
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click()
+    assert.equal(
+      (await admin.getLicense(licenseId as `lic_${string}`)).status,
+      'active',
+      'Cancel does nothing',
+    )
+    await dialogConfirm(page, 'Revoke license', 'Revoke')
+    await page.getByRole('button', { name: 'Reinstate license' }).waitFor()
+    assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'revoked')
+    await dialogConfirm(page, 'Reinstate license', 'Reinstate')
+    await page.getByRole('button', { name: 'Revoke license' }).waitFor()
+    assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'active')
+  })
+
+  await t.test(
+    'issues a token that @keyturn/client verifies, and validates as an application would',
+    async () => {
+      await page.getByLabel('Custom fields (JSON object, optional)').fill('{"plan": "pro"}')
+      await page.getByRole('button', { name: 'Issue token' }).click()
+      const tokenBox = page.getByLabel(/^Token \(expires/)
+      await tokenBox.waitFor()
+      const token = await tokenBox.inputValue()
+      await page.getByRole('button', { name: 'Copy token' }).click()
+      await page.getByText('Copied').first().waitFor()
+      assert.equal(await inPage(page, 'navigator.clipboard.readText()'), token)
+      const product = await admin.getProduct(productId as `prd_${string}`)
+      const verified = await validateLicenseToken({
+        token,
+        publicKey: product.publicKey,
+        productId: product.id,
+      })
+      assert.equal(verified.licenseId, licenseId)
+      assert.deepEqual(verified.customFields, { plan: 'pro' })
+
+      await page.getByRole('button', { name: 'Validate' }).click()
+      await page.getByText(/^Valid \(checked/).waitFor()
+      await checkScreen(page, '09-license-actions')
+    },
+  )
+
+  await t.test(
+    'creates an API key whose secret is shown once, and deletes one after a confirmation',
+    async () => {
+      await navigate(page, 'API keys')
+      await checkScreen(page, '10-api-keys')
+      await page.getByLabel('Name').fill('Acme back end')
+      await page.getByLabel('Role').selectOption('product')
+      await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await page.getByRole('button', { name: 'Create API key' }).click()
+      const secret = page.getByLabel('Secret')
+      await secret.waitFor()
+      productKey = await secret.inputValue()
+      assert.match(productKey, /^kt_prod_/)
+      await page.getByText('It is shown only once', { exact: false }).waitFor()
+      await checkScreen(page, '11-api-key-secret')
+      await page.getByRole('button', { name: 'I have stored it' }).click()
+      await page.getByRole('cell', { name: 'Acme back end', exact: true }).waitFor()
+      assert.ok(!(await page.content()).includes(productKey), 'the secret is not shown again')
+
+      await page.getByLabel('Name').fill('Temporary')
+      await page.getByLabel('Role').selectOption('admin')
+      await page.getByRole('button', { name: 'Create API key' }).click()
+      await page.getByRole('button', { name: 'I have stored it' }).click()
+      await dialogConfirm(page, 'Delete Temporary', 'Delete key')
+      await page.getByRole('cell', { name: 'Temporary', exact: true }).waitFor({ state: 'detached' })
+      const names = (await admin.listApiKeys({ limit: 100 })).data.map((apiKey) => apiKey.name)
+      assert.ok(!names.includes('Temporary') && names.includes('Acme back end'), names.join(', '))
+    },
+  )
+
+  await t.test('signs out and forgets the key', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByLabel('API key').waitFor()
+    assert.deepEqual(await inPage(page, 'Object.keys(sessionStorage)'), [])
+    await page.reload()
+    await page.getByLabel('API key').waitFor()
+  })
+
+  await t.test('shows a product key only its product and no control it may not use', async () => {
+    await signIn(page, base, productKey)
+    await page.getByText('Product key').waitFor()
+    assert.equal(
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).count(),
+      0,
+    )
+    await navigate(page, 'Products')
+    await page.getByRole('link', { name: 'Acme Photo Editor' }).waitFor()
+    assert.equal(await page.getByRole('link', { name: hostileName }).count(), 0)
+    await page.getByText('1–1 of 1 product').waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Create product' }).count(), 0)
+    await page.getByRole('link', { name: 'Acme Photo Editor' }).click()
+    await page.getByRole('button', { name: 'Copy JWK' }).waitFor()
+    for (const hidden of ['Suspend product', 'Rotate signing key', 'Save name']) {
+      assert.equal(await page.getByRole('button', { name: hidden }).count(), 0, hidden)
+    }
+    await checkScreen(page, '12-product-as-product-key')
+    await navigate(page, 'Licenses')
+    await page.getByText('1–1 of 1 license').waitFor()
+    await page.goto(`${base}/dashboard/products/${other.id}`)
+    await page
+      .getByRole('alert')
+      .getByText(/not found/i)
+      .first()
+      .waitFor()
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByLabel('API key').waitFor()
+  })
+
+  assert.deepEqual(cspViolations, [], 'the dashboard itself breaks none of its CSP')
+})
