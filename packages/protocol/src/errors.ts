@@ -7,6 +7,8 @@ export const ErrorCodeSchema = Type.Enum([
   'invalid_filter',
   'unsupported_media_type',
   'payload_too_large',
+  'headers_too_large',
+  'request_timeout',
   'unauthenticated',
   'forbidden',
   'route_not_found',

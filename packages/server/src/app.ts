@@ -23,6 +23,7 @@ import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
+import { handleClientError, requireHostHeader } from './http/client-errors.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
 import { registerDashboard } from './http/dashboard.js'
 import {
@@ -95,6 +96,8 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     bodyLimit,
     genReqId: () => newId('request'),
     frameworkErrors: handleFrameworkError,
+    clientErrorHandler: handleClientError,
+    http: { requireHostHeader: false }, // refused as a problem by requireHostHeader below
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(createValidatorCompiler())
   app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
@@ -103,6 +106,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
   })
+  app.addHook('onRequest', requireHostHeader)
   // A POST or PATCH without a body reads as `{}`: actions (revoke, tokens) need none, and a create
   // without one is told which fields are missing rather than that a body is absent.
   app.addHook('preValidation', async (request) => {

@@ -8,7 +8,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       title: 'Keyturn API',
       version: '0.1.0',
       description:
-        'Self-hostable software licensing: products, licenses, online validation and signed license tokens. Every path is served under `/api/v0` and, identically, under `/v0`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`.',
+        'Self-hostable software licensing: products, licenses, online validation and signed license tokens. Every path is served under `/api/v0` and, identically, under `/v0`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`. Besides the answers each operation lists, any request may get one the HTTP layer gives before an operation is chosen: 400 `bad_request` (not HTTP/1.1: an unknown method, a malformed path, Content-Length with Transfer-Encoding, no Host header), 431 `headers_too_large` (request line and headers over 16 KiB) or 408 `request_timeout`; these close the connection.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/api/v0' }],

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '@keyturn/protocol'
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 500 | 503
+type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503
 
 /** The one table that decides each code's HTTP status and title: a code without one does not compile. */
 export const problemByCode: Record<ErrorCode, { status: ErrorStatus; title: string }> = {
@@ -9,6 +9,8 @@ export const problemByCode: Record<ErrorCode, { status: ErrorStatus; title: stri
   invalid_filter: { status: 400, title: 'The filter is not valid' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
+  headers_too_large: { status: 431, title: 'The request headers are too large' },
+  request_timeout: { status: 408, title: 'The request took too long to arrive' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Not allowed for this API key' },
   route_not_found: { status: 404, title: 'No such route' },
