@@ -26,7 +26,8 @@ function describe(error: ConnectionError): { code: ErrorCode; detail: string } {
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
       return {
         code: 'bad_request',
-        detail: 'The request has both Content-Length and Transfer-Encoding, or a Transfer-Encoding other than chunked last.',
+        detail:
+          'The request has both Content-Length and Transfer-Encoding, or a Transfer-Encoding other than chunked last.',
       }
     default:
       return { code: 'bad_request', detail: 'The request is not valid HTTP/1.1.' }
@@ -73,7 +74,10 @@ export async function requireHostHeader(
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
   if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-    return sendProblem(reply, problemFor('bad_request', 'An HTTP/1.1 request needs a Host header.', request.id))
+    return sendProblem(
+      reply,
+      problemFor('bad_request', 'An HTTP/1.1 request needs a Host header.', request.id),
+    )
   }
   return undefined
 }
