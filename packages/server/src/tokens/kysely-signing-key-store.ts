@@ -2,6 +2,7 @@ import type { ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import type { Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
+import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import type { SigningKeyRecord } from './signing-keys.js'
 
@@ -44,9 +45,14 @@ export class KyselySigningKeyStore implements SigningKeyStore {
   }
 
   async rotate(productId: ProductId, next: SigningKeyRecord, at: Date): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
-      // The partial unique index on current keys serialises concurrent rotations: one of two racing
-      // transactions fails instead of leaving two current keys.
+    await writeTransaction(this.#db, async (trx) => {
+      // Rotations of one product take turns: each retires the key the previous one made current.
+      // Without the lock, concurrent PostgreSQL transactions all saw the same current key and all
+      // but one failed on the unique index of current keys (a 500). SQLite's BEGIN IMMEDIATE
+      // (writeTransaction) serialises every write already.
+      if (!isSqlite(trx)) {
+        await trx.selectFrom('products').select('id').where('id', '=', productId).forUpdate().execute()
+      }
       await trx
         .updateTable('product_keys')
         .set({ retired_at: at.toISOString() })

@@ -155,5 +155,27 @@ describeEachDatabase(
         nextPage: null,
       })
     })
+
+    it('gives every one of 8 simultaneous rotations a 201 and leaves exactly one current key', async (t) => {
+      const { app, headers, productId } = await buildTestApp(t, database)
+
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          app.inject({ method: 'POST', url: `/api/v0/products/${productId}/keys/rotate`, headers }),
+        ),
+      )
+
+      for (const res of results) {
+        assert.equal(res.statusCode, 201, res.body)
+      }
+      const keys = await app.inject({ method: 'GET', url: `/api/v0/products/${productId}/keys`, headers })
+      const list: { keyId: string; isCurrent: boolean }[] = keys.json().data
+      assert.equal(list.length, 9, keys.body)
+      assert.equal(list.filter((key) => key.isCurrent).length, 1, keys.body)
+      const current = list.find((key) => key.isCurrent)?.keyId
+      assert.ok(results.some((res) => res.json().keyId === current))
+      const product = await app.inject({ method: 'GET', url: `/api/v0/products/${productId}`, headers })
+      assert.equal(product.json().keyId, current)
+    })
   },
 )
