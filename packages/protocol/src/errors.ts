@@ -18,6 +18,7 @@ export const ErrorCodeSchema = Type.Enum([
   'api_key_not_found',
   'activation_not_found',
   'license_not_active',
+  'product_suspended',
   'activation_limit_reached',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
@@ -27,8 +28,186 @@ export const ErrorCodeSchema = Type.Enum([
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
-/** Written only here (RFC 9457 allows a relative URI); clients switch on `code`. */
+/**
+ * Written only here. Relative, resolved against the server's own URL (RFC 9457 §3.1.1): Keyturn
+ * serves a page for each at `GET /problems/<code>` (docs/decisions.md). Clients switch on `code`.
+ */
 export const problemType = (code: ErrorCode): string => `/problems/${code}`
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503
+
+export interface ErrorDescription {
+  readonly status: ErrorStatus
+  /** The problem's `title`: fixed per code (RFC 9457). */
+  readonly title: string
+  /** When the code is given (Markdown: `code` spans only). */
+  readonly meaning: string
+  /** What a client should do about it (Markdown: `code` spans only). */
+  readonly action: string
+}
+
+/**
+ * The one error catalogue: each code's status, title, meaning and the action it asks of a client.
+ * The server's problems, the OpenAPI document, the pages at `/problems/<code>` and the table in
+ * docs/errors.md (`npm run openapi` rewrites it) all come from here; a code without an entry does
+ * not compile.
+ */
+export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
+  bad_request: {
+    status: 400,
+    title: 'The request could not be read',
+    meaning:
+      'The request could not be read: malformed JSON, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`), in which case the connection closes after the answer. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
+    action: 'Fix the request; do not retry it unchanged.',
+  },
+  validation_failed: {
+    status: 400,
+    title: 'The request is not valid',
+    meaning:
+      "The request does not match the operation's schema: a missing or unknown field (unknown fields are rejected, not ignored), a wrong type, a value out of bounds (`limit` outside 1–100, `maxActivations` < 1, an `expirationDate` not in the future, a `customPayload` over 4 KiB, a product `name` that is blank), a `sort` that is not `field:asc` or `field:desc` on a sortable field, or `page` together with `starting_after`; a body that nests objects and arrays more than 32 levels deep (`pointer` `#`); text anywhere (body, query, headers) holding U+0000 or an unpaired surrogate; a number that is not finite (`page=Infinity`, `limit=1e309`, `1e309` in a JSON body). `errors[]` names each field.",
+    action: 'Fix the fields listed in `errors[]`; do not retry unchanged.',
+  },
+  invalid_filter: {
+    status: 400,
+    title: 'The filter is not valid',
+    meaning:
+      'A `filter` rule of a list request is not valid (unknown field or operator, bad value, too many rules); `detail` names the rule.',
+    action: "Fix the rule; the fields and operators are listed in the operation's description in `/docs`.",
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported content type',
+    meaning: 'A request body in a content type the server does not read (e.g. `application/xml`).',
+    action: 'Send JSON with `Content-Type: application/json`.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'The request body is too large',
+    meaning: 'The request body exceeds 64 KiB.',
+    action: 'Send less; retrying unchanged will fail again.',
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'The request headers are too large',
+    meaning: "The request line and headers exceed 16 KiB (Node's limit). The connection closes after the answer.",
+    action: 'Send fewer or shorter headers (a proxy may be adding them).',
+  },
+  request_timeout: {
+    status: 408,
+    title: 'The request took too long to arrive',
+    meaning:
+      "The request's headers did not arrive within 60 seconds (Node's `headersTimeout`, against connections held open by slow senders). The connection closes after the answer.",
+    action: 'Retry on a new connection; check for a slow or stalled upload.',
+  },
+  unauthenticated: {
+    status: 401,
+    title: 'Authentication required',
+    meaning:
+      'No `Authorization: Bearer <key>` header, or the key is unknown or was deleted. The response carries `WWW-Authenticate: Bearer`.',
+    action:
+      'Send a valid API key; if it was deleted, ask an admin for a new one. Do not retry with the same key.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Not allowed for this API key',
+    meaning:
+      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or a key deleting itself.',
+    action: 'Use a key with the right role; retrying will not help.',
+  },
+  route_not_found: {
+    status: 404,
+    title: 'No such route',
+    meaning: 'No operation at this path, with any method.',
+    action: 'Check the path (`/api/v0/…` or `/v0/…`) against `/docs`.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    meaning:
+      'The path exists, but not with this method (for example `PUT /api/v0/licenses/{id}`). The `Allow` header lists the methods the path has.',
+    action: 'Use one of the methods in the `Allow` header (`PATCH` to change a license).',
+  },
+  license_not_found: {
+    status: 404,
+    title: 'License not found',
+    meaning:
+      "No license with this id or key is visible to the API key: it does not exist, or it belongs to another product (a product key never learns that other products' licenses exist).",
+    action:
+      'Treat the license as unknown: for validation, the key is not valid. Check the product id if you expected it to exist.',
+  },
+  product_not_found: {
+    status: 404,
+    title: 'Product not found',
+    meaning: 'No product with this id is visible to the API key.',
+    action: 'Check the product id; create the product first.',
+  },
+  api_key_not_found: {
+    status: 404,
+    title: 'API key not found',
+    meaning: 'No API key with this id.',
+    action: 'Check the id; it may have been deleted.',
+  },
+  activation_not_found: {
+    status: 404,
+    title: 'Activation not found',
+    meaning: 'No activation with this id or fingerprint on the license.',
+    action: 'Treat the machine as not activated (deactivating twice is a 404 the second time).',
+  },
+  license_not_active: {
+    status: 409,
+    title: 'The license is not active',
+    meaning:
+      'The license is revoked or expired (or its product suspended), so it cannot be activated and no token is issued for it.',
+    action:
+      'Do not retry; reinstate or extend the license first (vendor), or tell the user the license is not active.',
+  },
+  product_suspended: {
+    status: 409,
+    title: 'The product is suspended',
+    meaning:
+      'The license\'s product is suspended: no license is created for it and its licenses cannot be changed (revoking still works; validation answers `reason: "suspended"`).',
+    action: 'Resume the product first (`POST /products/{id}/resume`, admin), then retry.',
+  },
+  activation_limit_reached: {
+    status: 409,
+    title: 'Activation limit reached',
+    meaning: 'Every activation the license allows (`maxActivations`) is taken.',
+    action: 'Deactivate another machine, or raise `maxActivations` (vendor); then try again.',
+  },
+  idempotency_key_in_progress: {
+    status: 409,
+    title: 'A request with this idempotency key is in progress',
+    meaning:
+      'A request with this `Idempotency-Key` (for this API key) is still running: this is a retry that came too early.',
+    action: "Retry the same request with backoff; it then gets the first request's response.",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    title: 'The idempotency key was used for another request',
+    meaning:
+      'The `Idempotency-Key` was already used by this API key, within 24 hours, for a different request (another method, path or body).',
+    action: 'Use a new key for a new request; a key names one request.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    meaning: 'Reserved: this version applies no rate limit of its own (put one in your reverse proxy).',
+    action: 'When it appears: wait for `Retry-After` seconds if given, then retry with backoff.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal server error',
+    meaning: 'The server failed unexpectedly; the details are in its log under `requestId`.',
+    action:
+      'Retry idempotent requests (GET, validate, revoke, reinstate, any POST sent with an `Idempotency-Key`) with backoff; report the `requestId` if it persists.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    meaning: 'The server cannot serve now: `GET /readyz` when the database does not answer.',
+    action: 'Retry later with backoff; a load balancer should route elsewhere.',
+  },
+}
 
 export const FieldErrorSchema = Type.Object(
   {

@@ -29,13 +29,15 @@ import { registerDashboard } from './http/dashboard.js'
 import {
   handleError,
   handleFrameworkError,
-  handleNotFound,
+  notFoundHandler,
   problemFor,
   sendProblem,
 } from './http/error-handler.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions } from './http/openapi.js'
+import { registerProblemPages } from './http/problem-pages.js'
+import { RouteMethods } from './http/route-methods.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { IdempotencyService } from './idempotency/idempotency-service.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
@@ -102,6 +104,9 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.setValidatorCompiler(createValidatorCompiler())
   app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
   registerJsonBodyParser(app)
+  readEmptyBodiesAsAbsent(app)
+  const routes = new RouteMethods()
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method))
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
@@ -115,7 +120,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     }
   })
   app.setErrorHandler(handleError)
-  app.setNotFoundHandler(handleNotFound)
+  app.setNotFoundHandler(notFoundHandler(routes))
 
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, { routePrefix: '/docs' })
@@ -141,6 +146,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
       }
     })
     ops.get('/openapi.json', async () => app.swagger())
+    registerProblemPages(ops)
   })
   registerDashboard(app, deps.dashboardRoot)
 
@@ -156,6 +162,21 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     { prefix: '/v0' },
   )
   return { app, services }
+}
+
+/**
+ * Many HTTP clients send `Content-Type: application/json` on every POST, with or without a body
+ * (`curl -X POST -H 'Content-Type: application/json'`). A request without a body is read as one
+ * without a content type, whatever it says, so it reaches the `{}` above instead of a 400 or 415.
+ */
+function readEmptyBodiesAsAbsent(app: App): void {
+  app.addHook('onRequest', async (request) => {
+    const { headers } = request
+    const length = headers['content-length']
+    if (headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+      delete headers['content-type']
+    }
+  })
 }
 
 function createServices(deps: AppDeps): Services {

@@ -16,6 +16,7 @@ import { type Connection, connect } from './storage/connect.js'
 import { migrateToLatest } from './storage/migrate.js'
 
 export { ConfigError } from './config.js'
+export { errorCatalogueMarkdown } from './http/problem-pages.js'
 
 export interface Output {
   /** A line for the operator (stdout); never used for logs. */

@@ -258,14 +258,107 @@ describeEachDatabase('HTTP error handling', (database) => {
       { method: 'GET', url: '/api/v0/nothing-here', headers },
       { method: 'GET', url: '/api/v0/nothing-here' },
       { method: 'GET', url: '/nothing-here?x=1' },
-      { method: 'DELETE', url: '/api/v0/products', headers },
       { method: 'GET', url: '/api/v1/licenses', headers },
+      { method: 'PUT', url: '/api/v0/licenses/lic_x/nothing', headers },
     ] as const) {
       const res = await app.inject(request)
 
       const problem = assertProblem(res, 404, 'route_not_found')
       assert.equal(problem.detail, `No route ${request.method} ${request.url.split('?')[0]}.`)
+      assert.equal(res.headers.allow, undefined)
     }
+  })
+
+  it('answers 405 method_not_allowed with an Allow header for a wrong method on a known path', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    for (const [method, url, allow] of [
+      ['PUT', '/api/v0/licenses/lic_7fQx2mNc4RtYp9LkWv3bHs', 'GET, HEAD, PATCH'],
+      ['PUT', '/v0/licenses/lic_7fQx2mNc4RtYp9LkWv3bHs?x=1', 'GET, HEAD, PATCH'],
+      ['DELETE', '/api/v0/products', 'GET, HEAD, POST'],
+      ['PUT', '/api/v0/licenses/validate', 'POST'],
+      ['GET', '/v0/licenses/lic_7fQx2mNc4RtYp9LkWv3bHs/revoke', 'POST'],
+      ['DELETE', '/api/v0/licenses/lic_7fQx2mNc4RtYp9LkWv3bHs/activations', 'GET, HEAD, POST'],
+      ['PATCH', '/api/v0/activations/act_x', 'GET, HEAD, DELETE'],
+      ['POST', '/healthz', 'GET, HEAD'],
+    ] as const) {
+      for (const auth of [headers, {}]) {
+        const res = await app.inject({ method, url, headers: auth })
+
+        const problem = assertProblem(res, 405, 'method_not_allowed')
+        assert.equal(res.headers.allow, allow, `${method} ${url}`)
+        assert.equal(problem.detail, `${url.split('?')[0]} does not answer ${method}; it answers ${allow}.`)
+      }
+    }
+  })
+
+  it('reads a bodiless POST or PATCH as {} whatever its Content-Type says', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v0/licenses',
+      headers,
+      payload: { productId },
+    })
+    const id = created.json().id
+
+    for (const contentType of [
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/xml',
+    ]) {
+      const revoke = await app.inject({
+        method: 'POST',
+        url: `/api/v0/licenses/${id}/revoke`,
+        headers: { ...headers, 'content-type': contentType },
+      })
+      const update = await app.inject({
+        method: 'PATCH',
+        url: `/v0/licenses/${id}`,
+        headers: { ...headers, 'content-type': contentType, 'content-length': '0' },
+      })
+      const create = await app.inject({
+        method: 'POST',
+        url: '/api/v0/products',
+        headers: { ...headers, 'content-type': contentType },
+      })
+
+      assert.equal(revoke.statusCode, 200, revoke.body)
+      assert.equal(revoke.json().status, 'revoked')
+      assert.equal(update.statusCode, 200, update.body)
+      const problem = assertProblem(create, 400, 'validation_failed') // told what is missing, not that a body is
+      assert.deepEqual(
+        problem.errors?.map((error) => error.pointer),
+        ['#/name'],
+      )
+    }
+  })
+
+  it('reads an empty chunked JSON body as {} and still refuses a blank non-JSON one', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v0/licenses',
+      headers,
+      payload: { productId },
+    })
+
+    const json = await app.inject({
+      method: 'POST',
+      url: `/api/v0/licenses/${created.json().id}/revoke`,
+      headers: { ...headers, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      payload: ' ',
+    })
+    const xml = await app.inject({
+      method: 'POST',
+      url: `/api/v0/licenses/${created.json().id}/revoke`,
+      headers: { ...headers, 'content-type': 'application/xml' },
+      payload: ' ',
+    })
+
+    assert.equal(json.statusCode, 200, json.body)
+    assertProblem(xml, 415, 'unsupported_media_type')
   })
 
   it('sets a distinct Request-Id header on every response: success, problem and unknown route', async (t) => {

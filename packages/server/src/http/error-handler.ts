@@ -4,6 +4,7 @@ import { DomainError } from '../core/errors.js'
 import { maxFieldErrors, toFieldErrors } from './field-errors.js'
 import { problemByCode } from './problems.js'
 import { unstorableValueKeyword, type ValueIssue } from './validation.js'
+import type { RouteMethods } from './route-methods.js'
 
 interface Described {
   code: ErrorCode
@@ -115,11 +116,24 @@ export function handleError(
   return sendProblem(reply, problem)
 }
 
-export function handleNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendProblem(
-    reply,
-    problemFor('route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, request.id),
-  )
+/**
+ * Fastify's not-found handler: a path no route has is a 404 `route_not_found`; a known path asked
+ * with another method is a 405 `method_not_allowed` whose `Allow` header lists the path's methods.
+ */
+export function notFoundHandler(routes: RouteMethods) {
+  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const path = request.url.split('?')[0] ?? request.url
+    const allowed = routes.allowed(path)
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '))
+      const detail = `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}.`
+      return sendProblem(reply, problemFor('method_not_allowed', detail, request.id))
+    }
+    return sendProblem(
+      reply,
+      problemFor('route_not_found', `No route ${request.method} ${path}.`, request.id),
+    )
+  }
 }
 
 /**

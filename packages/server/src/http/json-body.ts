@@ -22,6 +22,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8') // parseAs string: always a string
+    if (text.trim() === '') {
+      done(null, undefined) // an empty chunked body: no body, read as `{}` by app.ts, not malformed JSON
+      return
+    }
     if (jsonDepth(text) > maxJsonDepth) {
       const detail = `The body nests objects and arrays more than ${maxJsonDepth} levels deep.`
       done(new InvalidInputError('#', detail), undefined)

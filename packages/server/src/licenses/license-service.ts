@@ -51,11 +51,13 @@ export class LicenseService {
     if (!canSeeProduct(principal, input.productId)) {
       throw new DomainError('forbidden', 'This API key may only create licenses for its own product.')
     }
-    if ((await this.#products.findProduct(input.productId)) === undefined) {
+    const product = await this.#products.findProduct(input.productId)
+    if (product === undefined) {
       throw new DomainError('product_not_found', `No product ${input.productId} exists.`, {
         fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
       })
     }
+    requireActiveProduct(product, 'no license is created for it')
     const license: License = {
       id: newId('license'),
       productId: input.productId,
@@ -92,6 +94,10 @@ export class LicenseService {
     if (Object.keys(changes).length === 1) {
       return viewAt(current, now) // nothing to change: keep updatedAt honest
     }
+    requireActiveProduct(
+      await this.#products.findProduct(current.productId),
+      'its licenses cannot be changed',
+    )
     return viewAt(await this.#apply(id, changes), now)
   }
 
@@ -233,4 +239,15 @@ function futureDate(value: string | null, now: Date): Date | null {
     )
   }
   return date
+}
+
+/** Throws 409 `product_suspended` for a suspended (or vanished) product; `refusal` ends the detail. */
+function requireActiveProduct(
+  product: { readonly id: ProductId; readonly isSuspended: boolean } | undefined,
+  refusal: string,
+): void {
+  if (product === undefined || product.isSuspended) {
+    const which = product === undefined ? 'The product' : `Product ${product.id}`
+    throw new DomainError('product_suspended', `${which} is suspended; ${refusal}. Resume it first.`)
+  }
 }

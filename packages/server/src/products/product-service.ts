@@ -6,7 +6,7 @@ import type {
   UpdateProductBody,
 } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
-import { DomainError } from '../core/errors.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import {
@@ -40,6 +40,7 @@ export class ProductService {
 
   async create(principal: Principal, input: CreateProductBody): Promise<ProductView> {
     requireAdmin(principal, 'create products')
+    requireName(input.name)
     const now = this.#clock.now()
     const product: Product = {
       id: newId('product'),
@@ -62,6 +63,7 @@ export class ProductService {
     if (input.name === undefined) {
       return current
     }
+    requireName(input.name)
     return this.#apply(id, { name: input.name, updatedAt: this.#clock.now() })
   }
 
@@ -118,4 +120,11 @@ export class ProductService {
 
 function productNotFound(id: ProductId): DomainError {
   return new DomainError('product_not_found', `No product ${id} is visible to this API key.`)
+}
+
+/** A name of only spaces would show as nothing in every list: refuse it like a missing one. */
+function requireName(name: string): void {
+  if (name.trim() === '') {
+    throw new InvalidInputError('#/name', 'name must not be blank.')
+  }
 }

@@ -232,6 +232,20 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
     assert.equal((await listLicenses(app, headers)).totalCount, 0)
   })
 
+  it('answers 409 product_suspended for a suspended product, creating nothing', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    await app.inject({ method: 'POST', url: `/api/v0/products/${productId}/suspend`, headers })
+
+    const res = await app.inject({ method: 'POST', url, headers, payload: { productId } })
+
+    const problem = expectProblem(res, 409, 'product_suspended')
+    assert.equal(
+      problem.detail,
+      `Product ${productId} is suspended; no license is created for it. Resume it first.`,
+    )
+    assert.equal((await listLicenses(app, headers)).totalCount, 0)
+  })
+
   it("creates a license for a product key's own product", async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const productHeaders = await productKeyHeaders(app, headers, productId)

@@ -15,7 +15,10 @@ export function registerCreateLicense(api: App, licenses: LicenseService): void 
           'Generates the key. `maxActivations` defaults to 1 (`null`: unlimited); `expirationDate` must be in the future (`null` or absent: never expires).',
         tags: ['licenses'],
         body: CreateLicenseBodySchema,
-        response: { 201: LicenseResourceSchema, ...problemResponses('forbidden', 'product_not_found') },
+        response: {
+          201: LicenseResourceSchema,
+          ...problemResponses('forbidden', 'product_not_found', 'product_suspended'),
+        },
       },
     },
     async (request, reply) => {

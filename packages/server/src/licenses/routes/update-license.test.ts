@@ -205,6 +205,19 @@ describeEachDatabase('PATCH /api/v0/licenses/:id', (database) => {
     assert.deepEqual(await getLicense(app, headers, created.id), created)
   })
 
+  it('answers 409 product_suspended when the product is suspended, changing nothing', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const created = await createLicense(app, headers, { productId })
+    await app.inject({ method: 'POST', url: `/api/v0/products/${productId}/suspend`, headers })
+
+    const res = await patch(app, headers, created.id, { maxActivations: 5 })
+    const empty = await patch(app, headers, created.id, {})
+
+    expectProblem(res, 409, 'product_suspended')
+    assert.equal(empty.statusCode, 200, 'an empty change is no change')
+    assert.deepEqual(await getLicense(app, headers, created.id), created)
+  })
+
   it('answers 400 at #/id for a malformed id', async (t) => {
     const { app, headers } = await buildTestApp(t, database)
 

@@ -19,7 +19,10 @@ export function registerUpdateLicense(api: App, licenses: LicenseService): void 
         tags: ['licenses'],
         params: IdParamsSchema(LicenseIdSchema),
         body: UpdateLicenseBodySchema,
-        response: { 200: LicenseResourceSchema, ...problemResponses('license_not_found') },
+        response: {
+          200: LicenseResourceSchema,
+          ...problemResponses('license_not_found', 'product_suspended'),
+        },
       },
     },
     async (request) =>

@@ -124,10 +124,10 @@ describeEachDatabase('POST /api/v0/products', (database) => {
     }
   })
 
-  it('answers 400 validation_failed at #/name for an empty, too long or missing name', async (t) => {
+  it('answers 400 validation_failed at #/name for an empty, blank, too long or missing name', async (t) => {
     const { app, headers } = await buildTestApp(t, database)
 
-    for (const payload of [{ name: '' }, { name: 'x'.repeat(201) }, {}]) {
+    for (const payload of [{ name: '' }, { name: '   ' }, { name: '\t\n ' }, { name: 'x'.repeat(201) }, {}]) {
       const res = await app.inject({ method: 'POST', url: '/api/v0/products', headers, payload })
 
       const problem = assertProblem(res, 400, 'validation_failed')

@@ -57,10 +57,10 @@ describeEachDatabase('PATCH /api/v0/products/:id', (database) => {
     assert.deepEqual([res.json().name, res.json().status], ['Renamed', 'suspended'])
   })
 
-  it('answers 400 validation_failed at #/name for an empty or too long name, changing nothing', async (t) => {
+  it('answers 400 validation_failed at #/name for an empty, blank or too long name, changing nothing', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
 
-    for (const name of ['', 'x'.repeat(201), null, 7]) {
+    for (const name of ['', '  ', '\t', 'x'.repeat(201), null, 7]) {
       const res = await app.inject({
         method: 'PATCH',
         url: `/api/v0/products/${productId}`,
