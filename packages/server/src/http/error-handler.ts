@@ -3,8 +3,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError } from '../core/errors.js'
 import { maxFieldErrors, toFieldErrors } from './field-errors.js'
 import { problemByCode } from './problems.js'
-import { unstorableValueKeyword, type ValueIssue } from './validation.js'
 import type { RouteMethods } from './route-methods.js'
+import { unstorableValueKeyword, type ValueIssue } from './validation.js'
 
 interface Described {
   code: ErrorCode
@@ -114,6 +114,12 @@ export function handleError(
     request.log.error({ err: error }, 'request failed')
   }
   return sendProblem(reply, problem)
+}
+
+/** A 404 `route_not_found` for the request's method and path. */
+export function handleNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const detail = `No route ${request.method} ${request.url.split('?')[0]}.`
+  return sendProblem(reply, problemFor('route_not_found', detail, request.id))
 }
 
 /**

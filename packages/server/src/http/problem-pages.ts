@@ -31,16 +31,18 @@ export function registerProblemPages(app: App): void {
  * its `catalogue` markers (a test fails when it is out of date).
  */
 export function errorCatalogueMarkdown(): string {
-  const cell = (text: string) => text.replaceAll('|', '\\|')
+  const header = ['code', 'status', 'meaning', 'what the client should do']
   const rows = codes.map((code) => {
     const { status, meaning, action } = errorCatalogue[code]
-    return `| \`${code}\` | ${status} | ${cell(meaning)} | ${cell(action)} |`
+    return [`\`${code}\``, String(status), meaning, action].map((text) => text.replaceAll('|', '\\|'))
   })
-  return [
-    '| code | status | meaning | what the client should do |',
-    '| --- | --- | --- | --- |',
-    ...rows,
-  ].join('\n')
+  // Padded as Biome formats Markdown tables, so `biome ci` accepts the generated file.
+  const widths = header.map((_, column) =>
+    Math.max(...[header, ...rows].map((row) => [...(row[column] ?? '')].length)),
+  )
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => cell + ' '.repeat((widths[column] ?? 0) - [...cell].length)).join(' | ')} |`
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n')
 }
 
 function isErrorCode(code: string): code is ErrorCode {
