@@ -89,7 +89,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
   headers_too_large: {
     status: 431,
     title: 'The request headers are too large',
-    meaning: "The request line and headers exceed 16 KiB (Node's limit). The connection closes after the answer.",
+    meaning:
+      "The request line and headers exceed 16 KiB (Node's limit). The connection closes after the answer.",
     action: 'Send fewer or shorter headers (a proxy may be adding them).',
   },
   request_timeout: {
