@@ -29,7 +29,7 @@ try {
   let server = await startKeyturn({ databaseUrl: database.url, adminKey, secret })
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
   const products = []
-  for (const name of ['Acme Photo Editor', 'Acme Sound Studio']) {
+  for (const name of ['Photo Editor', 'Sound Studio']) {
     const res = await fetch(`${server.url}/api/v0/products`, {
       method: 'POST',
       headers,
@@ -56,7 +56,7 @@ try {
     ],
   })
   try {
-    const page = await browser.newPage({ viewport: { width: 1180, height: 640 } })
+    const page = await browser.newPage({ viewport: { width: 1180, height: 620 } })
     page.setDefaultTimeout(60_000)
     await page.goto(`${server.url}/dashboard/`)
     await page.getByLabel('API key').fill(adminKey)

@@ -4,11 +4,11 @@ import { useId, useState } from 'react'
 import { useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
-import { formatTime } from '../components/format.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
 import { useProductChoices } from '../licenses/product-choices.js'
 import { useSession } from '../session/session.js'
 
@@ -64,7 +64,9 @@ export function ApiKeysScreen() {
                   <td>
                     <code>{apiKey.prefix}…</code>
                   </td>
-                  <td>{formatTime(apiKey.createdAt)}</td>
+                  <td>
+                    <Time value={apiKey.createdAt} />
+                  </td>
                   <td>
                     <ConfirmButton
                       label={`Delete ${apiKey.name}`}

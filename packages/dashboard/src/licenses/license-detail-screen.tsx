@@ -6,6 +6,7 @@ import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
 import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 
 type LicenseId = LicenseResource['id']
@@ -52,11 +53,17 @@ export function LicenseDetailScreen() {
               {license.data.activationCount} of {license.data.maxActivations ?? 'unlimited'}
             </dd>
             <dt>Expires</dt>
-            <dd>{formatTime(license.data.expirationDate, 'Never')}</dd>
+            <dd>
+              <Time value={license.data.expirationDate} empty="Never" />
+            </dd>
             <dt>Created</dt>
-            <dd>{formatTime(license.data.createdAt)}</dd>
+            <dd>
+              <Time value={license.data.createdAt} />
+            </dd>
             <dt>Updated</dt>
-            <dd>{formatTime(license.data.updatedAt)}</dd>
+            <dd>
+              <Time value={license.data.updatedAt} />
+            </dd>
           </dl>
           <RevokeOrReinstate license={license.data} />
           <UpdateLicenseForm license={license.data} />
@@ -331,8 +338,12 @@ function Activations({ license }: { license: LicenseResource }) {
                     <code>{activation.fingerprint}</code>
                   </td>
                   <td>{activation.name ?? '—'}</td>
-                  <td>{formatTime(activation.createdAt)}</td>
-                  <td>{formatTime(activation.lastSeenAt)}</td>
+                  <td>
+                    <Time value={activation.createdAt} />
+                  </td>
+                  <td>
+                    <Time value={activation.lastSeenAt} />
+                  </td>
                   <td>
                     <ConfirmButton
                       label={`Deactivate ${activation.name ?? activation.fingerprint}`}

@@ -2,11 +2,11 @@ import type { LicenseResource, ProductResource } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
-import { formatTime } from '../components/format.js'
 import { withParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 import {
   defaultLicenseSort,
@@ -81,9 +81,15 @@ function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; pro
             <td>
               {license.activationCount} / {license.maxActivations ?? '∞'}
             </td>
-            <td>{formatTime(license.expirationDate, 'Never')}</td>
-            <td>{formatTime(license.createdAt)}</td>
-            <td>{formatTime(license.updatedAt)}</td>
+            <td>
+              <Time value={license.expirationDate} empty="Never" />
+            </td>
+            <td>
+              <Time value={license.createdAt} />
+            </td>
+            <td>
+              <Time value={license.updatedAt} />
+            </td>
           </tr>
         ))}
       </tbody>

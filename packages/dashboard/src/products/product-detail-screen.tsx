@@ -4,8 +4,8 @@ import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
-import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 
 type ProductId = ProductResource['id']
@@ -33,9 +33,13 @@ export function ProductDetailScreen() {
               <span className={`badge ${product.data.status}`}>{product.data.status}</span>
             </dd>
             <dt>Created</dt>
-            <dd>{formatTime(product.data.createdAt)}</dd>
+            <dd>
+              <Time value={product.data.createdAt} />
+            </dd>
             <dt>Updated</dt>
-            <dd>{formatTime(product.data.updatedAt)}</dd>
+            <dd>
+              <Time value={product.data.updatedAt} />
+            </dd>
             <dt>Licenses</dt>
             <dd>
               <Link to={`/licenses?productId=${encodeURIComponent(product.data.id)}`}>
@@ -184,8 +188,12 @@ function PublicKeys({ product }: { product: ProductResource }) {
                   <code>{key.keyId}</code>
                 </td>
                 <td>{key.isCurrent ? 'Yes' : 'No'}</td>
-                <td>{formatTime(key.createdAt)}</td>
-                <td>{formatTime(key.retiredAt)}</td>
+                <td>
+                  <Time value={key.createdAt} />
+                </td>
+                <td>
+                  <Time value={key.retiredAt} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
-import { formatTime } from '../components/format.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 
 const defaultSort = 'createdAt:desc'
@@ -49,8 +49,12 @@ export function ProductsScreen() {
                   <td>
                     <code>{product.id}</code>
                   </td>
-                  <td>{formatTime(product.createdAt)}</td>
-                  <td>{formatTime(product.updatedAt)}</td>
+                  <td>
+                    <Time value={product.createdAt} />
+                  </td>
+                  <td>
+                    <Time value={product.updatedAt} />
+                  </td>
                 </tr>
               ))}
             </tbody>
