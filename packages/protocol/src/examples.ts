@@ -44,4 +44,5 @@ export const exampleLicense = {
   updatedAt: exampleTime,
   productId: exampleProductId,
   statusDetails: { isRevoked: false, isExpired: false, determinedAt: exampleTime },
+  activationCount: 1,
 } as const

@@ -35,8 +35,9 @@ import {
 } from './http/error-handler.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerMetrics } from './http/metrics.js'
-import { openApiOptions } from './http/openapi.js'
+import { openApiOptions, swaggerUiOptions } from './http/openapi.js'
 import { registerProblemPages } from './http/problem-pages.js'
+import { documentCommonProblems } from './http/responses.js'
 import { RouteMethods } from './http/route-methods.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { IdempotencyService } from './idempotency/idempotency-service.js'
@@ -123,7 +124,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.setNotFoundHandler(notFoundHandler(routes))
 
   app.register(swagger, openApiOptions)
-  app.register(swaggerUi, { routePrefix: '/docs' })
+  app.register(swaggerUi, swaggerUiOptions)
 
   closeConnectionsWhenClosing(app)
   registerMetrics(app)
@@ -225,6 +226,7 @@ function createServices(deps: AppDeps): Services {
 /** Every API route, in one list: grep here to find where a path is served. */
 function registerApi(api: App, services: Services): void {
   api.addHook('onRequest', authenticate(services.apiKeys))
+  documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
 
   registerListLicenses(api, services.licenses)

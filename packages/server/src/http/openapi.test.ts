@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { type ErrorCode, problemType } from '@keyturn/protocol'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { importSPKI, jwtVerify } from 'jose'
 import { openApiJson } from '../main.js'
@@ -19,13 +20,14 @@ interface Operation {
   operationId?: string
   summary?: string
   tags?: string[]
-  requestBody?: { content?: Record<string, MediaType> }
+  parameters?: Record<string, unknown>[]
+  requestBody?: { required?: boolean; content?: Record<string, MediaType> }
   responses?: Record<string, { content?: Record<string, MediaType> }>
 }
 interface Document {
   openapi: string
   paths: Record<string, Partial<Record<(typeof methods)[number], Operation>>>
-  components?: { securitySchemes?: Record<string, unknown> }
+  components?: { securitySchemes?: Record<string, unknown>; schemas?: Record<string, unknown> }
   security?: unknown[]
   tags?: { name: string }[]
 }
@@ -163,6 +165,102 @@ describe('the OpenAPI document', () => {
   })
 })
 
+describe('the OpenAPI components', () => {
+  const find = (id: string) => operations().find(({ operation }) => operation.operationId === id)?.operation
+
+  it('names the wire shapes and references them, so generators make License-named types', () => {
+    const schemaOf = (id: string, status: string, media = 'application/json') =>
+      find(id)?.responses?.[status]?.content?.[media]?.schema
+
+    for (const name of [
+      'License',
+      'LicenseList',
+      'Product',
+      'ProductList',
+      'ApiKey',
+      'ApiKeyList',
+      'Activation',
+      'ActivationList',
+      'Problem',
+      'ValidationResult',
+      'LicenseToken',
+      'CreateLicenseBody',
+    ]) {
+      assert.ok(document.components?.schemas?.[name], `no component ${name}`)
+    }
+    assert.deepEqual(schemaOf('getLicense', '200'), { $ref: '#/components/schemas/License' })
+    assert.deepEqual(schemaOf('listLicenses', '200'), { $ref: '#/components/schemas/LicenseList' })
+    assert.deepEqual(schemaOf('getLicense', '404', 'application/problem+json'), {
+      $ref: '#/components/schemas/Problem',
+    })
+    assert.deepEqual(find('createLicense')?.requestBody?.content?.['application/json']?.schema, {
+      $ref: '#/components/schemas/CreateLicenseBody',
+    })
+    const validation = document.components?.schemas?.ValidationResult as { properties: { license: unknown } }
+    assert.deepEqual(validation.properties.license, { $ref: '#/components/schemas/License' })
+  })
+
+  it('declares the problem schema once instead of inlining it in every response', () => {
+    const problemProperties = '"requestId": {'
+    assert.equal(generated.split(problemProperties).length - 1, 1)
+    assert.ok(generated.length < 350_000, `the document is ${generated.length} bytes`)
+  })
+
+  it('gives each error response one example per code it lists, carrying its own status and code', () => {
+    const wrong: string[] = []
+    for (const { name, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (Number(status) < 400) {
+          continue
+        }
+        const media = response.content?.['application/problem+json']
+        const examples = Object.entries(media?.examples ?? {})
+        if (examples.length === 0 || media?.example !== undefined) {
+          wrong.push(`${name} ${status}: no examples per code`)
+        }
+        for (const [code, example] of examples) {
+          const value = (example as { value: Record<string, unknown> }).value
+          if (
+            value.status !== Number(status) ||
+            value.code !== code ||
+            value.type !== problemType(code as ErrorCode)
+          ) {
+            wrong.push(`${name} ${status}: example ${code} says ${value.status} ${value.code}`)
+          }
+        }
+      }
+    }
+
+    assert.deepEqual(wrong, [])
+  })
+
+  it('documents 403 where a role may not call, and 413 and 415 where a body is read', () => {
+    const statuses = (id: string) => Object.keys(find(id)?.responses ?? {})
+
+    for (const id of ['getLicense', 'revokeLicense', 'createProduct', 'listApiKeys', 'createLicenseToken']) {
+      assert.ok(statuses(id).includes('403'), id)
+    }
+    assert.ok(!statuses('validateLicense').includes('403'), 'every role may validate')
+    for (const id of ['createLicense', 'updateLicense', 'revokeLicense', 'validateLicense']) {
+      assert.ok(statuses(id).includes('413') && statuses(id).includes('415'), id)
+    }
+    assert.ok(!statuses('getLicense').includes('415'))
+  })
+
+  it('pre-fills no parameter and requires no body of a bodiless action', () => {
+    const prefilled = operations().flatMap(({ name, operation }) =>
+      (operation.parameters ?? [])
+        .filter((parameter) => 'example' in parameter || 'examples' in parameter)
+        .map((parameter) => `${name} ${String(parameter.name)}`),
+    )
+
+    assert.deepEqual(prefilled, [])
+    assert.equal(find('createLicenseToken')?.requestBody?.required, false)
+    assert.equal(find('revokeLicense')?.requestBody, undefined)
+    assert.equal(find('createLicense')?.requestBody?.required, true)
+  })
+})
+
 describe('GET /openapi.json and /docs', () => {
   it('serve the same document and the interactive reference', async (t) => {
     const { app } = await buildTestApp(t, sqliteTestDatabase())
@@ -174,5 +272,7 @@ describe('GET /openapi.json and /docs', () => {
     assert.deepEqual(json.json(), JSON.parse(generated))
     assert.equal(docs.statusCode, 200)
     assert.match(String(docs.headers['content-type']), /^text\/html/)
+    assert.match(docs.body, /<title>Keyturn API reference<\/title>/)
+    assert.doesNotMatch(docs.body, /https?:\/\/(?!127\.0\.0\.1)[a-z]/i, 'no script or style from a CDN')
   })
 })

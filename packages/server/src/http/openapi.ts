@@ -1,4 +1,46 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
+import * as protocol from '@keyturn/protocol'
+import { type ErrorCode, errorCatalogue, problemType } from '@keyturn/protocol'
+import { problemCodesOf } from './responses.js'
+
+/**
+ * @module The OpenAPI 3.1 document: its frame, and the two hooks of @fastify/swagger that turn the
+ * route schemas into named components. Every object schema the protocol package exports is a
+ * component named after its export (`LicenseResourceSchema` → `License`, `LicenseListSchema` →
+ * `LicenseList`, `CreateLicenseBodySchema` → `CreateLicenseBody`); wherever a route uses it, the
+ * document says `$ref: '#/components/schemas/License'`. A new resource gets its components by
+ * exporting its schemas from the protocol package, nothing else. Problem responses get one example
+ * per code they list (`problemResponses` in responses.ts).
+ */
+
+const marker = 'x-keyturn-component'
+const codesMarker = 'x-keyturn-codes'
+
+interface Component {
+  readonly name: string
+  readonly schema: Record<string, unknown>
+}
+
+/** The protocol's exported object schemas, by name. */
+const components: readonly Component[] = Object.entries(protocol).flatMap(([exportName, value]) => {
+  if (!exportName.endsWith('Schema') || !isObject(value) || (value as { type?: unknown }).type !== 'object') {
+    return []
+  }
+  if (/(Query|Params|Claims)Schema$/.test(exportName)) {
+    return [] // parameters are listed one by one; claims never travel as a body
+  }
+  return [{ name: exportName.replace(/Schema$/, '').replace(/Resource$/, ''), schema: value }]
+})
+
+/** The component a schema is, by identity (a spread copy keeps its `properties` object). */
+function componentOf(schema: Record<string, unknown>): Component | undefined {
+  return components.find(
+    (component) =>
+      component.schema === schema ||
+      (schema.properties !== undefined && component.schema.properties === schema.properties),
+  )
+}
 
 /** The OpenAPI 3.1 document's frame; every operation comes from its route schema. */
 export const openApiOptions: FastifyDynamicSwaggerOptions = {
@@ -7,9 +49,14 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
     info: {
       title: 'Keyturn API',
       version: '0.1.0',
-      description:
-        'Self-hostable software licensing: products, licenses, online validation and signed license tokens. Every path is served under `/api/v0` and, identically, under `/v0`. Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`. Besides the answers each operation lists, any request may get one the HTTP layer gives before an operation is chosen: 400 `bad_request` (not HTTP/1.1: an unknown method, a malformed path, Content-Length with Transfer-Encoding, no Host header), 431 `headers_too_large` (request line and headers over 16 KiB) or 408 `request_timeout`; these close the connection.',
+      description: [
+        'Self-hostable software licensing: products, licenses, online validation and signed license tokens.',
+        'Every path is served under `/api/v0` and, identically, under `/v0`.',
+        'Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`; each `type` is a page about its code (`/problems/<code>`, all codes at `/problems`).',
+        'A known path asked with a method it does not have answers `405 method_not_allowed` with an `Allow` header.',
+      ].join(' '),
       license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'Keyturn maintainers (see SECURITY.md to report a vulnerability)' },
     },
     servers: [{ url: '/api/v0' }],
     components: {
@@ -32,30 +79,200 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'api-keys', description: 'API keys (admin only)' },
     ],
   },
-  // Paths in the document are relative to the server URL above.
-  transform: ({ schema, url }) => ({ schema, url: url.replace(/^\/api\/v0/, '') }),
+  // Paths in the document are relative to the server URL above. The route schema is copied with
+  // its components marked, for the document only: validation and serialisation keep the original.
+  transform: ({ schema, url }) => ({
+    schema: schema === undefined ? schema : markRouteSchema(schema as Record<string, unknown>),
+    url: url.replace(/^\/api\/v0/, ''),
+  }),
   transformObject: (document) =>
-    'openapiObject' in document ? withProblemMediaType(document.openapiObject) : document.swaggerObject,
+    'openapiObject' in document ? finishDocument(document.openapiObject) : document.swaggerObject,
 }
 
-/** Error responses are sent as `application/problem+json` (RFC 9457); say so in the document. */
-function withProblemMediaType<T extends { paths?: object }>(document: T): T {
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(isObject(operations) ? operations : {})) {
-      const responses = isObject(operation) && isObject(operation.responses) ? operation.responses : {}
-      for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) >= 400 && isObject(response) && isObject(response.content)) {
-          const { 'application/json': json, ...others } = response.content
-          if (json !== undefined) {
-            response.content = { 'application/problem+json': json, ...others }
-          }
-        }
+/**
+ * The interactive reference at /docs: Swagger UI, served from the package (no CDN). Operations
+ * listed, schemas shown below them, "Try it out" with empty parameters (see finishOperation).
+ */
+export const swaggerUiOptions: FastifySwaggerUiOptions = {
+  routePrefix: '/docs',
+  uiConfig: {
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 1,
+    defaultModelExpandDepth: 2,
+    displayRequestDuration: true,
+    persistAuthorization: false,
+    tryItOutEnabled: false,
+  },
+  theme: { title: 'Keyturn API reference' },
+}
+
+function markRouteSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const marked: Record<string, unknown> = { ...schema }
+  if (isObject(schema.body)) {
+    marked.body = mark(schema.body)
+  }
+  if (isObject(schema.response)) {
+    marked.response = Object.fromEntries(
+      Object.entries(schema.response).map(([status, response]) => [
+        status,
+        isObject(response) ? markResponse(response) : response,
+      ]),
+    )
+  }
+  return marked
+}
+
+function markResponse(response: Record<string, unknown>): Record<string, unknown> {
+  const codes = problemCodesOf(response)
+  return codes === undefined ? mark(response) : { ...mark(response), [codesMarker]: codes }
+}
+
+/** A copy of the schema in which each component is marked with its name. */
+function mark(schema: Record<string, unknown>): Record<string, unknown> {
+  const component = componentOf(schema)
+  const copy: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    copy[key] = markValue(value)
+  }
+  return component === undefined ? copy : { ...copy, [marker]: component.name }
+}
+
+function markValue(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map(markValue)
+  }
+  return isObject(value) ? mark(value) : value
+}
+
+type Document = { paths?: object; components?: { schemas?: Record<string, unknown> } }
+
+function finishDocument<T extends Document>(document: T): T {
+  const used = new Map<string, Record<string, unknown>>()
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(isObject(operations) ? operations : {})) {
+      if (isObject(operation)) {
+        finishOperation(operation, `${method.toUpperCase()} ${path}`)
       }
     }
+  }
+  replaceMarked(document.paths, used) // after finishOperation, which reads the schemas inline
+  // Components reference each other: resolve until no new name turns up.
+  const schemas: Record<string, unknown> = { ...document.components?.schemas }
+  for (let pending = [...used.keys()]; pending.length > 0; ) {
+    const found = new Map<string, Record<string, unknown>>()
+    for (const name of pending) {
+      const component = components.find((candidate) => candidate.name === name)
+      if (component !== undefined && schemas[name] === undefined) {
+        const schema = JSON.parse(JSON.stringify(mark(component.schema))) as Record<string, unknown> // a plain copy
+        delete schema[marker]
+        replaceMarked(schema, found)
+        schemas[name] = schema
+      }
+    }
+    pending = [...found.keys()].filter((name) => schemas[name] === undefined)
+  }
+  document.components = {
+    ...document.components,
+    schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
   }
   return document
 }
 
+function finishOperation(operation: Record<string, unknown>, name: string): void {
+  // Parameters start empty in "Try it out": a shared example Idempotency-Key made every second
+  // request a 422, and an example id is never one of the reader's.
+  for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
+    if (isObject(parameter)) {
+      delete parameter.example
+      delete parameter.examples
+    }
+  }
+  const body = isObject(operation.requestBody) ? operation.requestBody : undefined
+  const bodySchema = firstMediaSchema(body)
+  if (body !== undefined && bodySchema !== undefined && !hasRequiredFields(bodySchema)) {
+    body.required = false // an action whose fields are all optional may be sent without a body
+  }
+  const responses = isObject(operation.responses) ? operation.responses : {}
+  for (const [status, response] of Object.entries(responses)) {
+    if (Number(status) >= 400 && isObject(response)) {
+      finishProblemResponse(response, Number(status), name)
+    }
+  }
+}
+
+/** Error responses are `application/problem+json` (RFC 9457), with an example for each code. */
+function finishProblemResponse(response: Record<string, unknown>, status: number, operation: string): void {
+  const content = isObject(response.content) ? response.content : {}
+  const media = content['application/json'] ?? content['application/problem+json']
+  if (!isObject(media)) {
+    return
+  }
+  const schema = isObject(media.schema) ? media.schema : {}
+  const codes = (Array.isArray(schema[codesMarker]) ? schema[codesMarker] : []) as ErrorCode[]
+  delete schema[codesMarker]
+  delete media.example
+  const examples = codes.filter((code) => errorCatalogue[code].status === status)
+  if (examples.length > 0) {
+    media.examples = Object.fromEntries(
+      examples.map((code) => [
+        code,
+        { summary: errorCatalogue[code].title, value: exampleProblem(code, operation) },
+      ]),
+    )
+  }
+  response.content = { 'application/problem+json': media }
+}
+
+function exampleProblem(code: ErrorCode, operation: string): Record<string, unknown> {
+  const { status, title } = errorCatalogue[code]
+  const problem: Record<string, unknown> = {
+    type: problemType(code),
+    title,
+    status,
+    detail: `${title} (${operation}).`,
+    code,
+    requestId: 'req_2mXc9vBn4KqLs7TdPw8yZa',
+  }
+  if (code === 'validation_failed') {
+    problem.detail = 'The body does not match the schema: maxActivations must be >= 1.'
+    problem.errors = [{ pointer: '#/maxActivations', detail: 'maxActivations must be >= 1' }]
+  }
+  return problem
+}
+
+/** Replaces every marked schema under `value` by a `$ref` to its component, collecting the names. */
+function replaceMarked(value: unknown, used: Map<string, Record<string, unknown>>): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      value[index] = replaced(item, used)
+    })
+  } else if (isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      value[key] = replaced(item, used)
+    }
+  }
+}
+
+function replaced(value: unknown, used: Map<string, Record<string, unknown>>): unknown {
+  if (isObject(value) && typeof value[marker] === 'string') {
+    const name = value[marker]
+    used.set(name, value)
+    return { $ref: `#/components/schemas/${name}` }
+  }
+  replaceMarked(value, used)
+  return value
+}
+
+function firstMediaSchema(body: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const content = isObject(body?.content) ? body.content : {}
+  const media = Object.values(content)[0]
+  return isObject(media) && isObject(media.schema) ? media.schema : undefined
+}
+
+function hasRequiredFields(schema: Record<string, unknown>): boolean {
+  return Array.isArray(schema.required) && schema.required.length > 0
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

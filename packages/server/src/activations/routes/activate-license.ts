@@ -24,7 +24,12 @@ export function registerActivateLicense(api: App, activations: ActivationService
         response: {
           200: ActivationResourceSchema,
           201: ActivationResourceSchema,
-          ...problemResponses('license_not_found', 'license_not_active', 'activation_limit_reached'),
+          ...problemResponses(
+            'forbidden',
+            'license_not_found',
+            'license_not_active',
+            'activation_limit_reached',
+          ),
         },
       },
     },

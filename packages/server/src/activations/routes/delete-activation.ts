@@ -11,11 +11,13 @@ export function registerDeleteActivation(api: App, activations: ActivationServic
       schema: {
         operationId: 'deleteActivation',
         summary: 'Deactivate a machine (by activation id), freeing its seat',
+        description:
+          'Frees the seat at once; deleting it again is `404 activation_not_found`. Applications that know only their license key use `POST /licenses/deactivate`.',
         tags: ['activations'],
         params: IdParamsSchema(ActivationIdSchema),
         response: {
           204: Type.Null({ description: 'Deactivated' }),
-          ...problemResponses('activation_not_found'),
+          ...problemResponses('forbidden', 'activation_not_found'),
         },
       },
     },

@@ -11,9 +11,11 @@ export function registerGetActivation(api: App, activations: ActivationService):
       schema: {
         operationId: 'getActivation',
         summary: 'Retrieve an activation',
+        description:
+          "An activation of a license the API key can see; another product's is `404 activation_not_found`.",
         tags: ['activations'],
         params: IdParamsSchema(ActivationIdSchema),
-        response: { 200: ActivationResourceSchema, ...problemResponses('activation_not_found') },
+        response: { 200: ActivationResourceSchema, ...problemResponses('forbidden', 'activation_not_found') },
       },
     },
     async (request) => toActivationResource(await activations.get(request.principal, request.params.id)),

@@ -21,7 +21,10 @@ export function registerListActivations(api: App, activations: ActivationService
         tags: ['activations'],
         params: IdParamsSchema(LicenseIdSchema),
         querystring: ListActivationsQuerySchema,
-        response: { 200: ActivationListSchema, ...problemResponses('license_not_found', 'invalid_filter') },
+        response: {
+          200: ActivationListSchema,
+          ...problemResponses('forbidden', 'license_not_found', 'invalid_filter'),
+        },
       },
     },
     async (request) => {

@@ -3,11 +3,10 @@
  * header's schema (a 400 past 255 characters, and its place in the OpenAPI document), the claim
  * before the handler runs, the replay, and storing the response as it is sent.
  */
-import { type ErrorCode, ProblemSchema } from '@keyturn/protocol'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { App } from '../../http/app-types.js'
-import { problemByCode } from '../../http/problems.js'
+import { withProblems } from '../../http/responses.js'
 import { maxIdempotencyKeyLength } from '../idempotency.js'
 import type { IdempotencyService } from '../idempotency-service.js'
 import type { NewClaim } from '../idempotency-store.js'
@@ -30,7 +29,10 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
       route.schema = {
         ...route.schema,
         headers: withIdempotencyKeyHeader(route.schema?.headers),
-        response: withIdempotencyProblems(route.schema?.response),
+        response: withProblems(route.schema?.response, [
+          'idempotency_key_in_progress',
+          'idempotency_key_reused',
+        ]),
       }
     }
   })
@@ -107,21 +109,6 @@ function withIdempotencyKeyHeader(headers: unknown): unknown {
     ...existing,
     properties: { ...properties, [headerName]: IdempotencyKeyHeaderSchema },
   }
-}
-
-/** Adds the two problems to the operation's responses, merging with a status it already lists. */
-function withIdempotencyProblems(response: unknown): unknown {
-  const responses: Record<string, unknown> = isObject(response) ? { ...response } : {}
-  const codes: ErrorCode[] = ['idempotency_key_in_progress', 'idempotency_key_reused']
-  for (const code of codes) {
-    const status = String(problemByCode[code].status)
-    const existing = responses[status]
-    responses[status] =
-      isObject(existing) && typeof existing.description === 'string'
-        ? { ...existing, description: `${existing.description} or \`${code}\`` }
-        : { ...ProblemSchema, description: `Problem details with \`code\` \`${code}\`` }
-  }
-  return responses
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -14,7 +14,7 @@ export function registerGetLicense(api: App, licenses: LicenseService): void {
         description: 'Not a validity check: applications validate with `POST /licenses/validate`.',
         tags: ['licenses'],
         params: IdParamsSchema(LicenseIdSchema),
-        response: { 200: LicenseResourceSchema, ...problemResponses('license_not_found') },
+        response: { 200: LicenseResourceSchema, ...problemResponses('forbidden', 'license_not_found') },
       },
     },
     async (request) => toLicenseResource(await licenses.get(request.principal, request.params.id)),

@@ -15,7 +15,7 @@ export function registerListLicenses(api: App, licenses: LicenseService): void {
           'Sort fields: `createdAt` (default, desc), `updatedAt`, `expirationDate`, `maxActivations`, `key`, `status`. Filter fields: `status`, `productId`, `expirationDate`, `createdAt`, `updatedAt`, `maxActivations`. Example: `filter=status:in:active|expired,expirationDate:lt:2031-01-01T00:00:00Z&sort=expirationDate:asc`. A product key sees only its product.',
         tags: ['licenses'],
         querystring: ListLicensesQuerySchema,
-        response: { 200: LicenseListSchema, ...problemResponses('invalid_filter') },
+        response: { 200: LicenseListSchema, ...problemResponses('forbidden', 'invalid_filter') },
       },
     },
     async (request) => {

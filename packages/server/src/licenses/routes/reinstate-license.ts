@@ -15,7 +15,7 @@ export function registerReinstateLicense(api: App, licenses: LicenseService): vo
           'Idempotent. Clears the revocation: the status becomes `expired` if the expiration date has passed, else `active`.',
         tags: ['licenses'],
         params: IdParamsSchema(LicenseIdSchema),
-        response: { 200: LicenseResourceSchema, ...problemResponses('license_not_found') },
+        response: { 200: LicenseResourceSchema, ...problemResponses('forbidden', 'license_not_found') },
       },
     },
     async (request) => toLicenseResource(await licenses.reinstate(request.principal, request.params.id)),

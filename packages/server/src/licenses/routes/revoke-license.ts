@@ -15,7 +15,7 @@ export function registerRevokeLicense(api: App, licenses: LicenseService): void 
           'Idempotent. Validation answers `isValid: false`, reason `revoked`, until it is reinstated.',
         tags: ['licenses'],
         params: IdParamsSchema(LicenseIdSchema),
-        response: { 200: LicenseResourceSchema, ...problemResponses('license_not_found') },
+        response: { 200: LicenseResourceSchema, ...problemResponses('forbidden', 'license_not_found') },
       },
     },
     async (request) => toLicenseResource(await licenses.revoke(request.principal, request.params.id)),

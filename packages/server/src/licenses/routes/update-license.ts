@@ -16,12 +16,14 @@ export function registerUpdateLicense(api: App, licenses: LicenseService): void 
       schema: {
         operationId: 'updateLicense',
         summary: 'Change the activation limit or expiration date of a license',
+        description:
+          'Only the fields given change. `maxActivations` below the current count keeps existing activations and refuses new ones; `expirationDate` must be in the future (`null`: never expires). A license of a suspended product cannot be changed (`409 product_suspended`).',
         tags: ['licenses'],
         params: IdParamsSchema(LicenseIdSchema),
         body: UpdateLicenseBodySchema,
         response: {
           200: LicenseResourceSchema,
-          ...problemResponses('license_not_found', 'product_suspended'),
+          ...problemResponses('forbidden', 'license_not_found', 'product_suspended'),
         },
       },
     },

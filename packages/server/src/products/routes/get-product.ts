@@ -11,9 +11,11 @@ export function registerGetProduct(api: App, products: ProductService): void {
       schema: {
         operationId: 'getProduct',
         summary: 'Retrieve a product and its current public key',
+        description:
+          "The public key (PEM and JWK) verifies the product's license tokens offline; retired keys are listed by `GET /products/{id}/keys`.",
         tags: ['products'],
         params: IdParamsSchema(ProductIdSchema),
-        response: { 200: ProductResourceSchema, ...problemResponses('product_not_found') },
+        response: { 200: ProductResourceSchema, ...problemResponses('forbidden', 'product_not_found') },
       },
     },
     async (request) => toProductResource(await products.get(request.principal, request.params.id)),

@@ -15,7 +15,7 @@ export function registerListProducts(api: App, products: ProductService): void {
         description:
           'Sort fields: `createdAt` (default, desc), `updatedAt`, `name`. Filter fields: `status`, `createdAt`, `updatedAt`, `name`. A product key sees only its own product.',
         querystring: ListProductsQuerySchema,
-        response: { 200: ProductListSchema, ...problemResponses('invalid_filter') },
+        response: { 200: ProductListSchema, ...problemResponses('forbidden', 'invalid_filter') },
       },
     },
     async (request) => {

@@ -23,7 +23,7 @@ export function registerCreateLicenseToken(api: App, tokens: TokenService): void
         body: CreateLicenseTokenBodySchema,
         response: {
           201: LicenseTokenResourceSchema,
-          ...problemResponses('license_not_found', 'license_not_active', 'activation_not_found'),
+          ...problemResponses('forbidden', 'license_not_found', 'license_not_active', 'activation_not_found'),
         },
       },
     },

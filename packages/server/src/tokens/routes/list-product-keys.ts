@@ -21,7 +21,7 @@ export function registerListProductKeys(api: App, tokens: TokenService): void {
         tags: ['products'],
         params: IdParamsSchema(ProductIdSchema),
         querystring: ListProductKeysQuerySchema,
-        response: { 200: ProductKeyListSchema, ...problemResponses('product_not_found') },
+        response: { 200: ProductKeyListSchema, ...problemResponses('forbidden', 'product_not_found') },
       },
     },
     async (request) => {
