@@ -5,7 +5,7 @@
  * artifacts/dashboard/ (README "Dashboard"; not committed).
  */
 import assert from 'node:assert/strict'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
@@ -24,8 +24,24 @@ const dashboardDir = join(repository, 'packages', 'dashboard')
 const screenshotDir = join(repository, 'artifacts', 'dashboard')
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-/** Builds the dashboard from its sources, so the test never runs against a stale build. */
+/** The newest modification time of a file under `path` (or of `path` itself). */
+function newestChange(path: string): number {
+  const stat = statSync(path)
+  if (!stat.isDirectory()) {
+    return stat.mtimeMs
+  }
+  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newestChange(join(path, name))))
+}
+
+/** Builds the dashboard when its sources changed since the last build, so the test never runs a stale one. */
 async function buildDashboard(): Promise<void> {
+  const built = join(dashboardDir, 'dist', 'index.html')
+  const sources = ['src', 'index.html', 'vite.config.ts', 'package.json'].map((name) =>
+    join(dashboardDir, name),
+  )
+  if (existsSync(built) && statSync(built).mtimeMs > Math.max(...sources.map(newestChange))) {
+    return
+  }
   const { build } = await import('vite')
   await build({ root: dashboardDir, configFile: join(dashboardDir, 'vite.config.ts'), logLevel: 'warn' })
 }
