@@ -27,6 +27,10 @@ export type ApiKeyId = Static<typeof ApiKeyIdSchema>
 export const IdParamsSchema = <T extends TSchema>(id: T) =>
   Type.Object({ id }, { additionalProperties: false })
 
+/** Shortest and longest lifetime a license token may be given (seconds): 1 hour and 1 year. */
+export const minTokenTtlSeconds = 60 * 60
+export const maxTokenTtlSeconds = 365 * 24 * 60 * 60
+
 /** Page size when no `limit` is given (spec §8). */
 export const defaultPageLimit = 30
 /** Largest accepted `limit` (spec §8). */

@@ -3,6 +3,8 @@ import { FingerprintSchema } from './activations.js'
 import {
   LicenseIdSchema,
   listQueryProperties,
+  maxTokenTtlSeconds,
+  minTokenTtlSeconds,
   PaginatedSchema,
   ProductIdSchema,
   TimestampSchema,
@@ -24,13 +26,11 @@ import { PublicKeyJwkSchema } from './products.js'
 export const licenseTokenType = 'license+jwt'
 /** Token lifetime when a request gives no `ttl` (seconds): 30 days. */
 export const defaultTokenTtlSeconds = 30 * 24 * 60 * 60
-export const minTokenTtlSeconds = 60 * 60
-export const maxTokenTtlSeconds = 365 * 24 * 60 * 60
 /** Largest `customPayload`, as serialised JSON (bytes). */
 export const maxCustomPayloadBytes = 4096
 
 export const CustomPayloadSchema = Type.Record(Type.String({ maxLength: 256 }), Type.Unknown(), {
-  description: `Any JSON object up to ${maxCustomPayloadBytes} bytes serialised; returned as \`customFields\`.`,
+  description: `Any JSON object up to ${maxCustomPayloadBytes} bytes serialised; returned as \`customFields\`. Only a management (admin or product) key may set it: a client key gets 403 \`forbidden\`, since anyone can extract a client key from a shipped application.`,
   examples: [{ plan: 'pro', seats: 5 }],
 })
 
@@ -40,7 +40,7 @@ const tokenOptions = {
     Type.Integer({
       minimum: minTokenTtlSeconds,
       maximum: maxTokenTtlSeconds,
-      description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license.`,
+      description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license. With a client key, at most the product's \`clientTokenTtl\` (longer is shortened to it).`,
     }),
   ),
   fingerprint: Type.Optional(

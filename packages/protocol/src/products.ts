@@ -1,5 +1,12 @@
 import { type Static, Type } from 'typebox'
-import { listQueryProperties, PaginatedSchema, ProductIdSchema, TimestampSchema } from './common.js'
+import {
+  listQueryProperties,
+  maxTokenTtlSeconds,
+  minTokenTtlSeconds,
+  PaginatedSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
 import { exampleKeyId, examplePublicKey, examplePublicKeyJwk } from './examples.js'
 
 export const ProductStatusSchema = Type.Enum(['active', 'suspended'])
@@ -9,6 +16,16 @@ export const ProductNameSchema = Type.String({
   minLength: 1,
   maxLength: 200,
   examples: ['Acme Photo Editor'],
+})
+
+/** Longest token a client key obtains when the product sets no `clientTokenTtl` (seconds): 7 days. */
+export const defaultClientTokenTtlSeconds = 7 * 24 * 60 * 60
+
+export const ClientTokenTtlSchema = Type.Integer({
+  minimum: minTokenTtlSeconds,
+  maximum: maxTokenTtlSeconds,
+  description: `Longest lifetime, in seconds, of a token obtained with a client key (\`POST /licenses/tokens\`); a longer \`ttl\` is shortened to it. Default ${defaultClientTokenTtlSeconds} (7 days). A client key can be extracted from a shipped application, so its tokens should be short-lived; management keys are not limited by it.`,
+  examples: [defaultClientTokenTtlSeconds],
 })
 
 /** A public key as a JSON Web Key (RFC 8037 OKP, Ed25519). */
@@ -31,6 +48,7 @@ export const ProductResourceSchema = Type.Object(
     object: Type.Literal('Product'),
     name: ProductNameSchema,
     status: ProductStatusSchema,
+    clientTokenTtl: ClientTokenTtlSchema,
     publicKey: Type.String({ description: 'Current Ed25519 public key, PEM (SPKI).' }),
     publicKeyJwk: PublicKeyJwkSchema,
     keyId: Type.String({
@@ -47,6 +65,7 @@ export const ProductResourceSchema = Type.Object(
         object: 'Product',
         name: 'Acme Photo Editor',
         status: 'active',
+        clientTokenTtl: defaultClientTokenTtlSeconds,
         publicKey: examplePublicKey,
         publicKeyJwk: examplePublicKeyJwk,
         keyId: exampleKeyId,
@@ -59,14 +78,14 @@ export const ProductResourceSchema = Type.Object(
 export type ProductResource = Static<typeof ProductResourceSchema>
 
 export const CreateProductBodySchema = Type.Object(
-  { name: ProductNameSchema },
+  { name: ProductNameSchema, clientTokenTtl: Type.Optional(ClientTokenTtlSchema) },
   { additionalProperties: false, examples: [{ name: 'Acme Photo Editor' }] },
 )
 export type CreateProductBody = Static<typeof CreateProductBodySchema>
 
 export const UpdateProductBodySchema = Type.Object(
-  { name: Type.Optional(ProductNameSchema) },
-  { additionalProperties: false, examples: [{ name: 'Acme Photo Editor Pro' }] },
+  { name: Type.Optional(ProductNameSchema), clientTokenTtl: Type.Optional(ClientTokenTtlSchema) },
+  { additionalProperties: false, examples: [{ name: 'Acme Photo Editor Pro' }, { clientTokenTtl: 86400 }] },
 )
 export type UpdateProductBody = Static<typeof UpdateProductBodySchema>
 

@@ -57,17 +57,41 @@ describe('keyturn products', () => {
     assert.equal(
       plain.stdout,
       [
-        `id       ${server.productId}`,
-        'name     Test Product',
-        'status   active',
-        `key id   ${product.keyId}`,
-        `created  ${at}`,
-        `updated  ${at}`,
+        `id                ${server.productId}`,
+        'name              Test Product',
+        'status            active',
+        'client token ttl  604800 s',
+        `key id            ${product.keyId}`,
+        `created           ${at}`,
+        `updated           ${at}`,
         '',
         product.publicKey.trimEnd(),
         '',
       ].join('\n'),
     )
+  })
+
+  it('sets the longest token a client key obtains, and refuses a value out of bounds with exit 2', async (t) => {
+    const server = await startCliTestServer(t)
+
+    const created = await keyturn(
+      ['products', 'create', '--name', 'Short', '--client-token-ttl', '3600', '--json'],
+      server.env,
+    )
+    const updated = await keyturn(
+      ['products', 'update', server.productId, '--client-token-ttl', '86400', '--json'],
+      server.env,
+    )
+    const tooShort = await keyturn(
+      ['products', 'update', server.productId, '--client-token-ttl', '60'],
+      server.env,
+    )
+
+    assert.equal(created.code, 0, created.stderr)
+    assert.equal((JSON.parse(created.stdout) as ProductResource).clientTokenTtl, 3600)
+    assert.equal(updated.code, 0, updated.stderr)
+    assert.equal((JSON.parse(updated.stdout) as ProductResource).clientTokenTtl, 86400)
+    assert.deepEqual([tooShort.code, tooShort.stderr], [2, 'error: --client-token-ttl must be >= 3600\n'])
   })
 
   it('renames, suspends and resumes a product', async (t) => {

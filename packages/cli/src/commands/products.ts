@@ -8,10 +8,15 @@ import {
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
-import { checked, defined } from '../checks.js'
+import { checked, defined, integer } from '../checks.js'
 import type { Io } from '../io.js'
 import { type ListOptions, printList, withListOptions } from '../list.js'
 import { printFields, printJson, printTable } from '../output.js'
+
+const fieldFlags = { name: '--name', clientTokenTtl: '--client-token-ttl' }
+const clientTokenTtlHelp =
+  'longest token a client API key obtains, 3600 to 31536000 seconds (default 604800, 7 days)'
+const optionalInteger = (value: string | undefined) => (value === undefined ? undefined : integer(value))
 
 /** `keyturn products …`: products and their signing keys (admin keys only). */
 export function registerProducts(program: Command, io: Io): void {
@@ -22,10 +27,16 @@ export function registerProducts(program: Command, io: Io): void {
 
   apiCommand(products, 'create', 'Create a product (with its own Ed25519 signing key pair)', [
     'keyturn products create --name "Acme Photo Editor"',
+    'keyturn products create --name "Acme Photo Editor" --client-token-ttl 86400',
   ])
     .requiredOption('--name <name>', 'the product name')
-    .action(async (options: ApiOptions & { name: string }) => {
-      const body = checked(CreateProductBodySchema, { name: options.name }, { name: '--name' })
+    .option('--client-token-ttl <seconds>', clientTokenTtlHelp)
+    .action(async (options: ApiOptions & { name: string; clientTokenTtl?: string }) => {
+      const body = checked(
+        CreateProductBodySchema,
+        defined({ name: options.name, clientTokenTtl: optionalInteger(options.clientTokenTtl) }),
+        fieldFlags,
+      )
       const product = await clientFor(io, options).createProduct(body)
       printProduct(io, options, product, `Created product ${product.id} (${product.name}).`)
     })
@@ -61,12 +72,18 @@ export function registerProducts(program: Command, io: Io): void {
     io.print(product.publicKey.trimEnd())
   })
 
-  apiCommand(products, 'update <id>', 'Rename a product', [
+  apiCommand(products, 'update <id>', 'Rename a product or change its settings', [
     'keyturn products update prd_3kTMd9qA8xYb2VnLr5sPwZ --name "Acme Photo Editor Pro"',
+    'keyturn products update prd_3kTMd9qA8xYb2VnLr5sPwZ --client-token-ttl 86400',
   ])
     .option('--name <name>', 'the new name')
-    .action(async (id: ProductId, options: ApiOptions & { name?: string }) => {
-      const body = checked(UpdateProductBodySchema, defined({ name: options.name }), { name: '--name' })
+    .option('--client-token-ttl <seconds>', clientTokenTtlHelp)
+    .action(async (id: ProductId, options: ApiOptions & { name?: string; clientTokenTtl?: string }) => {
+      const body = checked(
+        UpdateProductBodySchema,
+        defined({ name: options.name, clientTokenTtl: optionalInteger(options.clientTokenTtl) }),
+        fieldFlags,
+      )
       const product = await clientFor(io, options).updateProduct(id, body)
       printProduct(io, options, product, `Updated product ${product.id} (${product.name}).`)
     })
@@ -132,6 +149,7 @@ function productFields(product: ProductResource) {
     ['id', product.id],
     ['name', product.name],
     ['status', product.status],
+    ['client token ttl', `${product.clientTokenTtl} s`],
     ['key id', product.keyId],
     ['created', product.createdAt],
     ['updated', product.updatedAt],

@@ -2,5 +2,12 @@ import type { ProductId } from '@keyturn/protocol'
 
 /** What other features need to know about a product; app.ts wires the products service in (STYLE.md §3). */
 export interface ProductLookup {
-  findProduct(id: ProductId): Promise<{ readonly id: ProductId; readonly isSuspended: boolean } | undefined>
+  findProduct(id: ProductId): Promise<ProductFacts | undefined>
+}
+
+export interface ProductFacts {
+  readonly id: ProductId
+  readonly isSuspended: boolean
+  /** Seconds: the longest token a client key obtains for the product. */
+  readonly clientTokenTtl: number
 }

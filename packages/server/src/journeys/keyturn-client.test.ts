@@ -196,6 +196,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       object: 'Product',
       name: 'Photo Editor',
       status: 'active',
+      clientTokenTtl: 604800,
       createdAt: at,
       updatedAt: at,
     })

@@ -22,6 +22,7 @@ function rowToProduct(row: ProductRow): Product {
     id: row.id,
     name: row.name,
     suspendedAt: toNullableDate(row.suspended_at),
+    clientTokenTtl: row.client_token_ttl,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -86,6 +87,7 @@ export class KyselyProductStore implements ProductStore {
           id: product.id,
           name: product.name,
           suspended_at: null,
+          client_token_ttl: product.clientTokenTtl,
           created_at: product.createdAt.toISOString(),
           updated_at: product.updatedAt.toISOString(),
         })
@@ -132,6 +134,7 @@ export class KyselyProductStore implements ProductStore {
         ...(changes.suspendedAt === undefined
           ? {}
           : { suspended_at: changes.suspendedAt?.toISOString() ?? null }),
+        ...(changes.clientTokenTtl === undefined ? {} : { client_token_ttl: changes.clientTokenTtl }),
       })
       .where('id', '=', id)
       .returningAll()

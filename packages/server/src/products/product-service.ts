@@ -1,9 +1,10 @@
-import type {
-  CreateProductBody,
-  ListProductsQuery,
-  Paginated,
-  ProductId,
-  UpdateProductBody,
+import {
+  type CreateProductBody,
+  defaultClientTokenTtlSeconds,
+  type ListProductsQuery,
+  type Paginated,
+  type ProductId,
+  type UpdateProductBody,
 } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
@@ -16,6 +17,7 @@ import {
   requireManagementKey,
   scopedProductId,
 } from '../core/principal.js'
+import type { ProductFacts } from '../core/product-lookup.js'
 import { newSigningKey } from '../tokens/signing-keys.js'
 import type { Product, ProductView } from './product.js'
 import { type ProductChanges, type ProductStore, productListSpec } from './product-store.js'
@@ -46,6 +48,7 @@ export class ProductService {
       id: newId('product'),
       name: input.name,
       suspendedAt: null,
+      clientTokenTtl: input.clientTokenTtl ?? defaultClientTokenTtlSeconds,
       createdAt: now,
       updatedAt: now,
     }
@@ -60,11 +63,17 @@ export class ProductService {
   async update(principal: Principal, id: ProductId, input: UpdateProductBody): Promise<ProductView> {
     const current = await this.#visible(principal, id)
     requireAdmin(principal, 'change products')
-    if (input.name === undefined) {
+    if (input.name === undefined && input.clientTokenTtl === undefined) {
       return current
     }
-    requireName(input.name)
-    return this.#apply(id, { name: input.name, updatedAt: this.#clock.now() })
+    if (input.name !== undefined) {
+      requireName(input.name)
+    }
+    return this.#apply(id, {
+      ...(input.name === undefined ? {} : { name: input.name }),
+      ...(input.clientTokenTtl === undefined ? {} : { clientTokenTtl: input.clientTokenTtl }),
+      updatedAt: this.#clock.now(),
+    })
   }
 
   /** Idempotent. Licenses of a suspended product validate with reason `suspended`. */
@@ -95,10 +104,12 @@ export class ProductService {
     return toPage(slice, request.limit, pageOf(request, slice.offset))
   }
 
-  /** For licenses (ProductLookup): existence and suspension, regardless of the caller. */
-  async findProduct(id: ProductId): Promise<{ id: ProductId; isSuspended: boolean } | undefined> {
+  /** For licenses and tokens (ProductLookup): what they need of a product, regardless of the caller. */
+  async findProduct(id: ProductId): Promise<ProductFacts | undefined> {
     const product = await this.#products.findProductOnly(id)
-    return product === undefined ? undefined : { id, isSuspended: product.suspendedAt !== null }
+    return product === undefined
+      ? undefined
+      : { id, isSuspended: product.suspendedAt !== null, clientTokenTtl: product.clientTokenTtl }
   }
 
   async #visible(principal: Principal, id: ProductId): Promise<ProductView> {

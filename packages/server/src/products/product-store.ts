@@ -25,7 +25,9 @@ export interface ProductListQuery {
   readonly productId: ProductId | undefined
 }
 
-export type ProductChanges = Partial<Pick<Product, 'name' | 'suspendedAt'>> & { readonly updatedAt: Date }
+export type ProductChanges = Partial<Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl'>> & {
+  readonly updatedAt: Date
+}
 
 export interface ProductStore {
   /** Inserts the product and its first signing key together. */

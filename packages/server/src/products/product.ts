@@ -5,6 +5,8 @@ export interface Product {
   readonly name: string
   /** null: active. */
   readonly suspendedAt: Date | null
+  /** Seconds: the longest token a client key obtains for this product. */
+  readonly clientTokenTtl: number
   readonly createdAt: Date
   readonly updatedAt: Date
 }

@@ -9,6 +9,8 @@ export interface ProductsTable {
   id: ProductId
   name: string
   suspended_at: Timestamp | null
+  /** Seconds; the longest token a client key obtains. */
+  client_token_ttl: number
   created_at: Timestamp
   updated_at: Timestamp
 }

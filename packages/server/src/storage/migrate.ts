@@ -5,6 +5,7 @@ import { initialSchema } from './migrations/2026-11-21-00-initial-schema.js'
 import { activations } from './migrations/2026-11-21-01-activations.js'
 import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
+import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -16,6 +17,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-01-activations': activations(kind),
     '2026-11-21-02-idempotency-keys': idempotencyKeys(kind),
     '2026-11-21-03-list-indexes': listIndexes(),
+    '2026-11-23-30-client-token-ttl': clientTokenTtl(),
   }
 }
 

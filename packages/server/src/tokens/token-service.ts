@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import {
   type CreateLicenseTokenBody,
   type CreateLicenseTokenByKeyBody,
+  defaultClientTokenTtlSeconds,
   defaultPageLimit,
   defaultTokenTtlSeconds,
   type LicenseId,
@@ -79,10 +80,28 @@ export class TokenService {
     return this.#issue(await this.#licenses.get(principal, licenseId), input)
   }
 
-  /** For applications: a token for the license whose key they present (what a `client` key may do). */
+  /**
+   * For applications: a token for the license whose key they present (what a `client` key may do).
+   * A client key can be extracted from any copy of the application, so with one the token carries
+   * no `customPayload` (it would sign whatever entitlements the caller names) and lives at most the
+   * product's `clientTokenTtl`.
+   */
   async issueByKey(principal: Principal, input: CreateLicenseTokenByKeyBody): Promise<IssuedToken> {
     const { key, productId, ...options } = input
-    return this.#issue(await this.#licenses.getByKey(principal, key, productId), options)
+    if (principal.role === 'client' && options.customPayload !== undefined) {
+      const detail =
+        'A client API key may not set customPayload: anyone can extract a client key from a shipped application, so only a management key (your back end) may put claims in a token.'
+      throw new DomainError('forbidden', detail, {
+        fieldErrors: [{ pointer: '#/customPayload', detail: 'not allowed with a client API key' }],
+      })
+    }
+    const view = await this.#licenses.getByKey(principal, key, productId)
+    if (principal.role !== 'client') {
+      return this.#issue(view, options)
+    }
+    const product = await this.#products.findProduct(view.license.productId)
+    const cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
+    return this.#issue(view, { ...options, ttl: Math.min(options.ttl ?? defaultTokenTtlSeconds, cap) })
   }
 
   async #issue(view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {

@@ -33,6 +33,7 @@ describeEachDatabase('POST /api/v0/products', (database) => {
       object: 'Product',
       name: 'Acme Photo Editor',
       status: 'active',
+      clientTokenTtl: 604800,
       createdAt: testStart,
       updatedAt: testStart,
     })

@@ -9,6 +9,7 @@ export function toProductResource({ product, currentKey }: ProductView): Product
     object: 'Product',
     name: product.name,
     status: productStatus(product),
+    clientTokenTtl: product.clientTokenTtl,
     publicKey: currentKey.publicKeyPem,
     publicKeyJwk: publicKeyJwk(currentKey.publicKeyPem, currentKey.keyId),
     keyId: currentKey.keyId,

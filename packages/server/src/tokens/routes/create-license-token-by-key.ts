@@ -12,12 +12,12 @@ export function registerCreateLicenseTokenByKey(api: App, tokens: TokenService):
         operationId: 'createLicenseTokenByKey',
         summary: 'Generate a license token for the license whose key is presented (for applications)',
         description:
-          'As `createLicenseToken`, with the license found by `key` and `productId`; what a `client` API key embedded in an application may call. With `fingerprint` (an activated machine) the token is bound to that machine.',
+          "As `createLicenseToken`, with the license found by `key` and `productId`; what a `client` API key embedded in an application may call. With `fingerprint` (an activated machine) the token is bound to that machine. With a client key, `customPayload` is refused (403 `forbidden`: anyone can extract a client key from a shipped application) and the lifetime is at most the product's `clientTokenTtl` (default 7 days; a longer `ttl` is shortened to it).",
         tags: ['licenses'],
         body: CreateLicenseTokenByKeyBodySchema,
         response: {
           201: LicenseTokenResourceSchema,
-          ...problemResponses('license_not_found', 'license_not_active', 'activation_not_found'),
+          ...problemResponses('forbidden', 'license_not_found', 'license_not_active', 'activation_not_found'),
         },
       },
     },
