@@ -243,18 +243,16 @@ const inProgressRetries = [100, 200, 400, 800, 1600, 3200, 6400]
 
 async function send(io: Io, options: ApiOptions, request: Request): Promise<Outcome> {
   let replayed = false
-  // The client takes a fetch: this one adds the row's key and notes whether the answer is a replay.
+  // The client takes a fetch: this one notes whether the answer is a replay of an earlier run's.
   const fetch: typeof globalThis.fetch = async (input, init) => {
-    const headers = new Headers(init?.headers)
-    headers.set('idempotency-key', request.idempotencyKey)
-    const response = await globalThis.fetch(input, { ...init, headers })
+    const response = await globalThis.fetch(input, init)
     replayed = response.headers.get('idempotent-replayed') === 'true'
     return response
   }
   const client = clientFor(io, options, fetch)
   for (let attempt = 0; ; attempt++) {
     try {
-      const license = await client.createLicense(request.body)
+      const license = await client.createLicense(request.body, { idempotencyKey: request.idempotencyKey })
       return { line: request.line, kind: replayed ? 'existing' : 'created', license }
     } catch (error) {
       if (!(error instanceof KeyturnApiError)) {

@@ -8,8 +8,10 @@ export class KeyturnApiError extends Error {
   readonly requestId: string | undefined
   readonly errors: readonly FieldError[]
   readonly problem: Problem
+  /** The answer's `Retry-After`, in milliseconds, when it had one. */
+  readonly retryAfterMs: number | undefined
 
-  constructor(problem: Problem) {
+  constructor(problem: Problem, retryAfterMs?: number) {
     super(`${problem.code}: ${problem.detail}`)
     this.name = 'KeyturnApiError'
     this.status = problem.status
@@ -18,6 +20,7 @@ export class KeyturnApiError extends Error {
     this.requestId = problem.requestId
     this.errors = problem.errors ?? []
     this.problem = problem
+    this.retryAfterMs = retryAfterMs
   }
 }
 

@@ -20,7 +20,13 @@ export {
   LicenseTokenError,
   type LicenseTokenErrorCode,
 } from './errors.js'
-export { KeyturnClient, type KeyturnClientOptions } from './keyturn-client.js'
+export {
+  defaultMaxRetries,
+  defaultTimeoutMs,
+  KeyturnClient,
+  type KeyturnClientOptions,
+  type RequestOptions,
+} from './keyturn-client.js'
 export {
   maxLicenseTokenLength,
   type OfflineValidationResult,

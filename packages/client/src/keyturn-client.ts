@@ -39,9 +39,52 @@ export interface KeyturnClientOptions {
   readonly apiKey: string
   /** A fetch implementation; defaults to the global one. */
   readonly fetch?: typeof fetch
+  /** How long one attempt may take before it fails as a connection error; default 30 000 ms. */
+  readonly timeoutMs?: number
+  /**
+   * Retries after a network error, a timeout, a 5xx, a 429 or `idempotency_key_in_progress`: of
+   * GETs, and of POSTs, which carry an `Idempotency-Key` (one per call, made here unless given).
+   * PATCH and DELETE are not retried. Default 2 retries; 0 turns retries (and the generated keys) off.
+   */
+  readonly maxRetries?: number
+  /** The first retry waits up to this long (random "full jitter"), doubling each time; default 250 ms. */
+  readonly retryBaseDelayMs?: number
+  /** No wait is longer; a `Retry-After` asking for more is not waited for. Default 20 000 ms. */
+  readonly retryMaxDelayMs?: number
+  /** For tests: how to wait (default `setTimeout`) and the random source of the jitter (default `Math.random`). */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  readonly random?: () => number
 }
 
+/** The last argument of every method. */
+export interface RequestOptions {
+  /** Aborts the call, retries included; it then rejects with the signal's reason. */
+  readonly signal?: AbortSignal
+  /** This call's attempt timeout, instead of the client's `timeoutMs`. */
+  readonly timeoutMs?: number
+  /** Sent as `Idempotency-Key` (POST): a retry of the same call, even from another process, is answered once. */
+  readonly idempotencyKey?: string
+}
+
+/** The default `timeoutMs` of a client. */
+export const defaultTimeoutMs = 30_000
+/** The default `maxRetries` of a client. */
+export const defaultMaxRetries = 2
+
 type Query = Readonly<Record<string, string | number | undefined>>
+
+interface RequestParts {
+  readonly query?: Query
+  readonly body?: unknown
+}
+
+interface RetryPolicy {
+  readonly maxRetries: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
+  readonly random: () => number
+}
 
 /**
  * A typed client for the Keyturn HTTP API: one method per operation, named after its operationId.
@@ -53,6 +96,8 @@ type Query = Readonly<Record<string, string | number | undefined>>
  *
  * const keyturn = new KeyturnClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: process.env.KEYTURN_API_KEY })
  * const license = await keyturn.createLicense({ productId: 'prd_…', maxActivations: 3 })
+ * // Per call: abort, a tighter timeout, or your own idempotency key (retries reuse it).
+ * const same = await keyturn.getLicense(license.id, { signal: AbortSignal.timeout(2_000), timeoutMs: 1_000 })
  * const { isValid, reason } = await keyturn.validateLicense({ key: license.key, productId: license.productId })
  * ```
  */
@@ -60,156 +105,206 @@ export class KeyturnClient {
   readonly #apiUrl: string
   readonly #apiKey: string
   readonly #fetch: typeof fetch
+  readonly #timeoutMs: number
+  readonly #retry: RetryPolicy
 
   constructor(options: KeyturnClientOptions) {
     this.#apiUrl = `${options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v0$/, '')}/api/v0`
     this.#apiKey = options.apiKey
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
+    this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs
+    this.#retry = {
+      maxRetries: options.maxRetries ?? defaultMaxRetries,
+      baseDelayMs: options.retryBaseDelayMs ?? 250,
+      maxDelayMs: options.retryMaxDelayMs ?? 20_000,
+      sleep: options.sleep ?? sleep,
+      random: options.random ?? Math.random,
+    }
   }
 
   // Licenses
 
-  listLicenses(query: ListLicensesQuery = {}): Promise<Paginated<LicenseResource>> {
-    return this.#request('GET', '/licenses', { query })
+  listLicenses(
+    query: ListLicensesQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<LicenseResource>> {
+    return this.#request('GET', '/licenses', { query, ...options })
   }
 
   /** Every license matching the query, page after page (follows `starting_after`, so inserts never skip items). */
   iterateLicenses(
     query: Omit<ListLicensesQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
   ): AsyncGenerator<LicenseResource> {
-    return this.#iterate((next) => this.listLicenses({ ...query, ...next }))
+    return this.#iterate((next) => this.listLicenses({ ...query, ...next }, options))
   }
 
-  createLicense(body: CreateLicenseBody): Promise<LicenseResource> {
-    return this.#request('POST', '/licenses', { body })
+  createLicense(body: CreateLicenseBody, options: RequestOptions = {}): Promise<LicenseResource> {
+    return this.#request('POST', '/licenses', { body, ...options })
   }
 
-  getLicense(id: LicenseId): Promise<LicenseResource> {
-    return this.#request('GET', `/licenses/${encodeURIComponent(id)}`)
+  getLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+    return this.#request('GET', `/licenses/${encodeURIComponent(id)}`, options)
   }
 
-  updateLicense(id: LicenseId, body: UpdateLicenseBody): Promise<LicenseResource> {
-    return this.#request('PATCH', `/licenses/${encodeURIComponent(id)}`, { body })
+  updateLicense(
+    id: LicenseId,
+    body: UpdateLicenseBody,
+    options: RequestOptions = {},
+  ): Promise<LicenseResource> {
+    return this.#request('PATCH', `/licenses/${encodeURIComponent(id)}`, { body, ...options })
   }
 
-  revokeLicense(id: LicenseId): Promise<LicenseResource> {
-    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/revoke`)
+  revokeLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/revoke`, options)
   }
 
-  reinstateLicense(id: LicenseId): Promise<LicenseResource> {
-    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/reinstate`)
+  reinstateLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/reinstate`, options)
   }
 
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
-  validateLicense(body: ValidateLicenseBody): Promise<ValidationResult> {
-    return this.#request('POST', '/licenses/validate', { body })
+  validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
+    return this.#request('POST', '/licenses/validate', { body, ...options })
   }
 
-  createLicenseToken(id: LicenseId, body: CreateLicenseTokenBody = {}): Promise<LicenseTokenResource> {
-    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/tokens`, { body })
+  createLicenseToken(
+    id: LicenseId,
+    body: CreateLicenseTokenBody = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseTokenResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/tokens`, { body, ...options })
   }
   /** A token for the license whose key is presented: what an application with a `client` key calls. */
-  createLicenseTokenByKey(body: CreateLicenseTokenByKeyBody): Promise<LicenseTokenResource> {
-    return this.#request('POST', '/licenses/tokens', { body })
+  createLicenseTokenByKey(
+    body: CreateLicenseTokenByKeyBody,
+    options: RequestOptions = {},
+  ): Promise<LicenseTokenResource> {
+    return this.#request('POST', '/licenses/tokens', { body, ...options })
   }
 
   // Activations
 
   /** Resolves for a new activation and for a repeat of an activated fingerprint; rejects with `activation_limit_reached` when full. */
-  activateLicense(id: LicenseId, body: ActivateLicenseBody): Promise<ActivationResource> {
-    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/activations`, { body })
+  activateLicense(
+    id: LicenseId,
+    body: ActivateLicenseBody,
+    options: RequestOptions = {},
+  ): Promise<ActivationResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/activations`, { body, ...options })
   }
 
-  activateLicenseByKey(body: ActivateByKeyBody): Promise<ActivationResource> {
-    return this.#request('POST', '/licenses/activate', { body })
+  activateLicenseByKey(body: ActivateByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
+    return this.#request('POST', '/licenses/activate', { body, ...options })
   }
 
-  async deactivateLicenseByKey(body: DeactivateByKeyBody): Promise<void> {
-    await this.#request<undefined>('POST', '/licenses/deactivate', { body })
+  async deactivateLicenseByKey(body: DeactivateByKeyBody, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('POST', '/licenses/deactivate', { body, ...options })
   }
 
-  listActivations(id: LicenseId, query: ListActivationsQuery = {}): Promise<Paginated<ActivationResource>> {
-    return this.#request('GET', `/licenses/${encodeURIComponent(id)}/activations`, { query })
+  listActivations(
+    id: LicenseId,
+    query: ListActivationsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<ActivationResource>> {
+    return this.#request('GET', `/licenses/${encodeURIComponent(id)}/activations`, { query, ...options })
   }
 
   iterateActivations(
     id: LicenseId,
     query: Omit<ListActivationsQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
   ): AsyncGenerator<ActivationResource> {
-    return this.#iterate((next) => this.listActivations(id, { ...query, ...next }))
+    return this.#iterate((next) => this.listActivations(id, { ...query, ...next }, options))
   }
 
-  getActivation(id: ActivationId): Promise<ActivationResource> {
-    return this.#request('GET', `/activations/${encodeURIComponent(id)}`)
+  getActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
+    return this.#request('GET', `/activations/${encodeURIComponent(id)}`, options)
   }
 
-  async deleteActivation(id: ActivationId): Promise<void> {
-    await this.#request<undefined>('DELETE', `/activations/${encodeURIComponent(id)}`)
+  async deleteActivation(id: ActivationId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/activations/${encodeURIComponent(id)}`, options)
   }
 
   // Products
 
-  listProducts(query: ListProductsQuery = {}): Promise<Paginated<ProductResource>> {
-    return this.#request('GET', '/products', { query })
+  listProducts(
+    query: ListProductsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<ProductResource>> {
+    return this.#request('GET', '/products', { query, ...options })
   }
 
   iterateProducts(
     query: Omit<ListProductsQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
   ): AsyncGenerator<ProductResource> {
-    return this.#iterate((next) => this.listProducts({ ...query, ...next }))
+    return this.#iterate((next) => this.listProducts({ ...query, ...next }, options))
   }
 
-  createProduct(body: CreateProductBody): Promise<ProductResource> {
-    return this.#request('POST', '/products', { body })
+  createProduct(body: CreateProductBody, options: RequestOptions = {}): Promise<ProductResource> {
+    return this.#request('POST', '/products', { body, ...options })
   }
 
-  getProduct(id: ProductId): Promise<ProductResource> {
-    return this.#request('GET', `/products/${encodeURIComponent(id)}`)
+  getProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+    return this.#request('GET', `/products/${encodeURIComponent(id)}`, options)
   }
 
-  updateProduct(id: ProductId, body: UpdateProductBody): Promise<ProductResource> {
-    return this.#request('PATCH', `/products/${encodeURIComponent(id)}`, { body })
+  updateProduct(
+    id: ProductId,
+    body: UpdateProductBody,
+    options: RequestOptions = {},
+  ): Promise<ProductResource> {
+    return this.#request('PATCH', `/products/${encodeURIComponent(id)}`, { body, ...options })
   }
 
-  suspendProduct(id: ProductId): Promise<ProductResource> {
-    return this.#request('POST', `/products/${encodeURIComponent(id)}/suspend`)
+  suspendProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+    return this.#request('POST', `/products/${encodeURIComponent(id)}/suspend`, options)
   }
 
-  resumeProduct(id: ProductId): Promise<ProductResource> {
-    return this.#request('POST', `/products/${encodeURIComponent(id)}/resume`)
+  resumeProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+    return this.#request('POST', `/products/${encodeURIComponent(id)}/resume`, options)
   }
 
-  listProductKeys(id: ProductId, query: ListProductKeysQuery = {}): Promise<Paginated<ProductKeyResource>> {
-    return this.#request('GET', `/products/${encodeURIComponent(id)}/keys`, { query })
+  listProductKeys(
+    id: ProductId,
+    query: ListProductKeysQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<ProductKeyResource>> {
+    return this.#request('GET', `/products/${encodeURIComponent(id)}/keys`, { query, ...options })
   }
 
-  rotateProductKey(id: ProductId): Promise<ProductKeyResource> {
-    return this.#request('POST', `/products/${encodeURIComponent(id)}/keys/rotate`)
+  rotateProductKey(id: ProductId, options: RequestOptions = {}): Promise<ProductKeyResource> {
+    return this.#request('POST', `/products/${encodeURIComponent(id)}/keys/rotate`, options)
   }
 
   // API keys (admin only)
 
-  listApiKeys(query: ListApiKeysQuery = {}): Promise<Paginated<ApiKeyResource>> {
-    return this.#request('GET', '/api-keys', { query })
+  listApiKeys(
+    query: ListApiKeysQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<ApiKeyResource>> {
+    return this.#request('GET', '/api-keys', { query, ...options })
   }
 
   iterateApiKeys(
     query: Omit<ListApiKeysQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
   ): AsyncGenerator<ApiKeyResource> {
-    return this.#iterate((next) => this.listApiKeys({ ...query, ...next }))
+    return this.#iterate((next) => this.listApiKeys({ ...query, ...next }, options))
   }
 
   /** The response's `secret` is shown only here: store it. */
-  createApiKey(body: CreateApiKeyBody): Promise<CreatedApiKeyResource> {
-    return this.#request('POST', '/api-keys', { body })
+  createApiKey(body: CreateApiKeyBody, options: RequestOptions = {}): Promise<CreatedApiKeyResource> {
+    return this.#request('POST', '/api-keys', { body, ...options })
   }
 
-  getApiKey(id: ApiKeyId): Promise<ApiKeyResource> {
-    return this.#request('GET', `/api-keys/${encodeURIComponent(id)}`)
+  getApiKey(id: ApiKeyId, options: RequestOptions = {}): Promise<ApiKeyResource> {
+    return this.#request('GET', `/api-keys/${encodeURIComponent(id)}`, options)
   }
 
-  async deleteApiKey(id: ApiKeyId): Promise<void> {
-    await this.#request<undefined>('DELETE', `/api-keys/${encodeURIComponent(id)}`)
+  async deleteApiKey(id: ApiKeyId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/api-keys/${encodeURIComponent(id)}`, options)
   }
 
   async *#iterate<T extends { id: string }>(
@@ -227,11 +322,7 @@ export class KeyturnClient {
     }
   }
 
-  async #request<T>(
-    method: string,
-    path: string,
-    options: { query?: Query; body?: unknown } = {},
-  ): Promise<T> {
+  async #request<T>(method: string, path: string, options: RequestOptions & RequestParts = {}): Promise<T> {
     const url = new URL(`${this.#apiUrl}${path}`)
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) {
@@ -245,18 +336,84 @@ export class KeyturnClient {
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json'
     }
+    // A POST is retried only with an Idempotency-Key: the server then answers a retry with the first
+    // response instead of running it twice. With retries on, each call gets its own key.
+    const idempotencyKey =
+      options.idempotencyKey ??
+      (method === 'POST' && this.#retry.maxRetries > 0 ? newIdempotencyKey() : undefined)
+    if (idempotencyKey !== undefined) {
+      headers['idempotency-key'] = idempotencyKey
+    }
+    const isRetryable = method === 'GET' || (method === 'POST' && idempotencyKey !== undefined)
+    const init = {
+      method,
+      headers,
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+    }
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#attempt<T>(url, init, timeoutMs, options.signal)
+      } catch (error) {
+        const delayMs = isRetryable ? this.#retryDelay(error, attempt) : undefined
+        if (delayMs === undefined || options.signal?.aborted) {
+          throw error
+        }
+        await this.#retry.sleep(delayMs, options.signal)
+      }
+    }
+  }
+
+  /** How long to wait before retrying after `error`, or undefined to give up. */
+  #retryDelay(error: unknown, attempt: number): number | undefined {
+    const { maxRetries, baseDelayMs, maxDelayMs, random } = this.#retry
+    if (attempt >= maxRetries) {
+      return undefined
+    }
+    const backoff = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** attempt) // "full jitter"
+    if (error instanceof KeyturnConnectionError) {
+      return backoff
+    }
+    if (
+      error instanceof KeyturnApiError &&
+      (error.status >= 500 || error.status === 429 || error.code === 'idempotency_key_in_progress')
+    ) {
+      if (error.retryAfterMs === undefined) {
+        return backoff
+      }
+      // The server said when: wait that long, unless it is longer than we would ever wait.
+      return error.retryAfterMs <= maxDelayMs ? Math.max(error.retryAfterMs, backoff) : undefined
+    }
+    return undefined
+  }
+
+  async #attempt<T>(
+    url: URL,
+    init: RequestInit,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const timeout = AbortSignal.timeout(timeoutMs)
+    const signals = signal === undefined ? [timeout] : [signal, timeout]
+    const failure = (what: string, error: unknown): Error => {
+      if (signal?.aborted) {
+        return signal.reason instanceof Error ? signal.reason : new DOMException('Aborted', 'AbortError')
+      }
+      if (timeout.aborted) {
+        return new KeyturnConnectionError(`No answer from ${url.origin} within ${timeoutMs} ms`, {
+          cause: error,
+        })
+      }
+      return new KeyturnConnectionError(`${what} (${url.origin})`, { cause: error })
+    }
     let response: Response
     try {
-      response = await this.#fetch(url, {
-        method,
-        headers,
-        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-      })
+      response = await this.#fetch(url, { ...init, signal: AbortSignal.any(signals) })
     } catch (error) {
-      throw new KeyturnConnectionError(`Cannot reach the Keyturn server at ${url.origin}`, { cause: error })
+      throw failure('Cannot reach the Keyturn server', error)
     }
     if (response.status === 204) {
-      return undefined as T // only deleteApiKey, typed void
+      return undefined as T // only the deletes, typed void
     }
     // fetch resolves once the headers arrive: a connection that drops during the body rejects
     // here, and is as much a connection failure as one that never connected.
@@ -264,27 +421,69 @@ export class KeyturnClient {
     try {
       text = await response.text()
     } catch (error) {
-      throw new KeyturnConnectionError(
-        `The connection to ${url.origin} broke while reading the answer (HTTP ${response.status})`,
-        { cause: error },
-      )
+      throw failure(`The connection broke while reading the answer (HTTP ${response.status})`, error)
     }
     let body: unknown
     try {
       body = text === '' ? undefined : JSON.parse(text)
     } catch (error) {
+      if (response.status >= 500 || response.status === 429) {
+        // A proxy's own error page: the status is what matters, and it may be retried.
+        throw new KeyturnApiError(toProblem(undefined, response), retryAfterOf(response))
+      }
       throw new KeyturnConnectionError(
         `The server at ${url.origin} did not answer with JSON (HTTP ${response.status})`,
-        {
-          cause: error,
-        },
+        { cause: error },
       )
     }
     if (!response.ok) {
-      throw new KeyturnApiError(toProblem(body, response))
+      throw new KeyturnApiError(toProblem(body, response), retryAfterOf(response))
     }
     return body as T // the server's response schemas are the contract for this shape
   }
+}
+
+/** `Retry-After` in milliseconds: delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+function retryAfterOf(response: Response): number | undefined {
+  const value = response.headers.get('retry-after')?.trim()
+  if (value === undefined || value === '') {
+    return undefined
+  }
+  if (/^\d+$/.test(value)) {
+    return Number(value) * 1000
+  }
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+/** A random UUID; `crypto.randomUUID` exists only in secure contexts (https, localhost) of browsers. */
+function newIdempotencyKey(): string {
+  if (typeof crypto.randomUUID === 'function') {
+    return crypto.randomUUID()
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16))
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x40
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason)
+      return
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal?.reason)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
 }
 
 function toProblem(body: unknown, response: Response): Problem {

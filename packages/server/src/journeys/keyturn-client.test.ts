@@ -204,9 +204,10 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
 
     const renamed = await keyturn.updateProduct(id, { name: 'Photo Editor Pro' })
     assert.deepEqual(renamed, { ...created, name: 'Photo Editor Pro' })
+    const license = await keyturn.createLicense({ productId: id })
     const suspended = await keyturn.suspendProduct(id)
     assert.deepEqual(suspended, { ...renamed, status: 'suspended' })
-    const license = await keyturn.createLicense({ productId: id })
+    await assert.rejects(keyturn.createLicense({ productId: id }), { code: 'product_suspended' })
     const validation = await keyturn.validateLicense({ key: license.key, productId: id })
     assert.deepEqual([validation.isValid, validation.reason], [false, 'suspended'])
     assert.deepEqual(await keyturn.resumeProduct(id), renamed)
@@ -467,7 +468,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
 describe('KeyturnClient without a Keyturn server', () => {
   it('rejects with KeyturnConnectionError when nothing listens at the address', async () => {
     const baseUrl = await closedPortUrl()
-    const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret })
+    const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret, sleep: async () => undefined })
 
     await assert.rejects(keyturn.listLicenses(), (error: unknown) => {
       assert.ok(error instanceof KeyturnConnectionError, String(error))
@@ -483,7 +484,7 @@ describe('KeyturnClient without a Keyturn server', () => {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' })
       response.write('{"data": [', () => response.destroy())
     })
-    const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret })
+    const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret, sleep: async () => undefined })
 
     await assert.rejects(keyturn.listLicenses(), KeyturnConnectionError)
   })
