@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { describe, it } from 'node:test'
+import { it } from 'node:test'
 import { type ErrorCode, errorCatalogue, problemType } from '@keyturn/protocol'
 import { buildTestApp } from '../testing/build-test-app.js'
-import { sqliteTestDatabase } from '../testing/each-database.js'
+import { describeEachDatabase } from '../testing/each-database.js'
 import { assertProblem } from '../testing/problems.js'
 import { errorCatalogueMarkdown } from './problem-pages.js'
 
 const codes = Object.keys(errorCatalogue) as ErrorCode[]
 
-// The pages touch no database: one engine is enough.
-describe('GET /problems and /problems/<code>', () => {
+describeEachDatabase('GET /problems and /problems/<code>', (database) => {
   it('serves an HTML page at every problem type, with its status, title, meaning and action', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    const { app } = await buildTestApp(t, database)
 
     for (const code of codes) {
       const res = await app.inject({ method: 'GET', url: problemType(code) })
@@ -27,7 +26,7 @@ describe('GET /problems and /problems/<code>', () => {
   })
 
   it('renders the catalogue text escaped, with code spans as <code>', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    const { app } = await buildTestApp(t, database)
 
     const res = await app.inject({ method: 'GET', url: '/problems/unauthenticated' })
 
@@ -35,7 +34,7 @@ describe('GET /problems and /problems/<code>', () => {
   })
 
   it('lists every code on the index page, linked to its page', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    const { app } = await buildTestApp(t, database)
 
     const res = await app.inject({ method: 'GET', url: '/problems' })
 
@@ -46,7 +45,7 @@ describe('GET /problems and /problems/<code>', () => {
   })
 
   it('answers 404 route_not_found for a code that does not exist', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    const { app } = await buildTestApp(t, database)
 
     const res = await app.inject({ method: 'GET', url: '/problems/no_such_code' })
 
@@ -54,7 +53,7 @@ describe('GET /problems and /problems/<code>', () => {
   })
 
   it('is resolvable from a problem answer: its type is a path on the same server', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    const { app } = await buildTestApp(t, database)
     const problem = await app.inject({ method: 'GET', url: '/api/v0/licenses' })
 
     const page = await app.inject({
