@@ -10,6 +10,8 @@ import { isAdmin, useSession } from '../session/session.js'
 
 type ProductId = ProductResource['id']
 
+const hours = (seconds: number) => Number((seconds / 3600).toFixed(2))
+
 export function ProductDetailScreen() {
   const session = useSession()
   const id = (useParams().id ?? '') as ProductId // the route's :id; the API answers 404 for a bad one
@@ -40,6 +42,8 @@ export function ProductDetailScreen() {
             <dd>
               <Time value={product.data.updatedAt} />
             </dd>
+            <dt>Client-key tokens</dt>
+            <dd>last at most {hours(product.data.clientTokenTtl)} hours</dd>
             <dt>Licenses</dt>
             <dd>
               <Link to={`/licenses?productId=${encodeURIComponent(product.data.id)}`}>
@@ -60,8 +64,12 @@ function ProductActions({ product }: { product: ProductResource }) {
   const queryClient = useQueryClient()
   const nameId = useId()
   const done = () => queryClient.invalidateQueries()
-  const rename = useMutation({
-    mutationFn: (name: string) => client.updateProduct(product.id, { name }),
+  const edit = useMutation({
+    mutationFn: (form: FormData) =>
+      client.updateProduct(product.id, {
+        name: String(form.get('name') ?? ''),
+        clientTokenTtl: Math.round(Number(form.get('clientTokenHours')) * 3600),
+      }),
     onSuccess: done,
   })
   const toggle = useMutation({
@@ -73,26 +81,36 @@ function ProductActions({ product }: { product: ProductResource }) {
     <section aria-labelledby="product-actions">
       <h2 id="product-actions">Change</h2>
       <form
-        className="inline-form"
-        aria-label="Rename the product"
+        className="filters"
+        aria-label="Edit the product"
+        key={product.updatedAt}
         onSubmit={(event) => {
           event.preventDefault()
-          rename.mutate(String(new FormData(event.currentTarget).get('name') ?? ''))
+          edit.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={nameId}>Name</label>
-        <input
-          id={nameId}
-          name="name"
-          required
-          maxLength={200}
-          defaultValue={product.name}
-          key={product.name}
-        />
-        <button type="submit" disabled={rename.isPending}>
-          Save name
-        </button>
-        <ProblemMessage error={rename.error} />
+        <div>
+          <label htmlFor={nameId}>Name</label>
+          <input id={nameId} name="name" required maxLength={200} defaultValue={product.name} />
+        </div>
+        <div>
+          <label htmlFor={`${nameId}-ttl`}>Longest client-key token (hours)</label>
+          <input
+            id={`${nameId}-ttl`}
+            name="clientTokenHours"
+            type="number"
+            required
+            min={0.01}
+            step="any"
+            defaultValue={hours(product.clientTokenTtl)}
+          />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={edit.isPending}>
+            Save product
+          </button>
+        </div>
+        <ProblemMessage error={edit.error} />
       </form>
       <div className="inline-form">
         {product.status === 'active' ? (

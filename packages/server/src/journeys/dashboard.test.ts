@@ -323,7 +323,7 @@ it('runs the licensing business from the dashboard in Chromium', {
     assert.equal(await page.getByRole('button', { name: 'Create product' }).count(), 0)
     await page.getByRole('link', { name: 'Acme Photo Editor' }).click()
     await page.getByRole('button', { name: 'Copy JWK' }).waitFor()
-    for (const hidden of ['Suspend product', 'Rotate signing key', 'Save name']) {
+    for (const hidden of ['Suspend product', 'Rotate signing key', 'Save product']) {
       assert.equal(await page.getByRole('button', { name: hidden }).count(), 0, hidden)
     }
     await checkScreen(page, '12-product-as-product-key')
