@@ -17,11 +17,15 @@ export const ErrorCodeSchema = Type.Enum([
   'product_not_found',
   'api_key_not_found',
   'activation_not_found',
+  'event_not_found',
+  'webhook_endpoint_not_found',
+  'webhook_delivery_not_found',
   'license_not_active',
   'product_suspended',
   'activation_limit_reached',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
+  'idempotency_key_unrecoverable',
   'rate_limited',
   'internal_error',
   'service_unavailable',
@@ -154,6 +158,26 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning: 'No activation with this id or fingerprint on the license.',
     action: 'Treat the machine as not activated (deactivating twice is a 404 the second time).',
   },
+  event_not_found: {
+    status: 404,
+    title: 'Event not found',
+    meaning:
+      "No event with this id is visible to the API key: another product's, a global one (API keys, endpoints for every product) for a product key, or one removed by retention (`KEYTURN_EVENT_RETENTION_DAYS`).",
+    action: 'Check the id.',
+  },
+  webhook_endpoint_not_found: {
+    status: 404,
+    title: 'Webhook endpoint not found',
+    meaning:
+      'No webhook endpoint with this id is visible to the API key (another product’s, or a global one for a product key).',
+    action: 'Check the id; it may have been deleted.',
+  },
+  webhook_delivery_not_found: {
+    status: 404,
+    title: 'Webhook delivery not found',
+    meaning: 'No webhook delivery with this id is visible to the API key.',
+    action: 'Check the id; deliveries go with their endpoint and with their event (retention).',
+  },
   license_not_active: {
     status: 409,
     title: 'The license is not active',
@@ -188,6 +212,14 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The `Idempotency-Key` was already used by this API key, within 24 hours, for a different request (another method, path or body).',
     action: 'Use a new key for a new request; a key names one request.',
+  },
+  idempotency_key_unrecoverable: {
+    status: 409,
+    title: 'The request with this idempotency key completed, but its response cannot be shown again',
+    meaning:
+      'The first request with this `Idempotency-Key` committed its change, but its process stopped before answering, and the answer held something shown only once (the secret of a new API key or webhook endpoint). Nothing new was created.',
+    action:
+      'Find the object through its event (`GET /events`, its `requestId` is the first request’s); delete it or rotate its secret, then create again with a new key.',
   },
   rate_limited: {
     status: 429,

@@ -21,6 +21,11 @@ import { registerListApiKeys } from './api-keys/routes/list-api-keys.js'
 import type { Clock } from './core/clock.js'
 import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
+import { EventService } from './events/event-service.js'
+import { KyselyEventStore } from './events/kysely-event-store.js'
+import { registerGetEvent } from './events/routes/get-event.js'
+import { registerListEvents } from './events/routes/list-events.js'
+import { ValidationRecording } from './events/validation-recording.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
 import { handleClientError, requireHostHeader } from './http/client-errors.js'
@@ -41,6 +46,7 @@ import { documentCommonProblems } from './http/responses.js'
 import { RouteMethods } from './http/route-methods.js'
 import { createValidatorCompiler } from './http/validation.js'
 import { IdempotencyService } from './idempotency/idempotency-service.js'
+import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
@@ -62,6 +68,7 @@ import { registerSuspendProduct } from './products/routes/suspend-product.js'
 import { registerUpdateProduct } from './products/routes/update-product.js'
 import type { Database } from './storage/database.js'
 import { checkDatabase } from './storage/health.js'
+import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
 import { registerCreateLicenseToken } from './tokens/routes/create-license-token.js'
 import { registerCreateLicenseTokenByKey } from './tokens/routes/create-license-token-by-key.js'
@@ -77,6 +84,10 @@ export interface AppDeps {
   readonly logger: FastifyServerOptions['logger']
   /** The built dashboard's folder (served at /dashboard); undefined: /dashboard says it is not built. */
   readonly dashboardRoot?: string | undefined
+  /** KEYTURN_RECORD_VALIDATIONS: record every validation outcome as an event. Default false. */
+  readonly recordValidations?: boolean
+  /** The idempotency store; tests wrap the real one to inject faults (a crash before the response is stored). */
+  readonly idempotencyStore?: IdempotencyStore
 }
 
 export interface Services {
@@ -86,6 +97,8 @@ export interface Services {
   readonly tokens: TokenService
   readonly activations: ActivationService
   readonly idempotency: IdempotencyService
+  readonly events: EventService
+  readonly validationRecording: ValidationRecording
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -181,8 +194,14 @@ function readEmptyBodiesAsAbsent(app: App): void {
 }
 
 function createServices(deps: AppDeps): Services {
+  const { db, clock } = deps
+  /** A unit of work over the stores `stores` builds on its transaction. */
+  const unitOfWork = <Stores>(stores: (trx: Kysely<Database>) => Stores) =>
+    new KyselyUnitOfWork({ db, clock, stores })
+  const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   const products = new ProductService({
     products: new KyselyProductStore(deps.db),
+    storage: unitOfWork((trx) => ({ products: new KyselyProductStore(trx) })),
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
@@ -193,6 +212,8 @@ function createServices(deps: AppDeps): Services {
   }
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
+    storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx) })),
+    recordsValidations: () => validationRecording.isWanted(),
     products,
     activations: activationCheck,
     clock: deps.clock,
@@ -202,6 +223,7 @@ function createServices(deps: AppDeps): Services {
     licenses,
     activations: new ActivationService({
       activations: activationStore,
+      storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx) })),
       licenses,
       clock: deps.clock,
     }),
@@ -210,16 +232,24 @@ function createServices(deps: AppDeps): Services {
       products,
       activations: activationCheck,
       signingKeys: new KyselySigningKeyStore(deps.db),
+      storage: unitOfWork((trx) => ({ signingKeys: new KyselySigningKeyStore(trx) })),
       clock: deps.clock,
       signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
     }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
+      storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
       products,
       clock: deps.clock,
       digestKey: deps.secretKeys.apiKeyDigest,
     }),
-    idempotency: new IdempotencyService({ store: new KyselyIdempotencyStore(deps.db), clock: deps.clock }),
+    idempotency: new IdempotencyService({
+      store: deps.idempotencyStore ?? new KyselyIdempotencyStore(deps.db),
+      events: new KyselyEventStore(deps.db),
+      clock: deps.clock,
+    }),
+    events: new EventService({ events: new KyselyEventStore(deps.db) }),
+    validationRecording,
   }
 }
 
@@ -254,6 +284,9 @@ function registerApi(api: App, services: Services): void {
   registerResumeProduct(api, services.products)
   registerListProductKeys(api, services.tokens)
   registerRotateProductKey(api, services.tokens)
+
+  registerListEvents(api, services.events)
+  registerGetEvent(api, services.events)
 
   registerListApiKeys(api, services.apiKeys)
   registerCreateApiKey(api, services.apiKeys)

@@ -26,6 +26,10 @@ describe('loadConfig', () => {
       adminKey: undefined,
       secret: undefined,
       logLevel: 'info',
+      recordValidations: false,
+      eventRetentionDays: 90,
+      webhookAllowHttp: false,
+      webhookAllowPrivate: false,
     })
   })
 
@@ -41,6 +45,10 @@ describe('loadConfig', () => {
       KEYTURN_ADMIN_KEY: adminKey,
       KEYTURN_SECRET: secret,
       LOG_LEVEL: 'warn',
+      KEYTURN_RECORD_VALIDATIONS: 'true',
+      KEYTURN_EVENT_RETENTION_DAYS: '30',
+      KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
+      KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
     })
 
     assert.deepEqual(config, {
@@ -50,6 +58,10 @@ describe('loadConfig', () => {
       adminKey,
       secret,
       logLevel: 'warn',
+      recordValidations: true,
+      eventRetentionDays: 30,
+      webhookAllowHttp: true,
+      webhookAllowPrivate: true,
     })
   })
 

@@ -11,6 +11,10 @@ const EnvSchema = Type.Object({
   KEYTURN_ADMIN_KEY: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
   KEYTURN_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  KEYTURN_RECORD_VALIDATIONS: Type.Boolean({ default: false }),
+  KEYTURN_EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 90 }),
+  KEYTURN_WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
+  KEYTURN_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
 })
 type Env = Static<typeof EnvSchema>
 
@@ -24,6 +28,13 @@ export interface Config {
   readonly adminKey: string | undefined
   readonly secret: string | undefined
   readonly logLevel: Env['LOG_LEVEL']
+  /** Record every validation outcome as an event, not only while an endpoint subscribes. */
+  readonly recordValidations: boolean
+  readonly eventRetentionDays: number
+  /** Webhook URLs may be http:// (local development, tests). */
+  readonly webhookAllowHttp: boolean
+  /** Webhook URLs may resolve to loopback, private, link-local or metadata addresses. */
+  readonly webhookAllowPrivate: boolean
 }
 
 /** Bad configuration: every problem at once, so one restart fixes them all. */
@@ -69,6 +80,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     adminKey: candidate.KEYTURN_ADMIN_KEY,
     secret: candidate.KEYTURN_SECRET,
     logLevel: candidate.LOG_LEVEL,
+    recordValidations: candidate.KEYTURN_RECORD_VALIDATIONS,
+    eventRetentionDays: candidate.KEYTURN_EVENT_RETENTION_DAYS,
+    webhookAllowHttp: candidate.KEYTURN_WEBHOOK_ALLOW_HTTP,
+    webhookAllowPrivate: candidate.KEYTURN_WEBHOOK_ALLOW_PRIVATE,
   })
 }
 

@@ -70,6 +70,7 @@ export async function serve(
       secretKeys: deriveSecretKeys(masterSecret(config, connection)),
       logger: { ...loggerOptions(config.logLevel), ...(output.logs ? { stream: output.logs } : {}) },
       dashboardRoot: findDashboard(),
+      recordValidations: config.recordValidations,
     })
     app = built.app
     // Listen before creating the first admin key: if the port is taken, no key is created that

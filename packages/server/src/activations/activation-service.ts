@@ -14,9 +14,11 @@ import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { Activation } from './activation.js'
 import { type ActivationStore, activationListSpec } from './activation-store.js'
+import { toActivationResource } from './routes/activation-resource.js'
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
 export interface LicenseFinder {
@@ -33,17 +35,21 @@ export interface ActivationResult {
 
 export interface ActivationServiceDeps {
   readonly activations: ActivationStore
+  /** Writes: the change and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly licenses: LicenseFinder
   readonly clock: Clock
 }
 
 export class ActivationService {
   readonly #activations: ActivationStore
+  readonly #storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly #licenses: LicenseFinder
   readonly #clock: Clock
 
   constructor(deps: ActivationServiceDeps) {
     this.#activations = deps.activations
+    this.#storage = deps.storage
     this.#licenses = deps.licenses
     this.#clock = deps.clock
   }
@@ -54,29 +60,39 @@ export class ActivationService {
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
     requireManagementKey(principal)
-    return this.#activate(await this.#licenses.get(principal, licenseId), input)
+    return this.#activate(principal, await this.#licenses.get(principal, licenseId), input)
   }
 
   async activateByKey(principal: Principal, input: ActivateByKeyBody): Promise<ActivationResult> {
     const { key, productId, ...activation } = input
-    return this.#activate(await this.#licenses.getByKey(principal, key, productId), activation)
+    return this.#activate(principal, await this.#licenses.getByKey(principal, key, productId), activation)
   }
 
   /** Frees the seat. */
   async deactivate(principal: Principal, id: ActivationId): Promise<void> {
     requireManagementKey(principal)
     await this.get(principal, id)
-    if ((await this.#activations.deactivate(id)) === undefined) {
-      throw activationNotFound(`No activation ${id} exists.`)
-    }
+    await this.#deactivate(principal, id, `No activation ${id} exists.`)
   }
 
   async deactivateByKey(principal: Principal, input: DeactivateByKeyBody): Promise<void> {
     const { license } = await this.#licenses.getByKey(principal, input.key, input.productId)
     const activation = await this.#activations.findByFingerprint(license.id, input.fingerprint)
-    if (activation === undefined || (await this.#activations.deactivate(activation.id)) === undefined) {
-      throw activationNotFound('This machine is not activated for this license.')
+    const notActivated = 'This machine is not activated for this license.'
+    if (activation === undefined) {
+      throw activationNotFound(notActivated)
     }
+    await this.#deactivate(principal, activation.id, notActivated)
+  }
+
+  async #deactivate(principal: Principal, id: ActivationId, notFound: string): Promise<void> {
+    await this.#storage.write(principal, async ({ activations, events }) => {
+      const deleted = await activations.deactivate(id)
+      if (deleted === undefined) {
+        throw activationNotFound(notFound)
+      }
+      events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
+    })
   }
 
   async get(principal: Principal, id: ActivationId): Promise<Activation> {
@@ -105,7 +121,11 @@ export class ActivationService {
     return (await this.#activations.findByFingerprint(licenseId, fingerprint)) !== undefined
   }
 
-  async #activate(view: LicenseView, input: ActivateLicenseBody): Promise<ActivationResult> {
+  async #activate(
+    principal: Principal,
+    view: LicenseView,
+    input: ActivateLicenseBody,
+  ): Promise<ActivationResult> {
     const { license } = view
     if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
       throw new InvalidInputError(
@@ -114,14 +134,21 @@ export class ActivationService {
       )
     }
     await this.#licenses.requireUsable(view, 'it cannot be activated')
-    const outcome = await this.#activations.activate({
-      id: newId('activation'),
-      licenseId: license.id,
-      productId: license.productId,
-      fingerprint: input.fingerprint,
-      name: input.name ?? null,
-      metadata: input.metadata ?? null,
-      at: this.#clock.now(),
+    const outcome = await this.#storage.write(principal, async ({ activations, events }) => {
+      const outcome = await activations.activate({
+        id: newId('activation'),
+        licenseId: license.id,
+        productId: license.productId,
+        fingerprint: input.fingerprint,
+        name: input.name ?? null,
+        metadata: input.metadata ?? null,
+        at: this.#clock.now(),
+      })
+      // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
+      if (outcome.kind === 'created') {
+        events.record('activation.created', license.productId, toActivationResource(outcome.activation))
+      }
+      return outcome
     })
     if (outcome.kind === 'limit_reached') {
       throw new DomainError(

@@ -49,9 +49,6 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
   },
 }
 
-/** Thrown inside the transaction to roll back a seat taken by a racing duplicate fingerprint. */
-class DuplicateFingerprint extends Error {}
-
 export class KyselyActivationStore implements ActivationStore {
   readonly #db: Kysely<Database>
 
@@ -60,18 +57,18 @@ export class KyselyActivationStore implements ActivationStore {
   }
 
   async activate(activation: NewActivation): Promise<ActivateOutcome> {
-    try {
-      return await writeTransaction(this.#db, (trx) => this.#activate(trx, activation))
-    } catch (error) {
-      if (!(error instanceof DuplicateFingerprint)) {
-        throw error
+    return writeTransaction(this.#db, async (trx) => {
+      // undefined: a concurrent request activated the same fingerprint first (its seat was given
+      // back), so this one is now a repeat and finds that activation on the second try.
+      const outcome = (await this.#activate(trx, activation)) ?? (await this.#activate(trx, activation))
+      if (outcome === undefined) {
+        throw new Error(`Activation of ${activation.fingerprint} raced twice`)
       }
-      // A concurrent request activated the same fingerprint first: this one is now a repeat.
-      return writeTransaction(this.#db, (trx) => this.#activate(trx, activation))
-    }
+      return outcome
+    })
   }
 
-  async #activate(trx: Kysely<Database>, activation: NewActivation): Promise<ActivateOutcome> {
+  async #activate(trx: Kysely<Database>, activation: NewActivation): Promise<ActivateOutcome | undefined> {
     const at = activation.at.toISOString()
     const refreshed = await trx
       .updateTable('activations')
@@ -126,7 +123,14 @@ export class KyselyActivationStore implements ActivationStore {
       .returningAll()
       .executeTakeFirst()
     if (inserted === undefined) {
-      throw new DuplicateFingerprint()
+      // Give the seat back within the same transaction (it may be the caller's unit of work, so a
+      // rollback is not ours to make).
+      await trx
+        .updateTable('licenses')
+        .set({ activation_count: sql`activation_count - 1` })
+        .where('id', '=', activation.licenseId)
+        .execute()
+      return undefined
     }
     return { kind: 'created', activation: rowToActivation(inserted) }
   }

@@ -6,11 +6,15 @@ import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { type Principal, requireAdmin } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import { digestSecret, digestsEqual } from '../core/secrets.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type ApiKey, displayPrefix, secretPrefixes } from './api-key.js'
 import { type ApiKeyStore, apiKeyListSpec } from './api-key-store.js'
+import { toApiKeyResource } from './routes/api-key-resource.js'
 
 export interface ApiKeyServiceDeps {
   readonly apiKeys: ApiKeyStore
+  /** Writes: the change and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly apiKeys: ApiKeyStore }>
   readonly products: ProductLookup
   readonly clock: Clock
   /** Keys the HMAC of stored digests (derived from KEYTURN_SECRET). */
@@ -22,12 +26,14 @@ const maxSecretLength = 256
 
 export class ApiKeyService {
   readonly #apiKeys: ApiKeyStore
+  readonly #storage: UnitOfWork<{ readonly apiKeys: ApiKeyStore }>
   readonly #products: ProductLookup
   readonly #clock: Clock
   readonly #digestKey: Buffer
 
   constructor(deps: ApiKeyServiceDeps) {
     this.#apiKeys = deps.apiKeys
+    this.#storage = deps.storage
     this.#products = deps.products
     this.#clock = deps.clock
     this.#digestKey = deps.digestKey
@@ -67,12 +73,13 @@ export class ApiKeyService {
         fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
       })
     }
-    return this.#insert(
-      input.name,
-      input.role,
-      input.productId ?? null,
-      newApiKeySecret(secretPrefixes[input.role]),
-    )
+    const secret = newApiKeySecret(secretPrefixes[input.role])
+    const apiKey = this.#newApiKey(input.name, input.role, input.productId ?? null, secret)
+    await this.#storage.write(principal, async ({ apiKeys, events }) => {
+      await apiKeys.insert(apiKey)
+      events.record('api_key.created', null, toApiKeyResource(apiKey)) // never the secret
+    })
+    return { apiKey, secret }
   }
 
   async get(principal: Principal, id: ApiKeyId): Promise<ApiKey> {
@@ -89,9 +96,13 @@ export class ApiKeyService {
     if (id === principal.apiKeyId) {
       throw new DomainError('forbidden', 'An API key cannot delete itself; use another admin key.')
     }
-    if (!(await this.#apiKeys.delete(id))) {
-      throw apiKeyNotFound(id)
-    }
+    await this.#storage.write(principal, async ({ apiKeys, events }) => {
+      const apiKey = await apiKeys.findById(id)
+      if (apiKey === undefined || !(await apiKeys.delete(id))) {
+        throw apiKeyNotFound(id)
+      }
+      events.record('api_key.deleted', null, toApiKeyResource(apiKey))
+    })
   }
 
   async list(principal: Principal, query: ListApiKeysQuery): Promise<Paginated<ApiKey>> {
@@ -124,17 +135,6 @@ export class ApiKeyService {
       'anyAdmin',
     )
     return { createdSecret: inserted ? secret : undefined }
-  }
-
-  async #insert(
-    name: string,
-    role: ApiKey['role'],
-    productId: ApiKey['productId'],
-    secret: string,
-  ): Promise<{ apiKey: ApiKey; secret: string }> {
-    const apiKey = this.#newApiKey(name, role, productId, secret)
-    await this.#apiKeys.insert(apiKey)
-    return { apiKey, secret }
   }
 
   #newApiKey(name: string, role: ApiKey['role'], productId: ApiKey['productId'], secret: string): ApiKey {

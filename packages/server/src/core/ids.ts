@@ -8,6 +8,9 @@ const idPrefixes = {
   apiKey: 'key_',
   request: 'req_',
   token: 'tok_',
+  event: 'evt_',
+  webhookEndpoint: 'whk_',
+  webhookDelivery: 'dlv_',
 } as const
 
 type IdKind = keyof typeof idPrefixes
@@ -74,4 +77,34 @@ export function normalizeLicenseKey(input: string): string {
 /** A bearer secret: readable prefix plus 32 random base62 characters (about 190 bits). */
 export function newApiKeySecret(prefix: string): string {
   return `${prefix}${randomBase62(32)}`
+}
+
+const lowerBase32 = '0123456789abcdefghjkmnpqrstvwxyz' // sorts the same under C and linguistic collations
+
+function base32(value: bigint, length: number): string {
+  let out = ''
+  for (let i = 0; i < length; i++) {
+    out = lowerBase32[Number(value & 31n)] + out
+    value >>= 5n
+  }
+  return out
+}
+
+let lastEventTime = -1
+let lastEventTail = 0n
+
+/**
+ * An event id (`evt_` + 22 characters) that sorts by `at` and, within one millisecond of one process,
+ * by creation (a ULID's monotonic scheme): lists ordered by `occurredAt` then id keep the order in
+ * which a process recorded its events. 10 characters of time, then 60 random bits.
+ */
+export function newEventId(at: Date): IdOf<'event'> {
+  const time = Math.max(at.getTime(), lastEventTime)
+  if (time === lastEventTime) {
+    lastEventTail = (lastEventTail + 1n) & ((1n << 60n) - 1n)
+  } else {
+    lastEventTime = time
+    lastEventTail = BigInt(`0x${randomBytes(8).toString('hex')}`) >> 5n // 59 bits: room to count up
+  }
+  return `${idPrefixes.event}${base32(BigInt(time), 10)}${base32(lastEventTail, 12)}`
 }

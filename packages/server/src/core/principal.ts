@@ -1,10 +1,19 @@
 import type { ApiKeyId, ProductId } from '@keyturn/protocol'
 import { DomainError } from './errors.js'
 
-/** Who is calling: set by authentication, passed to every service method. */
+/**
+ * Who is calling, and in which request: set by authentication, passed explicitly to every service
+ * method (the request context; no AsyncLocalStorage). `requestId` goes into the events a change
+ * records; it is absent when a service is called outside a request (tests, bootstrap).
+ */
 export type Principal =
-  | { readonly role: 'admin'; readonly apiKeyId: ApiKeyId }
-  | { readonly role: 'product' | 'client'; readonly apiKeyId: ApiKeyId; readonly productId: ProductId }
+  | { readonly role: 'admin'; readonly apiKeyId: ApiKeyId; readonly requestId?: string }
+  | {
+      readonly role: 'product' | 'client'
+      readonly apiKeyId: ApiKeyId
+      readonly productId: ProductId
+      readonly requestId?: string
+    }
 
 /** Another product's data is invisible to a product key: callers treat it as not found. */
 export function canSeeProduct(principal: Principal, productId: ProductId): boolean {

@@ -21,6 +21,6 @@ export function authenticate(apiKeys: ApiKeyService): onRequestAsyncHookHandler 
       await sendProblem(reply, problemFor('unauthenticated', detail, request.id))
       return
     }
-    request.principal = principal
+    request.principal = { ...principal, requestId: request.id }
   }
 }

@@ -201,9 +201,11 @@ describe('the OpenAPI components', () => {
   })
 
   it('declares the problem schema once instead of inlining it in every response', () => {
-    const problemProperties = '"requestId": {'
+    // `errors` is the problem's own property (events also carry a `requestId`).
+    const problemProperties = '"errors": {'
     assert.equal(generated.split(problemProperties).length - 1, 1)
-    assert.ok(generated.length < 350_000, `the document is ${generated.length} bytes`)
+    // The bound leaves room for the examples of every event type (issue #10) and webhook shapes.
+    assert.ok(generated.length < 450_000, `the document is ${generated.length} bytes`)
   })
 
   it('gives each error response one example per code it lists, carrying its own status and code', () => {

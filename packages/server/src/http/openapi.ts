@@ -77,6 +77,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       },
       { name: 'products', description: 'Products and their signing keys' },
       { name: 'api-keys', description: 'API keys (admin only)' },
+      { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
     ],
   },
   // Paths in the document are relative to the server URL above. The route schema is copied with

@@ -10,23 +10,44 @@ import {
 } from './idempotency.js'
 import type { IdempotencyStore, NewClaim } from './idempotency-store.js'
 
+/** What idempotency needs of the audit log: the events a request committed (EventStore fits). */
+export interface RequestEvents {
+  findByRequestId(requestId: string): Promise<{ readonly data: Record<string, unknown> }[]>
+}
+
 export type IdempotencyStart =
   /** The request holds the key: run it, then `finish` (or `release` after a server error). */
   | { readonly kind: 'run'; readonly claim: NewClaim }
   /** The same request already finished: answer with its response. */
   | { readonly kind: 'replay'; readonly response: StoredResponse }
+  /**
+   * The first request committed its change (its events carry its request id) but its process
+   * stopped before the response was stored: answer from `events` (the resource as it returned it),
+   * then `finish` with `claim` (the first request's), or `rerun` when nothing can be rebuilt safely.
+   */
+  | {
+      readonly kind: 'recover'
+      readonly claim: NewClaim
+      readonly events: readonly { readonly data: Record<string, unknown> }[]
+    }
 
 /** How often a process deletes expired records (they are ignored anyway; this only bounds the table). */
 const purgeIntervalMs = 10 * 60 * 1000
 
 export class IdempotencyService {
   readonly #store: IdempotencyStore
+  readonly #events: RequestEvents
   readonly #clock: Clock
   /** When this process last purged: housekeeping only, so process memory is enough. */
   #lastPurge: Date | undefined
 
-  constructor(deps: { readonly store: IdempotencyStore; readonly clock: Clock }) {
+  constructor(deps: {
+    readonly store: IdempotencyStore
+    readonly events: RequestEvents
+    readonly clock: Clock
+  }) {
     this.#store = deps.store
+    this.#events = deps.events
     this.#clock = deps.clock
   }
 
@@ -62,6 +83,11 @@ export class IdempotencyService {
         'This Idempotency-Key was used with a different request (method, path or body); use a new key for a new request.',
       )
     }
+    if (record.response === null && record.expiresAt <= now) {
+      // The claim outlived its lease and the store would not take it over: its request committed.
+      const events = await this.#events.findByRequestId(record.requestId)
+      return { kind: 'recover', claim: { ...claim, requestId: record.requestId }, events }
+    }
     if (record.response === null) {
       throw new DomainError(
         'idempotency_key_in_progress',
@@ -75,6 +101,22 @@ export class IdempotencyService {
   async finish(claim: NewClaim, response: StoredResponse): Promise<void> {
     const now = this.#clock.now()
     await this.#store.complete(claim, response, new Date(now.getTime() + idempotencyRetentionMs))
+  }
+
+  /**
+   * Takes a recovered claim over for this request (`requestId`), to run it again: for operations
+   * whose answer cannot be rebuilt and may safely be given anew (a token). False if another retry
+   * took it first.
+   */
+  async rerun(recovered: NewClaim, requestId: string): Promise<NewClaim | undefined> {
+    const now = this.#clock.now()
+    const claim = {
+      ...recovered,
+      requestId,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + idempotencyLeaseMs),
+    }
+    return (await this.#store.takeOver(recovered.requestId, claim)) ? claim : undefined
   }
 
   /** Gives the key up without a response, so a retry runs again. */

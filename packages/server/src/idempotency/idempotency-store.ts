@@ -21,8 +21,14 @@ export type ClaimOutcome =
  * row insert under a unique (API key, key), so of two concurrent requests exactly one claims it.
  */
 export interface IdempotencyStore {
-  /** Claims the key, replacing a record that expired by `now`; else returns the record that holds it. */
+  /**
+   * Claims the key, replacing a record that expired by `now`, unless that record's request committed
+   * a change (events carry its request id: it crashed before storing its response); else returns the
+   * record that holds it.
+   */
   claim(claim: NewClaim, now: Date): Promise<ClaimOutcome>
+  /** Hands the unanswered claim of request `previousRequestId` to `claim`'s request; false if it is gone. */
+  takeOver(previousRequestId: string, claim: NewClaim): Promise<boolean>
   /** Stores the response of the claiming request; false if the claim was lost (its lease ran out and another took it). */
   complete(claim: NewClaim, response: StoredResponse, expiresAt: Date): Promise<boolean>
   /** Deletes the claim, so a retry runs the request again (after a server error). */

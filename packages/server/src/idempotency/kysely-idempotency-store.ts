@@ -76,7 +76,22 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
           conflict
             .columns(['api_key_id', 'key'])
             .doUpdateSet(fresh)
-            .where('idempotency_keys.expires_at', '<=', now.toISOString()),
+            .where('idempotency_keys.expires_at', '<=', now.toISOString())
+            // A request that committed its change (its events carry its id) but never stored its
+            // response is not run again: the retry recovers its answer from those events.
+            .where((eb) =>
+              eb.or([
+                eb('idempotency_keys.response_status', 'is not', null),
+                eb.not(
+                  eb.exists(
+                    eb
+                      .selectFrom('events')
+                      .select('events.id')
+                      .whereRef('events.request_id', '=', 'idempotency_keys.request_id'),
+                  ),
+                ),
+              ]),
+            ),
         )
         .returning('request_id')
         .executeTakeFirst()
@@ -110,6 +125,23 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
       .where('api_key_id', '=', claim.apiKeyId)
       .where('key', '=', claim.key)
       .where('request_id', '=', claim.requestId)
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) === 1
+  }
+
+  async takeOver(previousRequestId: string, claim: NewClaim): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('idempotency_keys')
+      .set({
+        request_hash: claim.requestHash,
+        request_id: claim.requestId,
+        created_at: claim.createdAt.toISOString(),
+        expires_at: claim.expiresAt.toISOString(),
+      })
+      .where('api_key_id', '=', claim.apiKeyId)
+      .where('key', '=', claim.key)
+      .where('request_id', '=', previousRequestId)
+      .where('response_status', 'is', null)
       .executeTakeFirst()
     return Number(result.numUpdatedRows) === 1
   }

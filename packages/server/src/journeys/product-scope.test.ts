@@ -47,6 +47,8 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /api-keys': { own: forbidden, foreign: forbidden },
   'GET /api-keys/:id': { own: forbidden, foreign: forbidden },
   'DELETE /api-keys/:id': { own: forbidden, foreign: forbidden },
+  'GET /events': { own: 200, foreign: 200 },
+  'GET /events/:id': { own: 200, foreign: [404, 'event_not_found'] },
 }
 
 const routeKey = (route: ApiRoute) => `${route.method} ${route.path}`

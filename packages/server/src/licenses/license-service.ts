@@ -16,8 +16,10 @@ import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec } from './license-store.js'
+import { toLicenseResource, toValidationResult } from './routes/license-resource.js'
 
 export interface LicenseValidation {
   readonly isValid: boolean
@@ -27,6 +29,13 @@ export interface LicenseValidation {
 
 export interface LicenseServiceDeps {
   readonly licenses: LicenseStore
+  /** Writes: the change and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly licenses: LicenseStore }>
+  /**
+   * Whether validation outcomes are recorded as events (KEYTURN_RECORD_VALIDATIONS, or an endpoint
+   * subscribes): a synchronous in-memory check, so validation pays nothing when nobody wants them.
+   */
+  readonly recordsValidations: () => boolean
   readonly products: ProductLookup
   readonly activations: ActivationCheck
   readonly clock: Clock
@@ -34,12 +43,16 @@ export interface LicenseServiceDeps {
 
 export class LicenseService {
   readonly #licenses: LicenseStore
+  readonly #storage: UnitOfWork<{ readonly licenses: LicenseStore }>
+  readonly #recordsValidations: () => boolean
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
   readonly #clock: Clock
 
   constructor(deps: LicenseServiceDeps) {
     this.#licenses = deps.licenses
+    this.#storage = deps.storage
+    this.#recordsValidations = deps.recordsValidations
     this.#products = deps.products
     this.#activations = deps.activations
     this.#clock = deps.clock
@@ -70,8 +83,12 @@ export class LicenseService {
       createdAt: now,
       updatedAt: now,
     }
-    await this.#licenses.insert(license)
-    return viewAt(license, now)
+    const view = viewAt(license, now)
+    await this.#storage.write(principal, async ({ licenses, events }) => {
+      await licenses.insert(license)
+      events.record('license.created', license.productId, toLicenseResource(view))
+    })
+    return view
   }
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
@@ -98,7 +115,7 @@ export class LicenseService {
       await this.#products.findProduct(current.productId),
       'its licenses cannot be changed',
     )
-    return viewAt(await this.#apply(id, changes), now)
+    return this.#apply(principal, 'license.updated', id, changes, now)
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */
@@ -109,7 +126,7 @@ export class LicenseService {
     if (current.revokedAt !== null) {
       return viewAt(current, now)
     }
-    return viewAt(await this.#apply(id, { revokedAt: now, updatedAt: now }), now)
+    return this.#apply(principal, 'license.revoked', id, { revokedAt: now, updatedAt: now }, now)
   }
 
   /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
@@ -120,7 +137,7 @@ export class LicenseService {
     if (current.revokedAt === null) {
       return viewAt(current, now)
     }
-    return viewAt(await this.#apply(id, { revokedAt: null, updatedAt: now }), now)
+    return this.#apply(principal, 'license.reinstated', id, { revokedAt: null, updatedAt: now }, now)
   }
 
   async list(principal: Principal, query: ListLicensesQuery): Promise<Paginated<LicenseView>> {
@@ -165,7 +182,14 @@ export class LicenseService {
       !(await this.#activations.isActivated(view.license.id, input.fingerprint))
         ? 'not_activated'
         : null)
-    return { isValid: reason === null, reason, view }
+    const validation = { isValid: reason === null, reason, view }
+    if (this.#recordsValidations()) {
+      await this.#storage.write(principal, async ({ events }) => {
+        const type = reason === null ? 'license.validated' : 'license.validation_failed'
+        events.record(type, view.license.productId, toValidationResult(validation))
+      })
+    }
+    return validation
   }
 
   /**
@@ -200,12 +224,22 @@ export class LicenseService {
     return license
   }
 
-  async #apply(id: LicenseId, changes: LicenseChanges): Promise<License> {
-    const updated = await this.#licenses.update(id, changes)
-    if (updated === undefined) {
-      throw licenseNotFound(id)
-    }
-    return updated
+  async #apply(
+    principal: Principal,
+    type: 'license.updated' | 'license.revoked' | 'license.reinstated',
+    id: LicenseId,
+    changes: LicenseChanges,
+    now: Date,
+  ): Promise<LicenseView> {
+    return this.#storage.write(principal, async ({ licenses, events }) => {
+      const updated = await licenses.update(id, changes)
+      if (updated === undefined) {
+        throw licenseNotFound(id)
+      }
+      const view = viewAt(updated, now)
+      events.record(type, updated.productId, toLicenseResource(view))
+      return view
+    })
   }
 }
 

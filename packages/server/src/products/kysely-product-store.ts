@@ -4,6 +4,7 @@ import type { ListSlice } from '../core/list-query.js'
 import type { Database, ProductKeysTable, ProductsTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { writeTransaction } from '../storage/write-transaction.js'
 import type { SigningKeyRecord } from '../tokens/signing-keys.js'
 import type { Product, ProductPublicKey, ProductView } from './product.js'
 import type {
@@ -80,7 +81,7 @@ export class KyselyProductStore implements ProductStore {
   }
 
   async insert(product: Product, key: SigningKeyRecord): Promise<ProductView> {
-    await this.#db.transaction().execute(async (trx) => {
+    await writeTransaction(this.#db, async (trx) => {
       await trx
         .insertInto('products')
         .values({

@@ -18,12 +18,16 @@ import {
   scopedProductId,
 } from '../core/principal.js'
 import type { ProductFacts } from '../core/product-lookup.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import { newSigningKey } from '../tokens/signing-keys.js'
 import type { Product, ProductView } from './product.js'
 import { type ProductChanges, type ProductStore, productListSpec } from './product-store.js'
+import { toProductResource } from './routes/product-resource.js'
 
 export interface ProductServiceDeps {
   readonly products: ProductStore
+  /** Writes: the change and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly products: ProductStore }>
   readonly clock: Clock
   /** Encrypts new signing keys at rest. */
   readonly signingKeyEncryption: Buffer
@@ -31,11 +35,13 @@ export interface ProductServiceDeps {
 
 export class ProductService {
   readonly #products: ProductStore
+  readonly #storage: UnitOfWork<{ readonly products: ProductStore }>
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
 
   constructor(deps: ProductServiceDeps) {
     this.#products = deps.products
+    this.#storage = deps.storage
     this.#clock = deps.clock
     this.#signingKeyEncryption = deps.signingKeyEncryption
   }
@@ -52,7 +58,12 @@ export class ProductService {
       createdAt: now,
       updatedAt: now,
     }
-    return this.#products.insert(product, newSigningKey(this.#signingKeyEncryption))
+    const key = newSigningKey(this.#signingKeyEncryption)
+    return this.#storage.write(principal, async ({ products, events }) => {
+      const view = await products.insert(product, key)
+      events.record('product.created', product.id, toProductResource(view))
+      return view
+    })
   }
 
   async get(principal: Principal, id: ProductId): Promise<ProductView> {
@@ -69,7 +80,7 @@ export class ProductService {
     if (input.name !== undefined) {
       requireName(input.name)
     }
-    return this.#apply(id, {
+    return this.#apply(principal, 'product.updated', id, {
       ...(input.name === undefined ? {} : { name: input.name }),
       ...(input.clientTokenTtl === undefined ? {} : { clientTokenTtl: input.clientTokenTtl }),
       updatedAt: this.#clock.now(),
@@ -84,7 +95,7 @@ export class ProductService {
       return current
     }
     const now = this.#clock.now()
-    return this.#apply(id, { suspendedAt: now, updatedAt: now })
+    return this.#apply(principal, 'product.suspended', id, { suspendedAt: now, updatedAt: now })
   }
 
   /** Idempotent. */
@@ -94,7 +105,7 @@ export class ProductService {
     if (current.product.suspendedAt === null) {
       return current
     }
-    return this.#apply(id, { suspendedAt: null, updatedAt: this.#clock.now() })
+    return this.#apply(principal, 'product.resumed', id, { suspendedAt: null, updatedAt: this.#clock.now() })
   }
 
   async list(principal: Principal, query: ListProductsQuery): Promise<Paginated<ProductView>> {
@@ -120,12 +131,20 @@ export class ProductService {
     return view
   }
 
-  async #apply(id: ProductId, changes: ProductChanges): Promise<ProductView> {
-    const updated = await this.#products.update(id, changes)
-    if (updated === undefined) {
-      throw productNotFound(id)
-    }
-    return updated
+  async #apply(
+    principal: Principal,
+    type: 'product.updated' | 'product.suspended' | 'product.resumed',
+    id: ProductId,
+    changes: ProductChanges,
+  ): Promise<ProductView> {
+    return this.#storage.write(principal, async ({ products, events }) => {
+      const updated = await products.update(id, changes)
+      if (updated === undefined) {
+        throw productNotFound(id)
+      }
+      events.record(type, id, toProductResource(updated))
+      return updated
+    })
   }
 }
 

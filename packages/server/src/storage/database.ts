@@ -66,12 +66,28 @@ export interface ApiKeysTable {
   created_at: Timestamp
 }
 
+/** The audit log and webhook outbox (migration 2026-11-23-40-events). */
+export interface EventsTable {
+  id: string
+  type: string
+  occurred_at: Timestamp
+  product_id: ProductId | null
+  /** Both null for the server's own changes. */
+  actor_api_key_id: ApiKeyId | null
+  actor_role: ApiKeyRole | null
+  request_id: string | null
+  data: Json
+  /** Set once the delivery worker has created the event's webhook deliveries. */
+  dispatched_at: Timestamp | null
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
   licenses: LicensesTable
   api_keys: ApiKeysTable
   activations: ActivationsTable
+  events: EventsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

@@ -6,6 +6,7 @@ import { activations } from './migrations/2026-11-21-01-activations.js'
 import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
+import { events } from './migrations/2026-11-23-40-events.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -18,6 +19,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-02-idempotency-keys': idempotencyKeys(kind),
     '2026-11-21-03-list-indexes': listIndexes(),
     '2026-11-23-30-client-token-ttl': clientTokenTtl(),
+    '2026-11-23-40-events': events(kind),
   }
 }
 

@@ -10,11 +10,17 @@ export async function writeTransaction<T>(
   db: Kysely<Database>,
   work: (trx: Kysely<Database>) => Promise<T>,
 ): Promise<T> {
+  // Already inside one (a store called from a unit of work): join it, so the caller's change and its
+  // event commit together.
+  if (db.isTransaction || inSqliteTransaction.has(db)) {
+    return work(db)
+  }
   if (!isSqlite(db)) {
     return db.transaction().execute(work)
   }
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection)
+    inSqliteTransaction.add(connection)
     try {
       const result = await work(connection)
       await sql`commit`.execute(connection)
@@ -22,9 +28,14 @@ export async function writeTransaction<T>(
     } catch (error) {
       await sql`rollback`.execute(connection)
       throw error
+    } finally {
+      inSqliteTransaction.delete(connection)
     }
   })
 }
+
+/** SQLite connections inside `begin immediate`: Kysely does not know them as transactions. */
+const inSqliteTransaction = new WeakSet<Kysely<Database>>()
 
 /** The one engine capability check outside connect.ts: which SQL dialect a Kysely instance speaks. */
 export function isSqlite(db: Kysely<Database>): boolean {

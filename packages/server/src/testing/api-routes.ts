@@ -14,6 +14,8 @@ export interface RouteFixture {
   readonly apiKeyId: ApiKeyId
   /** An activation of the license (fingerprint `fixture-machine`). */
   readonly activationId: ActivationId
+  /** The event of the license's creation. */
+  readonly eventId: string
 }
 
 export interface ApiRoute {
@@ -115,6 +117,9 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   { method: 'GET', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
   { method: 'DELETE', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
+
+  { method: 'GET', path: '/events', url: () => '/events' },
+  { method: 'GET', path: '/events/:id', url: (f) => `/events/${f.eventId}` },
 ]
 
 /** A request for `route` under `prefix`, ready for `app.inject` once headers are added. */
@@ -159,8 +164,18 @@ export async function seedRouteFixture(
   if (apiKey.statusCode !== 201) {
     throw new Error(`creating an API key failed: ${apiKey.body}`)
   }
+  const events = await app.inject({
+    method: 'GET',
+    url: '/api/v0/events?filter=type:eq:license.created&limit=1',
+    headers: admin,
+  })
+  const eventId = events.json().data?.[0]?.id
+  if (events.statusCode !== 200 || typeof eventId !== 'string') {
+    throw new Error(`finding the license's event failed: ${events.body}`)
+  }
   return {
     productId,
+    eventId,
     licenseId: license.json().id,
     licenseKey: license.json().key,
     apiKeyId: apiKey.json().id,

@@ -1,10 +1,13 @@
 import type { TestContext } from 'node:test'
 import type { ProductId } from '@keyturn/protocol'
+import type { Kysely } from 'kysely'
 import { buildApp, type Services } from '../app.js'
 import type { Principal } from '../core/principal.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
+import type { IdempotencyStore } from '../idempotency/idempotency-store.js'
 import type { Connection } from '../storage/connect.js'
+import type { Database } from '../storage/database.js'
 import type { TestDatabase } from './each-database.js'
 import { FixedClock } from './fixed-clock.js'
 
@@ -24,8 +27,18 @@ export interface TestApp {
   readonly productId: ProductId
 }
 
+/** Ports a test may replace (faults are injected through ports, never through production code). */
+export interface TestAppOptions {
+  readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
+  readonly recordValidations?: boolean
+}
+
 /** A real app on a fresh migrated database, with an admin key, a product and a fixed clock; closed after the test. */
-export async function buildTestApp(t: TestContext, database: TestDatabase): Promise<TestApp> {
+export async function buildTestApp(
+  t: TestContext,
+  database: TestDatabase,
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const connection = await database.open()
   const clock = new FixedClock(testStart)
   const { app, services } = buildApp({
@@ -33,6 +46,10 @@ export async function buildTestApp(t: TestContext, database: TestDatabase): Prom
     clock,
     secretKeys: deriveSecretKeys('test-master-secret-with-at-least-32-characters'),
     logger: false,
+    ...(options.idempotencyStore === undefined
+      ? {}
+      : { idempotencyStore: options.idempotencyStore(connection.db) }),
+    ...(options.recordValidations === undefined ? {} : { recordValidations: options.recordValidations }),
   })
   t.after(async () => {
     await app.close()

@@ -23,7 +23,10 @@ import { newId } from '../core/ids.js'
 import { toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireAdmin, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
+import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import { toProductKeyResource } from './routes/product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
 
@@ -48,6 +51,8 @@ export interface TokenServiceDeps {
   readonly products: ProductLookup
   readonly activations: ActivationCheck
   readonly signingKeys: SigningKeyStore
+  /** Writes: the change (or the issue of a token) and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly signingKeys: SigningKeyStore }>
   readonly clock: Clock
   readonly signingKeyEncryption: Buffer
 }
@@ -57,6 +62,7 @@ export class TokenService {
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
   readonly #signingKeys: SigningKeyStore
+  readonly #storage: UnitOfWork<{ readonly signingKeys: SigningKeyStore }>
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
   readonly #privateKeys = new Map<string, KeyObject>()
@@ -66,6 +72,7 @@ export class TokenService {
     this.#products = deps.products
     this.#activations = deps.activations
     this.#signingKeys = deps.signingKeys
+    this.#storage = deps.storage
     this.#clock = deps.clock
     this.#signingKeyEncryption = deps.signingKeyEncryption
   }
@@ -77,7 +84,7 @@ export class TokenService {
     input: CreateLicenseTokenBody,
   ): Promise<IssuedToken> {
     requireManagementKey(principal)
-    return this.#issue(await this.#licenses.get(principal, licenseId), input)
+    return this.#issue(principal, await this.#licenses.get(principal, licenseId), input)
   }
 
   /**
@@ -97,14 +104,17 @@ export class TokenService {
     }
     const view = await this.#licenses.getByKey(principal, key, productId)
     if (principal.role !== 'client') {
-      return this.#issue(view, options)
+      return this.#issue(principal, view, options)
     }
     const product = await this.#products.findProduct(view.license.productId)
     const cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
-    return this.#issue(view, { ...options, ttl: Math.min(options.ttl ?? defaultTokenTtlSeconds, cap) })
+    return this.#issue(principal, view, {
+      ...options,
+      ttl: Math.min(options.ttl ?? defaultTokenTtlSeconds, cap),
+    })
   }
 
-  async #issue(view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {
+  async #issue(principal: Principal, view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {
     const { license, state } = view
     await this.#licenses.requireUsable(view, 'no token is issued for it')
     const customFields = input.customPayload
@@ -164,6 +174,9 @@ export class TokenService {
       .setExpirationTime(expiresAt)
       .setJti(newId('token'))
       .sign(this.#privateKey(key))
+    await this.#storage.write(principal, async ({ events }) => {
+      events.record('license.token_issued', license.productId, toLicenseResource(view)) // never the token
+    })
     return { token, payload, view }
   }
 
@@ -188,8 +201,18 @@ export class TokenService {
     requireAdmin(principal, 'rotate signing keys')
     const now = this.#clock.now()
     const next = newSigningKey(this.#signingKeyEncryption)
-    await this.#signingKeys.rotate(productId, next, now)
-    return { keyId: next.keyId, productId, publicKeyPem: next.publicKeyPem, createdAt: now, retiredAt: null }
+    const rotated: StoredPublicKey = {
+      keyId: next.keyId,
+      productId,
+      publicKeyPem: next.publicKeyPem,
+      createdAt: now,
+      retiredAt: null,
+    }
+    await this.#storage.write(principal, async ({ signingKeys, events }) => {
+      await signingKeys.rotate(productId, next, now)
+      events.record('product.key_rotated', productId, toProductKeyResource(rotated))
+    })
+    return rotated
   }
 
   /**

@@ -8,6 +8,8 @@ export function registerCreateApiKey(api: App, apiKeys: ApiKeyService): void {
   api.post(
     '/api-keys',
     {
+      // After a crash between commit and response: the secret is shown once and never stored.
+      config: { idempotencyRecovery: 'refuse' },
       schema: {
         operationId: 'createApiKey',
         summary: 'Create an API key',

@@ -3,8 +3,9 @@
  * header's schema (a 400 past 255 characters, and its place in the OpenAPI document), the claim
  * before the handler runs, the replay, and storing the response as it is sent.
  */
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { withProblems } from '../../http/responses.js'
 import { maxIdempotencyKeyLength } from '../idempotency.js'
@@ -12,6 +13,21 @@ import type { IdempotencyService } from '../idempotency-service.js'
 import type { NewClaim } from '../idempotency-store.js'
 
 const headerName = 'idempotency-key'
+
+/**
+ * How a retry answers when the first request committed its change but crashed before its response
+ * was stored: `replay` (default) sends the data of the request's first event (the resource as the
+ * route returned it) with the route's success status; `rerun` runs the request again (a token:
+ * nothing stored but the audit entry); `refuse` answers 409 `idempotency_key_unrecoverable` (a
+ * response holding a secret shown once).
+ */
+export type IdempotencyRecovery = 'replay' | 'rerun' | 'refuse'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    idempotencyRecovery?: IdempotencyRecovery
+  }
+}
 
 const IdempotencyKeyHeaderSchema = Type.String({
   minLength: 1,
@@ -53,6 +69,9 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
       running.set(request, start.claim)
       return
     }
+    if (start.kind === 'recover') {
+      return recover(request, reply, start.claim, start.events)
+    }
     const { status, contentType, body } = start.response
     reply.code(status).header('Idempotent-Replayed', 'true')
     if (contentType !== null) {
@@ -60,6 +79,38 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     }
     return reply.send(body ?? undefined)
   })
+
+  async function recover(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    claim: NewClaim,
+    events: readonly { readonly data: Record<string, unknown> }[],
+  ): Promise<FastifyReply | undefined> {
+    const mode = request.routeOptions.config.idempotencyRecovery ?? 'replay'
+    const [first] = events
+    if (mode === 'rerun' || first === undefined) {
+      const taken = await idempotency.rerun(claim, request.id)
+      if (taken === undefined) {
+        throw new DomainError(
+          'idempotency_key_in_progress',
+          'A request with this Idempotency-Key is still running; retry after it finishes.',
+        )
+      }
+      running.set(request, taken)
+      return undefined
+    }
+    if (mode === 'refuse') {
+      throw new DomainError(
+        'idempotency_key_unrecoverable',
+        'The request with this Idempotency-Key completed, but its response held a secret or token that is shown only once and was lost; nothing new was created. Find the object in GET /events by that request.',
+      )
+    }
+    // Stored when sent (onSend), under the first request's claim, so later retries replay bytes.
+    running.set(request, claim)
+    const status = successStatus(request.routeOptions.schema?.response)
+    reply.code(status).header('Idempotent-Replayed', 'true')
+    return reply.send(status === 204 ? undefined : first.data)
+  }
 
   api.addHook('onSend', async (request, reply, payload) => {
     const claim = running.get(request)
@@ -95,6 +146,12 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
       await idempotency.release(claim)
     }
   })
+}
+
+/** The status a route answers a change with: 201 for a create, else 200, or 204 without a body. */
+function successStatus(response: unknown): 200 | 201 | 204 {
+  const statuses = isObject(response) ? Object.keys(response) : []
+  return statuses.includes('201') ? 201 : statuses.includes('200') ? 200 : 204
 }
 
 function isStorable(payload: unknown): payload is string | Buffer | null | undefined {

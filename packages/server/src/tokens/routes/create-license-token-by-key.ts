@@ -8,6 +8,8 @@ export function registerCreateLicenseTokenByKey(api: App, tokens: TokenService):
   api.post(
     '/licenses/tokens',
     {
+      // After a crash between commit and response: a token is never stored: a retry after a crash gets a new one.
+      config: { idempotencyRecovery: 'rerun' },
       schema: {
         operationId: 'createLicenseTokenByKey',
         summary: 'Generate a license token for the license whose key is presented (for applications)',

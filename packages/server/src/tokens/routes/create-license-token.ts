@@ -13,6 +13,8 @@ export function registerCreateLicenseToken(api: App, tokens: TokenService): void
   api.post(
     '/licenses/:id/tokens',
     {
+      // After a crash between commit and response: a token is never stored: a retry after a crash gets a new one.
+      config: { idempotencyRecovery: 'rerun' },
       schema: {
         operationId: 'createLicenseToken',
         summary: 'Generate a signed license token for offline validation',

@@ -1,0 +1,214 @@
+/**
+ * @module Events: the audit log and the payload of webhook deliveries. Every state change writes
+ * one, in the same transaction as the change. `eventTypes` is the one catalogue: a feature that
+ * adds a state change adds its type here (`<resource>.<past_tense>`) with an example of its data.
+ */
+import { type Static, Type } from 'typebox'
+import {
+  ApiKeyIdSchema,
+  listQueryProperties,
+  PaginatedSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
+import {
+  exampleKeyId,
+  exampleLicense,
+  exampleLicenseId,
+  exampleProductId,
+  examplePublicKey,
+  examplePublicKeyJwk,
+  exampleTime,
+} from './examples.js'
+
+const exampleProduct = {
+  id: exampleProductId,
+  object: 'Product',
+  name: 'Acme Photo Editor',
+  status: 'active',
+  publicKey: examplePublicKey,
+  publicKeyJwk: examplePublicKeyJwk,
+  keyId: exampleKeyId,
+  createdAt: exampleTime,
+  updatedAt: exampleTime,
+} as const
+
+/** Every event type, with an example of its `data` (the resource as the API returned it). */
+export const eventTypeExamples = {
+  'license.created': exampleLicense,
+  'license.updated': { ...exampleLicense, maxActivations: 5 },
+  'license.revoked': {
+    ...exampleLicense,
+    status: 'revoked',
+    statusDetails: { ...exampleLicense.statusDetails, isRevoked: true },
+  },
+  'license.reinstated': exampleLicense,
+  /** The license the token was issued for; the token itself is never recorded. */
+  'license.token_issued': exampleLicense,
+  /** Recorded only when an endpoint subscribes to it or KEYTURN_RECORD_VALIDATIONS=true. */
+  'license.validated': { isValid: true, reason: null, timestamp: exampleTime, license: exampleLicense },
+  'license.validation_failed': {
+    isValid: false,
+    reason: 'revoked',
+    timestamp: exampleTime,
+    license: { ...exampleLicense, status: 'revoked' },
+  },
+  'activation.created': {
+    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
+    object: 'Activation',
+    licenseId: exampleLicenseId,
+    productId: exampleProductId,
+    fingerprint: 'machine-7f3a9c',
+    name: 'Design laptop',
+    metadata: null,
+    createdAt: exampleTime,
+    lastSeenAt: exampleTime,
+  },
+  'activation.deleted': {
+    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
+    object: 'Activation',
+    licenseId: exampleLicenseId,
+    productId: exampleProductId,
+    fingerprint: 'machine-7f3a9c',
+    name: 'Design laptop',
+    metadata: null,
+    createdAt: exampleTime,
+    lastSeenAt: exampleTime,
+  },
+  'product.created': exampleProduct,
+  'product.updated': { ...exampleProduct, name: 'Acme Photo Editor 2' },
+  'product.suspended': { ...exampleProduct, status: 'suspended' },
+  'product.resumed': exampleProduct,
+  /** The new current signing key, as `POST /products/:id/keys/rotate` returned it. */
+  'product.key_rotated': {
+    object: 'ProductKey',
+    keyId: exampleKeyId,
+    productId: exampleProductId,
+    publicKey: examplePublicKey,
+    publicKeyJwk: examplePublicKeyJwk,
+    isCurrent: true,
+    createdAt: exampleTime,
+    retiredAt: null,
+  },
+  /** Never the secret. */
+  'api_key.created': {
+    id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
+    object: 'ApiKey',
+    name: 'Photo Editor back end',
+    role: 'product',
+    productId: exampleProductId,
+    prefix: 'kt_prod_4fGh',
+    createdAt: exampleTime,
+  },
+  'api_key.deleted': {
+    id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
+    object: 'ApiKey',
+    name: 'Photo Editor back end',
+    role: 'product',
+    productId: exampleProductId,
+    prefix: 'kt_prod_4fGh',
+    createdAt: exampleTime,
+  },
+  'webhook_endpoint.created': exampleWebhookEndpoint(),
+  'webhook_endpoint.updated': exampleWebhookEndpoint(),
+  'webhook_endpoint.deleted': exampleWebhookEndpoint(),
+  /** Emitted by the server (`actor: { system: true }`) after 5 days of failed deliveries. */
+  'webhook_endpoint.disabled': { ...exampleWebhookEndpoint(), enabled: false },
+  /** Sent by `POST /webhook-endpoints/:id/test`, to that endpoint only. */
+  'webhook_endpoint.test': exampleWebhookEndpoint(),
+} as const satisfies Record<string, unknown>
+
+function exampleWebhookEndpoint() {
+  return {
+    id: 'whk_8sLq2NcVx5RtPm3KbY7wHd',
+    object: 'WebhookEndpoint',
+    url: 'https://billing.example.com/keyturn',
+    description: 'Billing sync',
+    eventTypes: ['license.*'],
+    productId: null,
+    enabled: true,
+    createdAt: exampleTime,
+    updatedAt: exampleTime,
+  }
+}
+
+export type EventType = keyof typeof eventTypeExamples
+export const eventTypes = Object.keys(eventTypeExamples) as EventType[]
+export const EventTypeSchema = Type.Enum(eventTypes)
+
+export const EventIdSchema = Type.TemplateLiteral([Type.Literal('evt_'), Type.String()], {
+  maxLength: 64,
+  examples: ['evt_4Rk9xTq2LmNb7VcYp3HsWd'],
+})
+export type EventId = Static<typeof EventIdSchema>
+
+/** Who made the change: an API key, or the server itself (a background job). */
+export const EventActorSchema = Type.Union([
+  Type.Object(
+    { apiKeyId: ApiKeyIdSchema, role: Type.Enum(['admin', 'product', 'client']) },
+    { additionalProperties: false },
+  ),
+  Type.Object({ system: Type.Literal(true) }, { additionalProperties: false }),
+])
+export type EventActor = Static<typeof EventActorSchema>
+
+export const EventResourceSchema = Type.Object(
+  {
+    id: EventIdSchema,
+    object: Type.Literal('Event'),
+    type: EventTypeSchema,
+    occurredAt: TimestampSchema,
+    productId: Type.Union([ProductIdSchema, Type.Null()], {
+      description:
+        'The product the changed object belongs to; null for global objects (admin keys, endpoints).',
+    }),
+    actor: EventActorSchema,
+    requestId: Type.Union([Type.String({ maxLength: 64 }), Type.Null()], {
+      description:
+        'The `Request-Id` of the API request that made the change; null for the server’s own changes.',
+    }),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The object as the API returned it after the change (for a deletion, as it was). Never a secret or a token.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: Object.entries(eventTypeExamples).map(([type, data], index) => ({
+      id: `evt_4Rk9xTq2LmNb7VcYp3Hs${String(index).padStart(2, '0')}`,
+      object: 'Event',
+      type,
+      occurredAt: exampleTime,
+      productId:
+        type.startsWith('webhook_endpoint.') || type.startsWith('api_key.') ? null : exampleProductId,
+      actor:
+        type === 'webhook_endpoint.disabled'
+          ? { system: true }
+          : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
+      requestId: type === 'webhook_endpoint.disabled' ? null : 'req_6Gm2TqVx9LpRk4NcYb8WsH',
+      data,
+    })),
+  },
+)
+export type EventResource = Static<typeof EventResourceSchema>
+
+export const EventParamsSchema = Type.Object({ id: EventIdSchema }, { additionalProperties: false })
+
+export const ListEventsQuerySchema = Type.Object({ ...listQueryProperties }, { additionalProperties: false })
+export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
+
+export const EventListSchema = PaginatedSchema(EventResourceSchema)
+
+export const eventSortFields = ['occurredAt'] as const
+export const eventFilterFields = ['type', 'productId', 'occurredAt', 'actor.apiKeyId'] as const
+
+/** Whether a subscription (`license.revoked`, `license.*`, `*`) covers an event type. */
+export function eventTypeMatches(pattern: string, type: string): boolean {
+  if (pattern === '*') {
+    return true
+  }
+  if (pattern.endsWith('.*')) {
+    return type.startsWith(pattern.slice(0, -1))
+  }
+  return pattern === type
+}

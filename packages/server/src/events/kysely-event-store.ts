@@ -1,0 +1,109 @@
+import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
+import type { ListRequest, ListSlice } from '../core/list-query.js'
+import { type Database, type EventsTable, toDate } from '../storage/database.js'
+import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import type { Event } from './event.js'
+import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
+
+type EventRow = Selectable<EventsTable>
+
+const eventTable: ListTable<EventSortField, EventFilterField> = {
+  table: 'events',
+  sort: { occurredAt: column('occurred_at') },
+  filters: {
+    type: { column: 'type' },
+    productId: { column: 'product_id' },
+    occurredAt: { column: 'occurred_at' },
+    'actor.apiKeyId': { column: 'actor_api_key_id' },
+  },
+}
+
+export function eventToRow(event: Event): Insertable<EventsTable> {
+  return {
+    id: event.id,
+    type: event.type,
+    occurred_at: event.occurredAt.toISOString(),
+    product_id: event.productId,
+    actor_api_key_id: 'apiKeyId' in event.actor ? event.actor.apiKeyId : null,
+    actor_role: 'role' in event.actor ? event.actor.role : null,
+    request_id: event.requestId,
+    data: JSON.stringify(event.data),
+    dispatched_at: null,
+  }
+}
+
+export function rowToEvent(row: EventRow): Event {
+  return {
+    id: row.id as EventId, // written only from newId('event')
+    type: row.type as EventType, // written only from the catalogue's types
+    occurredAt: toDate(row.occurred_at),
+    productId: row.product_id,
+    actor:
+      row.actor_api_key_id === null || row.actor_role === null
+        ? { system: true }
+        : { apiKeyId: row.actor_api_key_id as ApiKeyId, role: row.actor_role as ApiKeyRole },
+    requestId: row.request_id,
+    // JSON is text in SQLite and parsed jsonb in PostgreSQL.
+    data: (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as Record<string, unknown>,
+  }
+}
+
+export class KyselyEventStore implements EventStore {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  async insert(events: readonly Event[]): Promise<void> {
+    if (events.length > 0) {
+      await this.#db.insertInto('events').values(events.map(eventToRow)).execute()
+    }
+  }
+
+  async findById(id: EventId): Promise<Event | undefined> {
+    if (!isStorableText(id)) {
+      return undefined
+    }
+    const row = await this.#db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : rowToEvent(row)
+  }
+
+  async findByRequestId(requestId: string): Promise<Event[]> {
+    const rows = await this.#db
+      .selectFrom('events')
+      .selectAll()
+      .where('request_id', '=', requestId)
+      .orderBy('occurred_at')
+      .orderBy('id')
+      .execute()
+    return rows.map(rowToEvent)
+  }
+
+  async list(
+    request: ListRequest<EventSortField, EventFilterField>,
+    productId: ProductId | undefined,
+  ): Promise<ListSlice<Event>> {
+    const scope = productId === undefined ? [] : [sql<boolean>`events.product_id = ${productId}`]
+    const slice = await selectPage<EventRow, EventSortField, EventFilterField>(
+      this.#db,
+      eventTable,
+      request,
+      scope,
+    )
+    return { ...slice, items: slice.items.map(rowToEvent) }
+  }
+
+  async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
+    // A bounded batch by primary key, never one long DELETE holding locks on the whole log.
+    const doomed = this.#db
+      .selectFrom('events')
+      .select('id')
+      .where('occurred_at', '<', cutoff.toISOString())
+      .orderBy('occurred_at')
+      .limit(limit)
+    const result = await this.#db.deleteFrom('events').where('id', 'in', doomed).executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+}

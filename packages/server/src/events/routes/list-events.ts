@@ -1,0 +1,26 @@
+import { EventListSchema, ListEventsQuerySchema } from '@keyturn/protocol'
+import type { App } from '../../http/app-types.js'
+import { problemResponses } from '../../http/responses.js'
+import type { EventService } from '../event-service.js'
+import { toEventResource } from './event-resource.js'
+
+export function registerListEvents(api: App, events: EventService): void {
+  api.get(
+    '/events',
+    {
+      schema: {
+        operationId: 'listEvents',
+        summary: 'List events (the audit log), a page at a time',
+        description:
+          'Admin keys see every event; product keys only their product’s. Sort field: `occurredAt` (default, desc). Filter fields: `type` (with `in` for several), `productId`, `occurredAt`, `actor.apiKeyId`.',
+        tags: ['events'],
+        querystring: ListEventsQuerySchema,
+        response: { 200: EventListSchema, ...problemResponses('forbidden', 'invalid_filter') },
+      },
+    },
+    async (request) => {
+      const page = await events.list(request.principal, request.query)
+      return { ...page, data: page.data.map(toEventResource) }
+    },
+  )
+}

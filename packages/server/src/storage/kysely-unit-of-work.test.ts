@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { newId, newLicenseKey } from '../core/ids.js'
+import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
+import type { License } from '../licenses/license.js'
+import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { KyselyUnitOfWork } from './kysely-unit-of-work.js'
+
+function aLicense(test: TestApp): License {
+  const now = test.clock.now()
+  return {
+    id: newId('license'),
+    productId: test.productId,
+    key: newLicenseKey(),
+    maxActivations: 1,
+    expirationDate: null,
+    revokedAt: null,
+    activationCount: 0,
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
+async function counts(test: TestApp) {
+  const count = async (table: 'licenses' | 'events') =>
+    Number(
+      (
+        await test.connection.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
+  return { licenses: await count('licenses'), events: await count('events') }
+}
+
+describeEachDatabase('KyselyUnitOfWork: a change and its event commit together', (database) => {
+  const unitOfWork = (test: TestApp) =>
+    new KyselyUnitOfWork({
+      db: test.connection.db,
+      clock: test.clock,
+      stores: (trx) => ({ licenses: new KyselyLicenseStore(trx) }),
+    })
+
+  it('writes the change and its event, with actor and request id, when the work succeeds', async (t) => {
+    const test = await buildTestApp(t, database)
+    const before = await counts(test)
+    const license = aLicense(test)
+
+    await unitOfWork(test).write({ ...test.admin, requestId: 'req_test' }, async ({ licenses, events }) => {
+      await licenses.insert(license)
+      events.record('license.created', license.productId, { id: license.id })
+    })
+
+    assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
+    const event = await test.connection.db
+      .selectFrom('events')
+      .selectAll()
+      .where('request_id', '=', 'req_test')
+      .executeTakeFirstOrThrow()
+    assert.equal(event.type, 'license.created')
+    assert.equal(event.actor_api_key_id, test.admin.apiKeyId)
+    assert.equal(event.actor_role, 'admin')
+  })
+
+  it('leaves neither the change nor its event when a failure is injected after the change, before commit', async (t) => {
+    const test = await buildTestApp(t, database)
+    const before = await counts(test)
+
+    await assert.rejects(
+      unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
+        const license = aLicense(test)
+        await licenses.insert(license)
+        events.record('license.created', license.productId, { id: license.id })
+        throw new Error('injected')
+      }),
+      /injected/,
+    )
+
+    assert.deepEqual(await counts(test), before)
+  })
+
+  it('leaves no change when writing its event fails', async (t) => {
+    const test = await buildTestApp(t, database)
+    const before = await counts(test)
+
+    await assert.rejects(
+      unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
+        const license = aLicense(test)
+        await licenses.insert(license)
+        events.record('license.created', license.productId, { cannot: { be: 10n } }) // JSON cannot hold a BigInt
+      }),
+      /BigInt/,
+    )
+
+    assert.deepEqual(await counts(test), before)
+  })
+})

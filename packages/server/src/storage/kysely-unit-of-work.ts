@@ -1,0 +1,68 @@
+import type { EventType, ProductId } from '@keyturn/protocol'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../core/clock.js'
+import { newEventId } from '../core/ids.js'
+import type { ChangeActor, EventRecorder, UnitOfWork } from '../core/unit-of-work.js'
+import type { Event } from '../events/event.js'
+import { KyselyEventStore } from '../events/kysely-event-store.js'
+import type { Database } from './database.js'
+import { writeTransaction } from './write-transaction.js'
+
+/**
+ * Decides, per event, whether it is written at all: validation outcomes are recorded only when
+ * someone wants them (issue #10), so the hot path pays nothing by default.
+ */
+export interface EventFilter {
+  wants(type: EventType): boolean
+}
+
+export const recordEveryEvent: EventFilter = { wants: () => true }
+
+/** `stores(trx)` builds the service's stores on the transaction. */
+export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
+  readonly #db: Kysely<Database>
+  readonly #stores: (trx: Kysely<Database>) => Stores
+  readonly #clock: Clock
+  readonly #filter: EventFilter
+
+  constructor(deps: {
+    readonly db: Kysely<Database>
+    readonly stores: (trx: Kysely<Database>) => Stores
+    readonly clock: Clock
+    readonly filter?: EventFilter
+  }) {
+    this.#db = deps.db
+    this.#stores = deps.stores
+    this.#clock = deps.clock
+    this.#filter = deps.filter ?? recordEveryEvent
+  }
+
+  async write<T>(
+    by: ChangeActor,
+    work: (tx: Stores & { readonly events: EventRecorder }) => Promise<T>,
+  ): Promise<T> {
+    return writeTransaction(this.#db, async (trx) => {
+      const recorded: Event[] = []
+      const events: EventRecorder = {
+        record: (type: EventType, productId: ProductId | null, data: object) => {
+          if (!this.#filter.wants(type)) {
+            return
+          }
+          const occurredAt = this.#clock.now()
+          recorded.push({
+            id: newEventId(occurredAt),
+            type,
+            occurredAt,
+            productId,
+            actor: by === 'system' ? { system: true } : { apiKeyId: by.apiKeyId, role: by.role },
+            requestId: by === 'system' ? null : (by.requestId ?? null),
+            data: data as Record<string, unknown>, // a resource object; serialised at commit
+          })
+        },
+      }
+      const result = await work({ ...this.#stores(trx), events })
+      await new KyselyEventStore(trx).insert(recorded)
+      return result
+    })
+  }
+}
