@@ -395,7 +395,7 @@ export class KeyturnClient {
   ): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signals = signal === undefined ? [timeout] : [signal, timeout]
-    const failure = (what: string, error: unknown): Error => {
+    const failure = (message: string, error: unknown): Error => {
       if (signal?.aborted) {
         return signal.reason instanceof Error ? signal.reason : new DOMException('Aborted', 'AbortError')
       }
@@ -404,13 +404,13 @@ export class KeyturnClient {
           cause: error,
         })
       }
-      return new KeyturnConnectionError(`${what} (${url.origin})`, { cause: error })
+      return new KeyturnConnectionError(message, { cause: error })
     }
     let response: Response
     try {
       response = await this.#fetch(url, { ...init, signal: AbortSignal.any(signals) })
     } catch (error) {
-      throw failure('Cannot reach the Keyturn server', error)
+      throw failure(`Cannot reach the Keyturn server at ${url.origin}`, error)
     }
     if (response.status === 204) {
       return undefined as T // only the deletes, typed void
@@ -421,7 +421,10 @@ export class KeyturnClient {
     try {
       text = await response.text()
     } catch (error) {
-      throw failure(`The connection broke while reading the answer (HTTP ${response.status})`, error)
+      throw failure(
+        `The connection to ${url.origin} broke while reading the answer (HTTP ${response.status})`,
+        error,
+      )
     }
     let body: unknown
     try {
