@@ -76,6 +76,8 @@ type Query = Readonly<Record<string, string | number | undefined>>
 interface RequestParts {
   readonly query?: Query
   readonly body?: unknown
+  /** A POST that changes nothing (validation): retried like a GET, without a generated key. */
+  readonly isReadOnly?: boolean
 }
 
 interface RetryPolicy {
@@ -165,7 +167,8 @@ export class KeyturnClient {
 
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
   validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
-    return this.#request('POST', '/licenses/validate', { body, ...options })
+    // The hot path: no generated Idempotency-Key, which would make every check a write on the server.
+    return this.#request('POST', '/licenses/validate', { body, ...options, isReadOnly: true })
   }
 
   createLicenseToken(
@@ -340,11 +343,14 @@ export class KeyturnClient {
     // response instead of running it twice. With retries on, each call gets its own key.
     const idempotencyKey =
       options.idempotencyKey ??
-      (method === 'POST' && this.#retry.maxRetries > 0 ? newIdempotencyKey() : undefined)
+      (method === 'POST' && !options.isReadOnly && this.#retry.maxRetries > 0
+        ? newIdempotencyKey()
+        : undefined)
     if (idempotencyKey !== undefined) {
       headers['idempotency-key'] = idempotencyKey
     }
-    const isRetryable = method === 'GET' || (method === 'POST' && idempotencyKey !== undefined)
+    const isRetryable =
+      method === 'GET' || options.isReadOnly === true || (method === 'POST' && idempotencyKey !== undefined)
     const init = {
       method,
       headers,

@@ -127,6 +127,21 @@ describe('KeyturnClient retries, against a loopback server', () => {
     assert.notEqual(keys[3], keys[0], 'another call gets another key')
   })
 
+  it('retries a validation, which changes nothing, without making it a write with a generated key', async (t) => {
+    const { baseUrl, requests } = await scriptedServer(t, [status(503), ok])
+    const { client } = clientWithoutSleeps(baseUrl)
+
+    await client.validateLicense({ key: 'K', productId: 'prd_1' })
+
+    assert.deepEqual(
+      requests.map(({ url, idempotencyKey }) => [url, idempotencyKey]),
+      [
+        ['/api/v0/licenses/validate', undefined],
+        ['/api/v0/licenses/validate', undefined],
+      ],
+    )
+  })
+
   it('sends the given idempotencyKey, and retries that POST too', async (t) => {
     const { baseUrl, requests } = await scriptedServer(t, [status(503), ok])
     const { client } = clientWithoutSleeps(baseUrl)
