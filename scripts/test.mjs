@@ -3,8 +3,8 @@
 // runner summary. Covers PostgreSQL too: TEST_POSTGRES_URL if set, else a throwaway server started
 // here when PostgreSQL's binaries are installed, else the PostgreSQL suites are skipped with the reason.
 import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { startThrowawayPostgres } from './throwaway-postgres.mjs'
 
@@ -23,6 +23,9 @@ function testFiles() {
 }
 
 const env = { ...process.env }
+// Each test process appends its wall time here (scripts/test-timing.mjs); the reporter prints them.
+const timings = mkdtempSync(join(tmpdir(), 'keyturn-test-timings-'))
+env.KEYTURN_TEST_TIMINGS = join(timings, 'timings.jsonl')
 let stop = () => {}
 if (!env.TEST_POSTGRES_URL) {
   const postgres = await startThrowawayPostgres('keyturn-test-pg')
@@ -48,7 +51,14 @@ const tsx = join(root, 'node_modules', '.bin', 'tsx')
 const concurrency = Math.max(2, availableParallelism())
 const child = spawn(
   tsx,
-  ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...testFiles()],
+  [
+    '--import',
+    './scripts/test-timing.mjs',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=./scripts/test-reporter.mjs',
+    ...testFiles(),
+  ],
   {
     cwd: root,
     env,
@@ -57,4 +67,5 @@ const child = spawn(
 )
 const code = await new Promise((done) => child.on('close', (exitCode) => done(exitCode ?? 1)))
 stop()
+rmSync(timings, { recursive: true, force: true })
 process.exit(code)

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
 import { exitWithin, type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
@@ -136,6 +137,15 @@ describe('keyturn --help', () => {
 })
 
 describe('keyturn', () => {
+  it('prints its version with --version and -V, and exits 0', async (t) => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+    const long = keyturn(t, ['--version'], {})
+    const short = keyturn(t, ['-V'], {})
+
+    assert.deepEqual([(await exitWithin(long)).code, (await exitWithin(short)).code], [0, 0])
+    assert.deepEqual([long.stdout, short.stdout], [`${version}\n`, `${version}\n`])
+  })
+
   it('exits 2 on an unknown command', async (t) => {
     const run = keyturn(t, ['serv'], {})
 

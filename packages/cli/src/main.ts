@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createRequire } from 'node:module'
 import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
 import { Command, CommanderError } from 'commander'
 import { registerActivations } from './commands/activations.js'
@@ -34,13 +35,19 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(error.code === 'EPIPE' ? 0 : 1)
 })
 
+/** From packages/cli/package.json: one directory up from src/ (tsx) and from dist/ alike. */
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
+
 const program = new Command('keyturn')
   .description('Keyturn: self-hostable software licensing')
+  .version(version, '-V, --version', 'print the version of keyturn')
   .exitOverride()
   .addHelpText(
     'after',
     `
 API commands take --url and --api-key, or KEYTURN_URL and KEYTURN_API_KEY, and --json for the API's JSON.
+Dates (--expiration-date): ISO 8601 with a time zone (2031-01-01T12:00:00Z), or a plain date
+(2031-01-01) meaning 00:00:00 UTC that day.
 Exit codes: 0 done, 1 refused by the API or not valid, 2 usage error, 3 cannot reach the server.
 
 Example:

@@ -43,6 +43,29 @@ describe('keyturn licenses create', () => {
     assert.equal(license.createdAt, at)
   })
 
+  it('takes a plain date for --expiration-date as 00:00:00 UTC that day, and ISO 8601 as given', async (t) => {
+    const server = await startCliTestServer(t)
+
+    const plain = await createLicense(server, '--expiration-date', '2031-01-01')
+    const iso = await createLicense(server, '--expiration-date', '2031-01-01T12:30:00+02:00')
+
+    assert.equal(plain.expirationDate, '2031-01-01T00:00:00.000Z')
+    assert.equal(iso.expirationDate, '2031-01-01T10:30:00.000Z')
+  })
+
+  it('exits 2 for a plain date that is no day (2031-02-30), and sends nothing', async (t) => {
+    const server = await startCliTestServer(t)
+
+    const run = await keyturn(
+      ['licenses', 'create', '--product', server.productId, '--expiration-date', '2031-02-30'],
+      server.env,
+    )
+
+    assert.equal(run.code, 2)
+    assert.equal(run.stderr, 'error: --expiration-date must match format "date-time" or "never"\n')
+    assert.equal(await licenseCount(server), 0)
+  })
+
   it('exits 2 naming the flag when a value breaks the schema, and sends nothing', async (t) => {
     const server = await startCliTestServer(t)
 
@@ -245,7 +268,7 @@ describe('keyturn licenses get, update, revoke, reinstate', () => {
         '--max-activations',
         '5',
         '--expiration-date',
-        '2032-01-01T00:00:00Z',
+        '2032-01-01',
       ],
       server.env,
     )

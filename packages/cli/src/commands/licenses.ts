@@ -9,7 +9,7 @@ import {
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
-import { checked, defined, integer, json, orNull } from '../checks.js'
+import { checked, dateTime, defined, integer, json, orNull } from '../checks.js'
 import { CommandFailed } from '../errors.js'
 import type { Io } from '../io.js'
 import { exportLicenses } from '../license-export.js'
@@ -43,7 +43,7 @@ function terms(options: TermsOptions) {
     expirationDate:
       options.expirationDate === undefined
         ? undefined
-        : orNull(options.expirationDate, 'never', (text) => text),
+        : orNull(options.expirationDate, 'never', dateTime),
   })
 }
 
@@ -55,11 +55,14 @@ export function registerLicenses(program: Command, io: Io): void {
     .addHelpText('after', '\nExample:\n  keyturn licenses list --product prd_3kTMd9qA8xYb2VnLr5sPwZ --all')
 
   apiCommand(licenses, 'create', 'Create a license (the server generates its key)', [
-    'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3 --expiration-date 2031-01-01T00:00:00Z',
+    'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3 --expiration-date 2031-01-01',
   ])
     .requiredOption('--product <id>', 'the product')
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited" (default 1)')
-    .option('--expiration-date <iso>', 'when it expires (ISO 8601, in the future), or "never" (the default)')
+    .option(
+      '--expiration-date <date>',
+      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never" (the default)',
+    )
     .action(async (options: ApiOptions & TermsOptions & { product: string }) => {
       const body = checked(
         CreateLicenseBodySchema,
@@ -113,7 +116,10 @@ export function registerLicenses(program: Command, io: Io): void {
     'keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never',
   ])
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited"')
-    .option('--expiration-date <iso>', 'when it expires (ISO 8601, in the future), or "never"')
+    .option(
+      '--expiration-date <date>',
+      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never"',
+    )
     .action(async (id: LicenseId, options: ApiOptions & TermsOptions) => {
       const body = checked(UpdateLicenseBodySchema, terms(options), fieldFlags, nullWords)
       const license = await clientFor(io, options).updateLicense(id, body)
