@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
+import { closedPortUrl } from '../../server/src/testing/listening-app.js'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
-import { exitWithin, type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
+import {
+  exitWithin,
+  probeWhileStarting,
+  type Watched,
+  waitFor,
+  watchKeyturn,
+} from './testing/keyturn-process.js'
 
 /** Upper bound for a child process to start or stop; it normally takes well under a second. */
 const patience = 20_000
@@ -41,6 +48,28 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
     const lastLog = lines.findLastIndex((line) => line.startsWith('{'))
     const banner = lines.findIndex((line) => line.includes(secret))
     assert.ok(lastLog >= 0 && lastLog < banner, `the banner comes after the start-up logs:\n${startUp}`)
+    run.child.kill('SIGTERM')
+    assert.equal((await exitWithin(run)).code, 0)
+  })
+
+  it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, and /readyz ok only once it works', async (t) => {
+    const baseUrl = await closedPortUrl()
+    const adminKey = 'kt_admin_configured-key-for-the-readiness-test'
+    const env = { ...(await environment.fresh(t)), PORT: new URL(baseUrl).port, KEYTURN_ADMIN_KEY: adminKey }
+    const run = keyturn(t, ['serve'], env)
+
+    const probes = await probeWhileStarting(run, baseUrl, adminKey)
+    await waitFor(run, listening)
+
+    assert.deepEqual(
+      probes.filter((probe) => probe.api === 401 || (probe.readyz === 200 && probe.api !== 200)),
+      [],
+      'no 401 for the configured key, and no ok from /readyz before the key works',
+    )
+    const res = await fetch(`${baseUrl}/api/v0/products`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    })
+    assert.equal(res.status, 200)
     run.child.kill('SIGTERM')
     assert.equal((await exitWithin(run)).code, 0)
   })

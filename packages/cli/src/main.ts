@@ -4,6 +4,7 @@ import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
 import { Command, CommanderError } from 'commander'
 import { registerActivations } from './commands/activations.js'
 import { registerApiKeys } from './commands/api-keys.js'
+import { registerBackup } from './commands/backup.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerProducts } from './commands/products.js'
@@ -56,6 +57,7 @@ Example:
   )
 registerServe(program, io)
 registerMigrate(program, io)
+registerBackup(program, io)
 registerProducts(program, io)
 registerApiKeys(program, io)
 registerLicenses(program, io)

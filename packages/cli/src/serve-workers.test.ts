@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
+import { closedPortUrl } from '../../server/src/testing/listening-app.js'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
-import { exitWithin, type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
+import {
+  exitWithin,
+  probeWhileStarting,
+  type Watched,
+  waitFor,
+  watchKeyturn,
+} from './testing/keyturn-process.js'
 
 /** Upper bound for the cluster to start or stop: three processes, on a machine that may be busy. */
 const patience = 60_000
@@ -82,6 +89,26 @@ describeEachServerEnvironment('keyturn serve --workers 2', (environment) => {
     assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
     assert.deepEqual(pids.filter(isAlive), [], 'no worker outlives the primary')
     assert.equal(run.stderr, '')
+  })
+
+  it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, and /readyz ok only once it works', async (t) => {
+    const baseUrl = await closedPortUrl()
+    const adminKey = 'kt_admin_configured-key-for-the-readiness-test'
+    const env = { ...(await environment.fresh(t)), PORT: new URL(baseUrl).port, KEYTURN_ADMIN_KEY: adminKey }
+    const run = keyturn(t, ['serve', '--workers', '2'], env)
+
+    const probes = await probeWhileStarting(run, baseUrl, adminKey)
+    await waitFor(run, listening)
+
+    assert.deepEqual(
+      probes.filter((probe) => probe.api === 401 || (probe.readyz === 200 && probe.api !== 200)),
+      [],
+      'no 401 for the configured key, and no ok from /readyz before the key works',
+    )
+    assert.deepEqual(await statuses(baseUrl, adminKey, 10), Array(10).fill(200))
+    assert.doesNotMatch(run.stdout, /kt_admin_/, 'a configured key is never printed')
+    run.child.kill('SIGTERM')
+    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
   })
 
   it('replaces a worker that dies and keeps answering; the next start prints no new key', async (t) => {

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { LicenseId } from '@keyturn/protocol'
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyServerOptions, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
 import { KyselyActivationStore } from './activations/kysely-activation-store.js'
@@ -39,12 +39,17 @@ import {
   sendProblem,
 } from './http/error-handler.js'
 import { registerJsonBodyParser } from './http/json-body.js'
+import { registerRequestLog } from './http/logger.js'
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions, swaggerUiOptions } from './http/openapi.js'
 import { registerProblemPages } from './http/problem-pages.js'
 import { documentCommonProblems } from './http/responses.js'
 import { RouteMethods } from './http/route-methods.js'
-import { createValidatorCompiler } from './http/validation.js'
+import {
+  CompiledSchemas,
+  cachingSerializerFactory,
+  cachingValidatorCompiler,
+} from './http/schema-compilers.js'
 import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
@@ -88,6 +93,8 @@ export interface AppDeps {
   readonly recordValidations?: boolean
   /** The idempotency store; tests wrap the real one to inject faults (a crash before the response is stored). */
   readonly idempotencyStore?: IdempotencyStore
+  /** Compiled route schemas to reuse (tests share one across the apps of a process); default: none yet. */
+  readonly compiledSchemas?: CompiledSchemas
 }
 
 export interface Services {
@@ -107,15 +114,25 @@ const bodyLimit = 64 * 1024
 /** The composition root: creates stores and services and wires the routes. No I/O. */
 export function buildApp(deps: AppDeps): { app: App; services: Services } {
   const services = createServices(deps)
+  const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
   const app = Fastify({
     logger: deps.logger,
+    // registerRequestLog: one line per request instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     genReqId: () => newId('request'),
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
     http: { requireHostHeader: false }, // refused as a problem by requireHostHeader below
+    // `/v0/…` is `/api/v0/…` under another name (DESIGN.md): rewritten before routing, so every
+    // route is registered, compiled and documented once, and behaves the same under both.
+    rewriteUrl: (request) => {
+      const url = request.url ?? '/'
+      return url.startsWith('/v0/') ? `/api${url}` : url
+    },
+    schemaController: { compilersFactory: { buildSerializer: cachingSerializerFactory(compiledSchemas) } },
   }).withTypeProvider<TypeBoxTypeProvider>()
-  app.setValidatorCompiler(createValidatorCompiler())
+  app.setValidatorCompiler(cachingValidatorCompiler(compiledSchemas))
   app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
   registerJsonBodyParser(app)
   readEmptyBodiesAsAbsent(app)
@@ -140,6 +157,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.register(swaggerUi, swaggerUiOptions)
 
   closeConnectionsWhenClosing(app)
+  registerRequestLog(app)
   registerMetrics(app)
   app.register(async (ops: App) => {
     ops.addHook('onRoute', (route) => {
@@ -165,16 +183,6 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   registerDashboard(app, deps.dashboardRoot)
 
   app.register(async (api: App) => registerApi(api, services), { prefix: '/api/v0' })
-  app.register(
-    async (api: App) => {
-      // Hidden from OpenAPI, so each operationId appears once.
-      api.addHook('onRoute', (route) => {
-        route.schema = { ...route.schema, hide: true }
-      })
-      registerApi(api, services)
-    },
-    { prefix: '/v0' },
-  )
   return { app, services }
 }
 

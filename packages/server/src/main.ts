@@ -4,6 +4,7 @@
  * `migrate(env)`. Only the CLI touches `process`; these take the environment and an output.
  */
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { systemClock } from './core/clock.js'
@@ -11,12 +12,14 @@ import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { dashboardPath, findDashboard } from './http/dashboard.js'
 import { loggerOptions } from './http/logger.js'
-import { readOrCreateSecretFile } from './secret-file.js'
-import { type Connection, connect } from './storage/connect.js'
+import { readOrCreateSecretFile, secretFilePath } from './secret-file.js'
+import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js'
 import { migrateToLatest } from './storage/migrate.js'
+import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
 
 export { ConfigError } from './config.js'
 export { errorCatalogueMarkdown } from './http/problem-pages.js'
+export { BackupError } from './storage/sqlite-backup.js'
 
 export interface Output {
   /** A line for the operator (stdout); never used for logs. */
@@ -73,11 +76,16 @@ export async function serve(
       recordValidations: config.recordValidations,
     })
     app = built.app
-    // Listen before creating the first admin key: if the port is taken, no key is created that
-    // nobody saw, and the next start (on another port) still prints one.
+    // KEYTURN_ADMIN_KEY exists before the port opens, so it is never refused with a 401 (nor /readyz
+    // ok before it works). A generated first key waits until the server listens: if the port is
+    // taken, no key is created that nobody saw, and the next start still prints one.
+    if (options.isWorker !== true && config.adminKey !== undefined) {
+      await built.services.apiKeys.bootstrapAdmin(config.adminKey)
+    }
     const url = await app.listen({ port: config.port, host: config.host })
     if (options.isWorker !== true) {
-      const { createdSecret } = await built.services.apiKeys.bootstrapAdmin(config.adminKey)
+      const { createdSecret } =
+        config.adminKey === undefined ? await built.services.apiKeys.bootstrapAdmin(undefined) : {}
       printBanner(output, url, createdSecret)
     }
     const running = app
@@ -123,12 +131,17 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
   try {
     await migrateToLatest(connection)
     const secretKeys = deriveSecretKeys(masterSecret(config, connection))
+    // Only the services are used: the app never listens or registers its routes.
+    const { services } = buildApp({ db: connection.db, clock: systemClock, secretKeys, logger: false })
+    // As in `serve`: KEYTURN_ADMIN_KEY before any worker opens the port, a generated key after.
+    if (config.adminKey !== undefined) {
+      await services.apiKeys.bootstrapAdmin(config.adminKey)
+    }
     return {
       async announce(url) {
         try {
-          // Only the services are used: the app never listens or registers its routes.
-          const { services } = buildApp({ db: connection.db, clock: systemClock, secretKeys, logger: false })
-          const { createdSecret } = await services.apiKeys.bootstrapAdmin(config.adminKey)
+          const { createdSecret } =
+            config.adminKey === undefined ? await services.apiKeys.bootstrapAdmin(undefined) : {}
           printBanner(output, url, createdSecret)
         } finally {
           await close()
@@ -173,6 +186,64 @@ export async function migrate(env: Environment, output: Output): Promise<void> {
     output.print(applied.length === 0 ? 'The database is up to date.' : `Applied: ${applied.join(', ')}`)
   } finally {
     await connection.close()
+  }
+}
+
+/** What to use instead of `keyturn backup`/`restore` on PostgreSQL. */
+const postgresBackupAdvice = [
+  'For PostgreSQL, use its own tools (README "Running in production"):',
+  '  pg_dump --format=custom --file=keyturn.dump "$KEYTURN_DATABASE_URL"     # consistent while Keyturn serves',
+  '  pg_restore --no-owner --dbname="$KEYTURN_DATABASE_URL" keyturn.dump    # into an empty database',
+].join('\n')
+
+/**
+ * `keyturn backup`: a consistent copy of the SQLite database into the new file `out`, while servers
+ * keep serving. The master secret is not in it (said on the output).
+ */
+export async function backup(env: Environment, out: string, output: Output): Promise<void> {
+  const config = loadConfig(withoutPostgres(env, 'keyturn backup copies SQLite databases.'))
+  if (config.database.kind === 'postgres') {
+    throw new BackupError(`keyturn backup copies SQLite databases.\n${postgresBackupAdvice}`)
+  }
+  if (config.database.path === ':memory:') {
+    throw new BackupError(
+      'An in-memory database (sqlite::memory:) lives and dies with its server: nothing to back up.',
+    )
+  }
+  const bytes = await backupSqlite(config.database.path, out)
+  output.print(`Backed up ${config.database.path} to ${out} (${bytes} bytes; integrity check ok).`)
+  output.print(
+    config.secret === undefined
+      ? `The master secret is not in the backup: keep ${secretFilePath(config.database.path)} safe too (separately); without it the backup's API keys and signing keys are unusable.`
+      : "The master secret is not in the backup: keep KEYTURN_SECRET safe too (separately); without it the backup's API keys and signing keys are unusable.",
+  )
+}
+
+/** `env`, unless it names PostgreSQL: then the advice, before loadConfig asks for KEYTURN_SECRET. */
+function withoutPostgres(env: Environment, what: string): Environment {
+  const location = env.KEYTURN_DATABASE_URL ? parseDatabaseUrl(env.KEYTURN_DATABASE_URL) : undefined
+  if (location?.kind === 'postgres') {
+    throw new BackupError(`${what}\n${postgresBackupAdvice}`)
+  }
+  return env
+}
+
+/** `keyturn restore`: puts a backup in place as the configured SQLite database, which must not exist yet. */
+export async function restore(env: Environment, file: string, output: Output): Promise<void> {
+  const config = loadConfig(withoutPostgres(env, 'keyturn restore restores SQLite databases.'))
+  if (config.database.kind === 'postgres') {
+    throw new BackupError(`keyturn restore restores SQLite databases.\n${postgresBackupAdvice}`)
+  }
+  if (config.database.path === ':memory:') {
+    throw new BackupError('KEYTURN_DATABASE_URL: restore into a file (sqlite:<path>), not sqlite::memory:.')
+  }
+  await restoreSqlite(file, config.database.path)
+  output.print(`Restored ${file} to ${config.database.path}. Start Keyturn to apply any newer migrations.`)
+  const secretFile = secretFilePath(config.database.path)
+  if (config.secret === undefined && !existsSync(secretFile)) {
+    output.print(
+      `Put the master secret of the backed-up server into ${secretFile} (or set KEYTURN_SECRET) before starting: a start without it creates a new one, and the restored API keys and signing keys will not work.`,
+    )
   }
 }
 

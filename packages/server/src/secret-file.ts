@@ -2,12 +2,17 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
+/** Where the generated master secret of a SQLite database lives: `keyturn.secret` beside it. */
+export function secretFilePath(sqlitePath: string): string {
+  return join(dirname(sqlitePath), 'keyturn.secret')
+}
+
 /**
  * KEYTURN_SECRET for SQLite when none is configured: generated into the data folder on first start
  * (mode 0600) and read back afterwards, so API keys and signing keys survive restarts.
  */
 export function readOrCreateSecretFile(sqlitePath: string): string {
-  const path = join(dirname(sqlitePath), 'keyturn.secret')
+  const path = secretFilePath(sqlitePath)
   try {
     return readFileSync(path, 'utf8').trim()
   } catch (error) {

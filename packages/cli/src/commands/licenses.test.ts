@@ -261,15 +261,7 @@ describe('keyturn licenses get, update, revoke, reinstate', () => {
     const license = await createLicense(server)
 
     const update = await keyturn(
-      [
-        'licenses',
-        'update',
-        license.id,
-        '--max-activations',
-        '5',
-        '--expiration-date',
-        '2032-01-01',
-      ],
+      ['licenses', 'update', license.id, '--max-activations', '5', '--expiration-date', '2032-01-01'],
       server.env,
     )
     const revoke = await keyturn(['licenses', 'revoke', license.id], server.env)

@@ -41,9 +41,7 @@ function terms(options: TermsOptions) {
     maxActivations:
       options.maxActivations === undefined ? undefined : orNull(options.maxActivations, 'unlimited', integer),
     expirationDate:
-      options.expirationDate === undefined
-        ? undefined
-        : orNull(options.expirationDate, 'never', dateTime),
+      options.expirationDate === undefined ? undefined : orNull(options.expirationDate, 'never', dateTime),
   })
 }
 

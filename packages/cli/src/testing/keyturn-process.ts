@@ -149,3 +149,40 @@ export function exitWithin(run: Watched): Promise<{ code: number | null; signal:
   })
   return Promise.race([run.exit, timeout]).finally(() => clearTimeout(timer))
 }
+
+/** What one probe of a starting server saw: a status, or `refused` when nothing accepted the connection. */
+export interface Probe {
+  readonly readyz: number | 'refused'
+  readonly api: number | 'refused'
+}
+
+/**
+ * From a server's start until it prints its banner (or exits): asks `/readyz`, then an API route
+ * with `secret`, again and again, and resolves to what each pair of requests saw, in order.
+ */
+export async function probeWhileStarting(run: Watched, baseUrl: string, secret: string): Promise<Probe[]> {
+  const statusOf = async (path: string, headers: Record<string, string> = {}) => {
+    try {
+      const res = await fetch(`${baseUrl}${path}`, { headers, signal: AbortSignal.timeout(5_000) })
+      await res.arrayBuffer()
+      return res.status
+    } catch {
+      return 'refused' as const
+    }
+  }
+  const probes: Probe[] = []
+  const deadline = Date.now() + run.patience
+  while (
+    !/Keyturn is listening on/.test(run.stdout) &&
+    run.child.exitCode === null &&
+    Date.now() < deadline
+  ) {
+    const readyz = await statusOf('/readyz')
+    const api = await statusOf('/api/v0/products', { authorization: `Bearer ${secret}` })
+    probes.push({ readyz, api })
+    if (readyz === 'refused') {
+      await new Promise((resolve) => setTimeout(resolve, 5)) // the port is not open yet
+    }
+  }
+  return probes
+}

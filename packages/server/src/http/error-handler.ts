@@ -118,7 +118,7 @@ export function handleError(
 
 /** A 404 `route_not_found` for the request's method and path. */
 export function handleNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const detail = `No route ${request.method} ${request.url.split('?')[0]}.`
+  const detail = `No route ${request.method} ${request.originalUrl.split('?')[0]}.`
   return sendProblem(reply, problemFor('route_not_found', detail, request.id))
 }
 
@@ -128,8 +128,9 @@ export function handleNotFound(request: FastifyRequest, reply: FastifyReply): Fa
  */
 export function notFoundHandler(routes: RouteMethods) {
   return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const path = request.url.split('?')[0] ?? request.url
-    const allowed = routes.allowed(path)
+    // Looked up as routed (`/v0/…` is rewritten to `/api/v0/…`), named as sent.
+    const allowed = routes.allowed(request.url.split('?')[0] ?? request.url)
+    const path = request.originalUrl.split('?')[0] ?? request.originalUrl
     if (allowed.length > 0) {
       reply.header('Allow', allowed.join(', '))
       const detail = `${path} does not answer ${request.method}; it answers ${allowed.join(', ')}.`

@@ -1,4 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
+import type { Principal } from '../core/principal.js'
+import type { App } from './app-types.js'
 
 type LoggerOptions = Exclude<FastifyServerOptions['logger'], boolean | undefined>
 
@@ -14,4 +16,27 @@ export function loggerOptions(level: string): LoggerOptions {
       censor: '[redacted]',
     },
   }
+}
+
+/**
+ * One log line per request, when its answer is sent (Fastify's own two lines, on arrival and on
+ * completion, are turned off in app.ts's `logController`): method, route pattern (never the URL: it
+ * may carry filters), status, duration, the request id (`reqId`, from the request's logger) and
+ * the id of the API key that made it, never its secret. Routes with a higher `logLevel` (probes,
+ * scrapes) log nothing while all is well.
+ */
+export function registerRequestLog(app: App): void {
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        // Unset when the request was refused before authentication succeeded.
+        apiKeyId: (request.principal as Principal | undefined)?.apiKeyId,
+      },
+      'request completed',
+    )
+  })
 }

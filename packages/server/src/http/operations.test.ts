@@ -80,6 +80,61 @@ describeEachDatabase('GET /metrics', (database) => {
     assert.equal(res.body.includes('wp-login'), false, 'unknown URLs create no series')
   })
 
+  it('counts validations by result, activations by outcome, tokens issued and idempotent replays', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const post = (url: string, payload: object, extra: Record<string, string> = {}) =>
+      app.inject({ method: 'POST', url, headers: { ...headers, ...extra }, payload })
+    const license = (await post('/api/v0/licenses', { productId, maxActivations: 1 })).json()
+    const other = (await post('/api/v0/licenses', { productId })).json()
+    const validate = (key: string) => post('/v0/licenses/validate', { key, productId })
+
+    const statuses = [
+      (await validate(license.key)).statusCode,
+      (await validate(license.key)).statusCode,
+      (await validate('AAAAA-AAAAA-AAAAA-AAAAA-AAAAA')).statusCode,
+      (await post(`/api/v0/licenses/${license.id}/activations`, { fingerprint: 'machine-1' })).statusCode,
+      (await post(`/api/v0/licenses/${license.id}/activations`, { fingerprint: 'machine-1' })).statusCode,
+      (await post('/api/v0/licenses/activate', { key: license.key, productId, fingerprint: 'machine-2' }))
+        .statusCode,
+      (await post(`/api/v0/licenses/${license.id}/tokens`, {}, { 'idempotency-key': 'token-1' })).statusCode,
+      (await post(`/api/v0/licenses/${license.id}/tokens`, {}, { 'idempotency-key': 'token-1' })).statusCode,
+      (await post(`/api/v0/licenses/${other.id}/revoke`, {})).statusCode,
+      (await validate(other.key)).statusCode,
+    ]
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+
+    assert.deepEqual(statuses, [200, 200, 404, 201, 200, 409, 201, 201, 200, 200])
+    const lines = res.body.split('\n')
+    for (const expected of [
+      'keyturn_license_validations_total{result="valid"} 2',
+      'keyturn_license_validations_total{result="not_found"} 1',
+      'keyturn_license_validations_total{result="revoked"} 1',
+      'keyturn_activations_total{outcome="created"} 1',
+      'keyturn_activations_total{outcome="existing"} 1',
+      'keyturn_activations_total{outcome="refused"} 1',
+      'keyturn_license_tokens_issued_total 1',
+      'keyturn_idempotent_replays_total{route="/api/v0/licenses/:id/tokens"} 1',
+    ]) {
+      assert.ok(lines.includes(expected), `missing ${expected} in:\n${res.body}`)
+    }
+  })
+
+  it('includes the default process and Node.js metrics', async (t) => {
+    const { app } = await buildTestApp(t, database)
+
+    const res = await app.inject({ method: 'GET', url: '/metrics' })
+
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_version_info',
+    ]) {
+      assert.match(res.body, new RegExp(`^# TYPE ${name} `, 'm'), name)
+    }
+  })
+
   it('keeps each app its own counts', async (t) => {
     const first = await buildTestApp(t, database)
     const second = await buildTestApp(t, database)
@@ -112,6 +167,7 @@ describeEachDatabase('request logs', (database) => {
       await connection.close()
     })
     await services.apiKeys.bootstrapAdmin(testAdminSecret)
+    const admin = await services.apiKeys.authenticate(testAdminSecret)
     const wrongSecret = 'kt_admin_not-a-key-but-still-a-secret-0000'
 
     const ok = await app.inject({
@@ -130,12 +186,37 @@ describeEachDatabase('request logs', (database) => {
     assert.equal(ok.statusCode, 201, ok.body)
     assert.equal(refused.statusCode, 401, refused.body)
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
-    const completed = entries.filter((entry) => entry.msg === 'request completed')
-    assert.equal(completed.length, 2, lines.join('\n'))
+    const perRequest = entries.filter((entry) => entry.reqId !== undefined)
     assert.deepEqual(
-      completed.map((entry) => entry.reqId),
-      [ok.headers['request-id'], refused.headers['request-id']],
+      perRequest.map(({ msg, reqId, method, route, status, apiKeyId }) => ({
+        msg,
+        reqId,
+        method,
+        route,
+        status,
+        apiKeyId,
+      })),
+      [
+        {
+          msg: 'request completed',
+          reqId: ok.headers['request-id'],
+          method: 'POST',
+          route: '/api/v0/products',
+          status: 201,
+          apiKeyId: admin?.apiKeyId,
+        },
+        {
+          msg: 'request completed',
+          reqId: refused.headers['request-id'],
+          method: 'GET',
+          route: '/api/v0/licenses',
+          status: 401,
+          apiKeyId: undefined,
+        },
+      ],
+      'one line per request',
     )
+    assert.ok(perRequest.every((entry) => typeof entry.durationMs === 'number'))
     for (const secret of [testAdminSecret, wrongSecret, 'cookie-secret']) {
       assert.equal(
         lines.some((line) => line.includes(secret)),

@@ -33,6 +33,8 @@ export interface ConnectOptions {
   /** For PostgreSQL: the schema to use (tests isolate themselves this way). */
   readonly searchPath?: string
   readonly poolSize?: number
+  /** For SQLite in memory: start from this serialized database (tests: a migrated template). */
+  readonly sqliteImage?: Buffer
 }
 
 /** The one place that opens databases. */
@@ -42,13 +44,20 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     if (!isMemory) {
       mkdirSync(dirname(location.path), { recursive: true })
     }
-    const sqlite = new SqliteDatabase(location.path)
+    const sqlite = new SqliteDatabase(isMemory && options.sqliteImage ? options.sqliteImage : location.path)
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = FULL')
     sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('foreign_keys = ON')
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-    return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, close: () => db.destroy() }
+    // Kysely closes its driver only if a query opened it: close the database in any case.
+    const close = async () => {
+      await db.destroy()
+      if (sqlite.open) {
+        sqlite.close()
+      }
+    }
+    return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, close }
   }
   const pool = new pg.Pool({
     connectionString: location.url,
@@ -56,7 +65,13 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     ...(options.searchPath === undefined ? {} : { options: `-c search_path=${options.searchPath}` }),
   })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, kind: 'postgres', sqlitePath: undefined, close: () => db.destroy() }
+  const close = async () => {
+    await db.destroy()
+    if (!pool.ended) {
+      await pool.end() // Kysely ends the pool only if a query used it
+    }
+  }
+  return { db, kind: 'postgres', sqlitePath: undefined, close }
 }
 
 /** Distinct SQL texts kept prepared; list queries vary with their filters, so bound it. */

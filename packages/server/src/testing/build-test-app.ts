@@ -5,11 +5,15 @@ import { buildApp, type Services } from '../app.js'
 import type { Principal } from '../core/principal.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
+import { CompiledSchemas } from '../http/schema-compilers.js'
 import type { IdempotencyStore } from '../idempotency/idempotency-store.js'
 import type { Connection } from '../storage/connect.js'
 import type { Database } from '../storage/database.js'
 import type { TestDatabase } from './each-database.js'
 import { FixedClock } from './fixed-clock.js'
+
+/** One cache of compiled route schemas for every app of a test process: apps build in a fraction of the time. */
+export const testCompiledSchemas = new CompiledSchemas()
 
 export const testAdminSecret = 'kt_admin_test-secret-for-the-test-suite-0001'
 /** buildTestApp's clock starts here. */
@@ -50,6 +54,7 @@ export async function buildTestApp(
       ? {}
       : { idempotencyStore: options.idempotencyStore(connection.db) }),
     ...(options.recordValidations === undefined ? {} : { recordValidations: options.recordValidations }),
+    compiledSchemas: testCompiledSchemas,
   })
   t.after(async () => {
     await app.close()

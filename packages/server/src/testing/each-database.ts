@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe } from 'node:test'
+import { sql } from 'kysely'
+import pg from 'pg'
 import { type Connection, connect } from '../storage/connect.js'
 import { migrateToLatest } from '../storage/migrate.js'
 import { processDatabaseUrl, query } from './postgres-database.js'
@@ -14,11 +19,32 @@ export function sqliteTestDatabase(): TestDatabase {
   return {
     kind: 'sqlite',
     async open() {
-      const connection = connect({ kind: 'sqlite', path: ':memory:' })
-      await migrateToLatest(connection)
-      return connection
+      return connect({ kind: 'sqlite', path: ':memory:' }, { sqliteImage: await migratedSqliteImage() })
     },
   }
+}
+
+let sqliteImage: Promise<Buffer> | undefined
+
+/**
+ * A migrated SQLite database, serialized, made once per test process: each test's in-memory
+ * database starts as a copy of it instead of running the migrations again.
+ */
+function migratedSqliteImage(): Promise<Buffer> {
+  sqliteImage ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keyturn-template-'))
+    try {
+      const path = join(dir, 'template.db')
+      const connection = connect({ kind: 'sqlite', path })
+      await migrateToLatest(connection)
+      await sql`pragma journal_mode = delete`.execute(connection.db) // one file, no WAL to deserialize
+      await connection.close()
+      return readFileSync(path)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })()
+  return sqliteImage
 }
 
 /**
@@ -30,10 +56,17 @@ export function postgresTestDatabase(serverUrl: string): TestDatabase {
     kind: 'postgres',
     async open() {
       const url = await processDatabaseUrl(serverUrl)
-      const schema = `t_${randomBytes(6).toString('hex')}`
-      await query(url, `create schema ${schema}`)
+      const reused = idleSchemas.pop()
+      const schema = reused ?? `t_${randomBytes(6).toString('hex')}`
+      if (reused === undefined) {
+        await query(url, `create schema ${schema}`)
+      }
       const connection = connect({ kind: 'postgres', url }, { searchPath: schema, poolSize: 5 })
-      await migrateToLatest(connection)
+      if (reused === undefined) {
+        await migrateToLatest(connection)
+        freshTables ??= describeTables(url, schema)
+        await freshTables
+      }
       let closed = false
       return {
         ...connection,
@@ -43,11 +76,84 @@ export function postgresTestDatabase(serverUrl: string): TestDatabase {
           }
           closed = true
           await connection.close()
-          await query(url, `drop schema ${schema} cascade`)
+          if (await emptiedForReuse(url, schema)) {
+            idleSchemas.push(schema)
+          } else {
+            await query(url, `drop schema ${schema} cascade`)
+          }
         },
       }
     },
   }
+}
+
+/**
+ * Migrated schemas of this process that a closed test left, emptied: the next test takes one
+ * instead of creating a schema and running every migration (most of a PostgreSQL test's set-up).
+ */
+const idleSchemas: string[] = []
+/** The tables a freshly migrated schema has, and whether the migrations left rows in any. */
+let freshTables: Promise<{ readonly tables: string; readonly seeded: boolean }> | undefined
+
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+async function tablesOf(client: pg.Client, schema: string): Promise<string[]> {
+  const listed = await client.query<{ name: string }>(
+    'select tablename as name from pg_tables where schemaname = $1 order by tablename',
+    [schema],
+  )
+  return listed.rows.map((row) => row.name)
+}
+
+/** Keyturn's own tables, without the migrator's. */
+function ownTables(tables: readonly string[]): string[] {
+  return tables.filter((name) => !name.startsWith('kysely_'))
+}
+
+function describeTables(url: string, schema: string) {
+  return withClient(url, async (client) => {
+    const tables = await tablesOf(client, schema)
+    const own = ownTables(tables)
+    const nonEmpty =
+      own.length === 0
+        ? []
+        : (
+            await client.query(
+              own
+                .map((name) => `select 1 from "${schema}"."${name}" having count(*) > 0`)
+                .join(' union all '),
+            )
+          ).rows
+    return { tables: tables.join(','), seeded: nonEmpty.length > 0 }
+  })
+}
+
+/**
+ * Empties `schema` (TRUNCATE of every table but the migrator's) so that it is as a fresh migrated
+ * one, and says whether it can be reused: not when a test changed its tables (dropped one, say),
+ * nor when the migrations themselves insert rows (emptying would lose them).
+ */
+function emptiedForReuse(url: string, schema: string): Promise<boolean> {
+  return withClient(url, async (client) => {
+    const fresh = await freshTables
+    const tables = await tablesOf(client, schema)
+    const own = ownTables(tables)
+    if (fresh === undefined || fresh.seeded || fresh.tables !== tables.join(',') || own.length === 0) {
+      return false
+    }
+    await client.query(
+      `truncate table ${own.map((name) => `"${schema}"."${name}"`).join(', ')} restart identity cascade`,
+    )
+    return true
+  })
 }
 
 /** Runs a suite on SQLite, and on PostgreSQL whenever TEST_POSTGRES_URL is set (skipped with the reason otherwise). */

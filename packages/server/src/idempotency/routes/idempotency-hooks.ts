@@ -62,7 +62,8 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     const start = await idempotency.start(
       request.principal,
       key,
-      { method: request.method, url: request.url, body: request.body },
+      // As sent: `/v0/…` is rewritten to `/api/v0/…` for routing, but stays a request of its own here.
+      { method: request.method, url: request.originalUrl, body: request.body },
       request.id,
     )
     if (start.kind === 'run') {
