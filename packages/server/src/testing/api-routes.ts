@@ -202,7 +202,12 @@ export function recordServedRoutes(app: App): ServedRoute[] {
       return
     }
     for (const method of [route.method].flat().filter((method) => method !== 'HEAD')) {
-      served.push({ method, url: route.url, schema: route.schema as Record<string, unknown> | undefined })
+      const schema = route.schema as Record<string, unknown> | undefined
+      served.push({ method, url: route.url, schema })
+      // `/v0/…` is served by rewriting it to `/api/v0/…` (app.ts): the same route under its other name.
+      if (route.url.startsWith('/api/v0/')) {
+        served.push({ method, url: route.url.slice('/api'.length), schema })
+      }
     }
   })
   return served
