@@ -6,6 +6,7 @@ export type {
   ActivationResource,
   ApiKeyResource,
   CreatedApiKeyResource,
+  EventResource,
   LicenseResource,
   LicenseTokenResource,
   Paginated,

@@ -12,11 +12,14 @@ import type {
   CreateLicenseTokenByKeyBody,
   CreateProductBody,
   DeactivateByKeyBody,
+  EventId,
+  EventResource,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
   ListApiKeysQuery,
+  ListEventsQuery,
   ListLicensesQuery,
   ListProductKeysQuery,
   ListProductsQuery,
@@ -308,6 +311,24 @@ export class KeyturnClient {
 
   async deleteApiKey(id: ApiKeyId, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/api-keys/${encodeURIComponent(id)}`, options)
+  }
+
+  // Events (the audit log; an admin key sees every event, a product key its product's)
+
+  listEvents(query: ListEventsQuery = {}, options: RequestOptions = {}): Promise<Paginated<EventResource>> {
+    return this.#request('GET', '/events', { query, ...options })
+  }
+
+  /** Every event matching the query, newest first by default, page after page. */
+  iterateEvents(
+    query: Omit<ListEventsQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<EventResource> {
+    return this.#iterate((next) => this.listEvents({ ...query, ...next }, options))
+  }
+
+  getEvent(id: EventId, options: RequestOptions = {}): Promise<EventResource> {
+    return this.#request('GET', `/events/${encodeURIComponent(id)}`, options)
   }
 
   async *#iterate<T extends { id: string }>(

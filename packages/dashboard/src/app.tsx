@@ -4,6 +4,7 @@ import { useCallback, useMemo, useState } from 'react'
 import { NavLink, Route, Routes, useNavigate } from 'react-router'
 import { ApiKeysScreen } from './api-keys/api-keys-screen.js'
 import { ProblemMessage } from './components/problem-message.js'
+import { EventsScreen } from './events/events-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
@@ -102,6 +103,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
             <li>
               <NavLink to="/licenses">Licenses</NavLink>
             </li>
+            <li>
+              <NavLink to="/events">Events</NavLink>
+            </li>
             {isAdmin(session) && (
               <li>
                 <NavLink to="/api-keys">API keys</NavLink>
@@ -129,6 +133,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="licenses" element={<LicensesScreen />} />
           <Route path="licenses/new" element={<NewLicenseScreen />} />
           <Route path="licenses/:id" element={<LicenseDetailScreen />} />
+          <Route path="events" element={<EventsScreen />} />
           {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>

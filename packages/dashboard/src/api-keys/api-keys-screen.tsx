@@ -7,9 +7,9 @@ import { CopyButton } from '../components/copy-button.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { useProductChoices } from '../components/product-choices.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useProductChoices } from '../licenses/product-choices.js'
 import { useSession } from '../session/session.js'
 
 type CreateApiKeyBody = Parameters<KeyturnClient['createApiKey']>[0]

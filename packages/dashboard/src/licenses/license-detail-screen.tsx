@@ -7,6 +7,7 @@ import { CopyButton } from '../components/copy-button.js'
 import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
+import { LicenseEvents } from '../events/license-events.js'
 import { useSession } from '../session/session.js'
 
 type LicenseId = LicenseResource['id']
@@ -70,6 +71,7 @@ export function LicenseDetailScreen() {
           <IssueTokenForm license={license.data} />
           <ValidateForm license={license.data} />
           <Activations license={license.data} />
+          <LicenseEvents license={license.data} />
         </>
       )}
     </>

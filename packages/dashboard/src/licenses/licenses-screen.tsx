@@ -5,6 +5,7 @@ import { Link, useSearchParams } from 'react-router'
 import { withParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { useProductChoices } from '../components/product-choices.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
@@ -15,7 +16,6 @@ import {
   licenseStatuses,
   readLicenseFilters,
 } from './license-query.js'
-import { useProductChoices } from './product-choices.js'
 
 export function LicensesScreen() {
   const { client } = useSession()

@@ -2,8 +2,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { ProblemMessage } from '../components/problem-message.js'
+import { useProductChoices } from '../components/product-choices.js'
 import { useSession } from '../session/session.js'
-import { useProductChoices } from './product-choices.js'
 
 type CreateLicenseBody = Parameters<ReturnType<typeof useSession>['client']['createLicense']>[0]
 

@@ -1,6 +1,7 @@
-import { useQueries } from '@tanstack/react-query'
+import { useQueries, useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
 import { ProblemMessage } from '../components/problem-message.js'
+import { EventTable } from '../events/event-table.js'
 import { useSession } from '../session/session.js'
 
 const licenseStatuses = ['active', 'expired', 'revoked'] as const
@@ -54,6 +55,27 @@ export function OverviewScreen() {
           ))}
         </dl>
       </section>
+      <LatestEvents />
     </>
+  )
+}
+
+function LatestEvents() {
+  const { client } = useSession()
+  const events = useQuery({ queryKey: ['events', 'latest'], queryFn: () => client.listEvents({ limit: 5 }) })
+  return (
+    <section aria-labelledby="latest-events">
+      <h2 id="latest-events">Latest events</h2>
+      <ProblemMessage error={events.error} />
+      {events.data &&
+        (events.data.totalCount === 0 ? (
+          <p>Nothing has happened yet.</p>
+        ) : (
+          <>
+            <EventTable events={events.data.data} caption="Latest events" />
+            <Link to="/events">All events</Link>
+          </>
+        ))}
+    </section>
   )
 }

@@ -301,6 +301,26 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test('shows the latest events on the overview and filters the event log', async () => {
+    await navigate(page, 'Overview')
+    await page.getByRole('heading', { name: 'Latest events' }).waitFor()
+    await page.getByRole('table', { name: 'Latest events' }).getByText('api_key.deleted').waitFor()
+    await checkScreen(page, '18-overview-events')
+    await navigate(page, 'Events')
+    await page.getByLabel('Type').selectOption('license.revoked')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.waitForURL(/type=license\.revoked/)
+    await page.getByText('1–1 of 1 event').waitFor()
+    await page.getByText('Data').first().click()
+    await page.getByText(licenseId).first().waitFor()
+    await checkScreen(page, '19-events')
+    await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+    await page
+      .getByRole('table', { name: 'Recent events of this license' })
+      .getByText('license.reinstated')
+      .waitFor()
+  })
+
   await t.test('signs out and forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByLabel('API key').waitFor()

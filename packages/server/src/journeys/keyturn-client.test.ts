@@ -307,6 +307,33 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
     await apiError(scoped.listLicenses(), 401, 'unauthenticated')
   })
 
+  it("lists, filters and gets events; a product key sees only its product's", async (t) => {
+    const { baseUrl, productId } = await startTestServer(t, database)
+    const admin = new KeyturnClient({ baseUrl, apiKey: testAdminSecret })
+    const other = await admin.createProduct({ name: 'Other' })
+    const license = await admin.createLicense({ productId })
+    await admin.revokeLicense(license.id)
+    await admin.createLicense({ productId: other.id })
+
+    const revoked = await admin.listEvents({ filter: 'type:eq:license.revoked' })
+    assert.equal(revoked.totalCount, 1)
+    const [event] = revoked.data
+    assert.ok(event)
+    assert.deepEqual([event.type, event.productId, event.data.id], ['license.revoked', productId, license.id])
+    assert.deepEqual(await admin.getEvent(event.id), event)
+    const latest = await admin.listEvents({ limit: 1 })
+    assert.equal(latest.data[0]?.productId, other.id, 'newest first')
+
+    const { secret } = await admin.createApiKey({ name: 'scoped', role: 'product', productId })
+    const scoped = new KeyturnClient({ baseUrl, apiKey: secret })
+    const seen = await collect(scoped.iterateEvents())
+    assert.ok(seen.length >= 2)
+    assert.ok(
+      seen.every((each) => each.productId === productId),
+      JSON.stringify(seen.map((each) => each.productId)),
+    )
+  })
+
   it('walks every license, product and API key exactly once, in list order, across several pages', async (t) => {
     const { baseUrl, productId } = await startTestServer(t, database)
     const { fetch, calls } = recordingFetch()

@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { eventListQuery } from './event-query.js'
+
+describe('the events view in the URL', () => {
+  it('asks for the first page in the default order when the URL has no parameters', () => {
+    assert.deepEqual(eventListQuery(new URLSearchParams()), { limit: 30, page: 0 })
+  })
+
+  it('turns every filter into one API filter rule when the URL names them', () => {
+    const search = new URLSearchParams(
+      'type=license.revoked&productId=prd_a&from=2030-01-01&to=2030-01-31&apiKeyId=key_b&after=evt_c',
+    )
+
+    assert.deepEqual(eventListQuery(search), {
+      limit: 30,
+      starting_after: 'evt_c',
+      filter:
+        'type:eq:license.revoked,productId:eq:prd_a,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.apiKeyId:eq:key_b',
+    })
+  })
+})

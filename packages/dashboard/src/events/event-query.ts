@@ -1,0 +1,39 @@
+/**
+ * @module The events view's filters in the URL (`?type=license.revoked&productId=…&from=2030-01-01&to=…
+ * &apiKeyId=key_…`) and their translation into the API's `filter` rules.
+ */
+import type { KeyturnClient } from '@keyturn/client'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+
+export type ListEventsQuery = NonNullable<Parameters<KeyturnClient['listEvents']>[0]>
+
+export const eventFilterNames = ['type', 'productId', 'from', 'to', 'apiKeyId'] as const
+export type EventFilters = Record<(typeof eventFilterNames)[number], string>
+
+export function readEventFilters(search: URLSearchParams): EventFilters {
+  return Object.fromEntries(eventFilterNames.map((name) => [name, search.get(name) ?? ''])) as EventFilters
+}
+
+export function eventListQuery(search: URLSearchParams): ListEventsQuery {
+  const filters = readEventFilters(search)
+  const rules: string[] = []
+  if (filters.type !== '') {
+    rules.push(`type:eq:${filters.type}`)
+  }
+  if (filters.productId !== '') {
+    rules.push(`productId:eq:${filters.productId}`)
+  }
+  if (filters.from !== '') {
+    rules.push(`occurredAt:gte:${filters.from}T00:00:00.000Z`)
+  }
+  if (filters.to !== '') {
+    rules.push(`occurredAt:lte:${filters.to}T23:59:59.999Z`)
+  }
+  if (filters.apiKeyId !== '') {
+    rules.push(`actor.apiKeyId:eq:${filters.apiKeyId}`)
+  }
+  return {
+    ...pagingQuery(readListParams(search)),
+    ...(rules.length === 0 ? {} : { filter: rules.join(',') }),
+  }
+}
