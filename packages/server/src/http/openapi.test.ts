@@ -27,7 +27,11 @@ interface Operation {
 interface Document {
   openapi: string
   paths: Record<string, Partial<Record<(typeof methods)[number], Operation>>>
-  components?: { securitySchemes?: Record<string, unknown>; schemas?: Record<string, unknown> }
+  components?: {
+    securitySchemes?: Record<string, unknown>
+    schemas?: Record<string, unknown>
+    examples?: Record<string, unknown>
+  }
   security?: unknown[]
   tags?: { name: string }[]
 }
@@ -221,7 +225,8 @@ describe('the OpenAPI components', () => {
           wrong.push(`${name} ${status}: no examples per code`)
         }
         for (const [code, example] of examples) {
-          const value = (example as { value: Record<string, unknown> }).value
+          const ref = (example as { $ref: string }).$ref.replace('#/components/examples/', '')
+          const value = (document.components?.examples?.[ref] as { value: Record<string, unknown> }).value
           if (
             value.status !== Number(status) ||
             value.code !== code ||

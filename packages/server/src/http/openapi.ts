@@ -33,6 +33,12 @@ const components: readonly Component[] = Object.entries(protocol).flatMap(([expo
   return [{ name: exportName.replace(/Schema$/, '').replace(/Resource$/, ''), schema: value }]
 })
 
+for (const [index, { name }] of components.entries()) {
+  if (components.findIndex((other) => other.name === name) !== index) {
+    throw new Error(`Two protocol schemas would both be the OpenAPI component ${name}: rename one export`)
+  }
+}
+
 /** The component a schema is, by identity (a spread copy keeps its `properties` object). */
 function componentOf(schema: Record<string, unknown>): Component | undefined {
   return components.find(
@@ -145,14 +151,17 @@ function markValue(value: unknown): unknown {
   return isObject(value) ? mark(value) : value
 }
 
-type Document = { paths?: object; components?: { schemas?: Record<string, unknown> } }
+type Document = {
+  paths?: object
+  components?: { schemas?: Record<string, unknown>; examples?: Record<string, unknown> }
+}
 
 function finishDocument<T extends Document>(document: T): T {
   const used = new Map<string, Record<string, unknown>>()
-  for (const [path, operations] of Object.entries(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(isObject(operations) ? operations : {})) {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(isObject(operations) ? operations : {})) {
       if (isObject(operation)) {
-        finishOperation(operation, `${method.toUpperCase()} ${path}`)
+        finishOperation(operation)
       }
     }
   }
@@ -172,14 +181,19 @@ function finishDocument<T extends Document>(document: T): T {
     }
     pending = [...found.keys()].filter((name) => schemas[name] === undefined)
   }
+  const paths = JSON.stringify(document.paths)
+  const examples = Object.entries(problemExamples()).filter(([code]) =>
+    paths.includes(`"#/components/examples/${code}"`),
+  )
   document.components = {
     ...document.components,
     schemas: Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+    examples: Object.fromEntries(examples),
   }
   return document
 }
 
-function finishOperation(operation: Record<string, unknown>, name: string): void {
+function finishOperation(operation: Record<string, unknown>): void {
   // Parameters start empty in "Try it out": a shared example Idempotency-Key made every second
   // request a 422, and an example id is never one of the reader's.
   for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
@@ -196,13 +210,21 @@ function finishOperation(operation: Record<string, unknown>, name: string): void
   const responses = isObject(operation.responses) ? operation.responses : {}
   for (const [status, response] of Object.entries(responses)) {
     if (Number(status) >= 400 && isObject(response)) {
-      finishProblemResponse(response, Number(status), name)
+      finishProblemResponse(response, Number(status))
+    } else if (isObject(response) && response.description === 'Default Response') {
+      response.description = successDescriptions[status] ?? 'Success' // @fastify/swagger's placeholder
     }
   }
 }
 
+const successDescriptions: Record<string, string> = {
+  '200': 'OK',
+  '201': 'Created',
+  '204': 'No content',
+}
+
 /** Error responses are `application/problem+json` (RFC 9457), with an example for each code. */
-function finishProblemResponse(response: Record<string, unknown>, status: number, operation: string): void {
+function finishProblemResponse(response: Record<string, unknown>, status: number): void {
   const content = isObject(response.content) ? response.content : {}
   const media = content['application/json'] ?? content['application/problem+json']
   if (!isObject(media)) {
@@ -215,22 +237,29 @@ function finishProblemResponse(response: Record<string, unknown>, status: number
   const examples = codes.filter((code) => errorCatalogue[code].status === status)
   if (examples.length > 0) {
     media.examples = Object.fromEntries(
-      examples.map((code) => [
-        code,
-        { summary: errorCatalogue[code].title, value: exampleProblem(code, operation) },
-      ]),
+      examples.map((code) => [code, { $ref: `#/components/examples/${code}` }]),
     )
   }
   response.content = { 'application/problem+json': media }
 }
 
-function exampleProblem(code: ErrorCode, operation: string): Record<string, unknown> {
+/** One example per error code, referenced by every response that lists the code. */
+function problemExamples(): Record<string, unknown> {
+  return Object.fromEntries(
+    (Object.keys(errorCatalogue) as ErrorCode[]).map((code) => [
+      code,
+      { summary: errorCatalogue[code].title, value: exampleProblem(code) },
+    ]),
+  )
+}
+
+function exampleProblem(code: ErrorCode): Record<string, unknown> {
   const { status, title } = errorCatalogue[code]
   const problem: Record<string, unknown> = {
     type: problemType(code),
     title,
     status,
-    detail: `${title} (${operation}).`,
+    detail: `${title}: see ${problemType(code)}.`,
     code,
     requestId: 'req_2mXc9vBn4KqLs7TdPw8yZa',
   }
