@@ -226,7 +226,10 @@ describe('the OpenAPI components', () => {
         }
         for (const [code, example] of examples) {
           const ref = (example as { $ref: string }).$ref.replace('#/components/examples/', '')
-          const value = (document.components?.examples?.[ref] as { value: Record<string, unknown> }).value
+          const shared = document.components?.examples?.[ref] as
+            | { value?: Record<string, unknown> }
+            | undefined
+          const value = shared?.value ?? {}
           if (
             value.status !== Number(status) ||
             value.code !== code ||
