@@ -17,7 +17,7 @@ export function EventsScreen() {
   const query = eventListQuery(search)
   const events = useQuery({
     queryKey: ['events', query],
-    queryFn: () => client.listEvents(query),
+    queryFn: ({ signal }) => client.listEvents(query, { signal }),
     placeholderData: (previous) => previous,
   })
   const products = useProductChoices()

@@ -23,7 +23,8 @@ export function LicensesScreen() {
   const query = licenseListQuery(search)
   const licenses = useQuery({
     queryKey: ['licenses', query],
-    queryFn: () => client.listLicenses(query),
+    // A newer view cancels the request for the one it replaces.
+    queryFn: ({ signal }) => client.listLicenses(query, { signal }),
     placeholderData: (previous) => previous,
   })
   const products = useProductChoices()
