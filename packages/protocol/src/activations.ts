@@ -42,6 +42,14 @@ export const ActivationResourceSchema = Type.Object(
     metadata: Type.Union([ActivationMetadataSchema, Type.Null()]),
     createdAt: TimestampSchema,
     lastSeenAt: TimestampSchema,
+    lastHeartbeatAt: {
+      ...TimestampSchema,
+      description: 'The last heartbeat (activating counts as one).',
+    },
+    expiresAt: Type.Union([TimestampSchema, Type.Null()], {
+      description:
+        "When the seat lapses unless a heartbeat comes first: `lastHeartbeatAt` plus the license's `heartbeatTtl`; `null` when the license has none (the activation never lapses).",
+    }),
   },
   {
     additionalProperties: false,
@@ -56,6 +64,8 @@ export const ActivationResourceSchema = Type.Object(
         metadata: { os: 'macOS 15' },
         createdAt: '2030-01-01T00:00:00.000Z',
         lastSeenAt: '2030-01-02T09:30:00.000Z',
+        lastHeartbeatAt: '2030-01-02T09:30:00.000Z',
+        expiresAt: '2030-01-02T09:45:00.000Z',
       },
     ],
   },
@@ -110,6 +120,22 @@ export const DeactivateByKeyBodySchema = Type.Object(
   },
 )
 export type DeactivateByKeyBody = Static<typeof DeactivateByKeyBodySchema>
+
+/** `POST /licenses/heartbeat`: what an application sends to keep its floating seat. */
+export const HeartbeatByKeyBodySchema = Type.Object(
+  { key: LicenseKeySchema, productId: ProductIdSchema, fingerprint: FingerprintSchema },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+      },
+    ],
+  },
+)
+export type HeartbeatByKeyBody = Static<typeof HeartbeatByKeyBodySchema>
 
 export const ListActivationsQuerySchema = Type.Object(
   { ...listQueryProperties },

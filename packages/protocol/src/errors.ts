@@ -23,6 +23,7 @@ export const ErrorCodeSchema = Type.Enum([
   'license_not_active',
   'product_suspended',
   'activation_limit_reached',
+  'usage_limit_reached',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
   'idempotency_key_unrecoverable',
@@ -155,8 +156,10 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
   activation_not_found: {
     status: 404,
     title: 'Activation not found',
-    meaning: 'No activation with this id or fingerprint on the license.',
-    action: 'Treat the machine as not activated (deactivating twice is a 404 the second time).',
+    meaning:
+      'No activation with this id or fingerprint on the license, or its floating seat lapsed (no heartbeat within `heartbeatTtl`).',
+    action:
+      'Treat the machine as not activated (deactivating twice is a 404 the second time); after a lapsed heartbeat, activate again.',
   },
   event_not_found: {
     status: 404,
@@ -198,6 +201,14 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'Activation limit reached',
     meaning: 'Every activation the license allows (`maxActivations`) is taken.',
     action: 'Deactivate another machine, or raise `maxActivations` (vendor); then try again.',
+  },
+  usage_limit_reached: {
+    status: 409,
+    title: 'Usage limit reached',
+    meaning:
+      'A metered license (`maxUses`) cannot take the increment: `uses` plus `increment` would pass `maxUses`. Nothing was added; the problem carries `uses` and `maxUses`.',
+    action:
+      'Tell the user the quota is used up; a vendor resets it (`POST /licenses/:id/usage/reset`) or raises `maxUses`. Retrying unchanged fails again.',
   },
   idempotency_key_in_progress: {
     status: 409,

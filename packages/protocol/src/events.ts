@@ -63,6 +63,8 @@ export const eventTypeExamples = {
     metadata: null,
     createdAt: exampleTime,
     lastSeenAt: exampleTime,
+    lastHeartbeatAt: exampleTime,
+    expiresAt: null,
   },
   'activation.deleted': {
     id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
@@ -74,7 +76,27 @@ export const eventTypeExamples = {
     metadata: null,
     createdAt: exampleTime,
     lastSeenAt: exampleTime,
+    lastHeartbeatAt: exampleTime,
+    expiresAt: null,
   },
+  /** A floating seat whose lease ended without a heartbeat, as it was when removed (sweep or a new activation). */
+  'activation.expired': {
+    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
+    object: 'Activation',
+    licenseId: exampleLicenseId,
+    productId: exampleProductId,
+    fingerprint: 'ci-runner-41',
+    name: null,
+    metadata: null,
+    createdAt: exampleTime,
+    lastSeenAt: exampleTime,
+    lastHeartbeatAt: exampleTime,
+    expiresAt: '2030-01-01T00:15:00.000Z',
+  },
+  /** The license after uses were counted (`POST /licenses/usage`, `/licenses/:id/usage`). */
+  'license.usage_incremented': { ...exampleLicense, maxUses: 1000, uses: 42 },
+  /** The license after its uses were reset to 0. */
+  'license.usage_reset': { ...exampleLicense, maxUses: 1000, uses: 0, usesResetAt: exampleTime },
   'product.created': exampleProduct,
   'product.updated': { ...exampleProduct, name: 'Acme Photo Editor 2' },
   'product.suspended': { ...exampleProduct, status: 'suspended' },

@@ -45,4 +45,8 @@ export const exampleLicense = {
   productId: exampleProductId,
   statusDetails: { isRevoked: false, isExpired: false, determinedAt: exampleTime },
   activationCount: 1,
+  heartbeatTtl: null,
+  maxUses: null,
+  uses: 0,
+  usesResetAt: null,
 } as const

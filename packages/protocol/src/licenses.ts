@@ -24,6 +24,27 @@ export const MaxActivationsSchema = Type.Union(
   },
 )
 
+/** Bounds of `heartbeatTtl`, in seconds: a minute to a week. */
+export const minHeartbeatTtlSeconds = 60
+export const maxHeartbeatTtlSeconds = 604_800
+
+export const HeartbeatTtlSchema = Type.Union(
+  [Type.Integer({ minimum: minHeartbeatTtlSeconds, maximum: maxHeartbeatTtlSeconds }), Type.Null()],
+  {
+    description:
+      'Floating seats: an activation holds its seat for this many seconds after its last heartbeat, then lapses and frees it. `null`: activations never lapse.',
+    examples: [900],
+  },
+)
+
+/** Upper bound on `maxUses`: far below 2^53, so `uses` stays an exact number everywhere. */
+export const maxMaxUses = 1_000_000_000_000
+
+export const MaxUsesSchema = Type.Union([Type.Integer({ minimum: 1, maximum: maxMaxUses }), Type.Null()], {
+  description: 'Metered usage: how many uses the license allows until reset. `null`: unmetered.',
+  examples: [1000],
+})
+
 export const LicenseKeySchema = Type.String({
   minLength: 1,
   maxLength: 64,
@@ -55,7 +76,14 @@ export const LicenseResourceSchema = Type.Object(
     statusDetails: StatusDetailsSchema,
     activationCount: Type.Integer({
       minimum: 0,
-      description: 'Machines activated now (at most `maxActivations`, unless it was lowered).',
+      description:
+        'Machines holding a seat now (at most `maxActivations`, unless it was lowered); with a `heartbeatTtl`, only activations whose lease has not lapsed.',
+    }),
+    heartbeatTtl: HeartbeatTtlSchema,
+    maxUses: MaxUsesSchema,
+    uses: Type.Integer({ minimum: 0, description: 'Uses counted since creation or the last reset.' }),
+    usesResetAt: Type.Union([TimestampSchema, Type.Null()], {
+      description: 'When `uses` was last reset to 0; `null`: never.',
     }),
   },
   {
@@ -74,6 +102,8 @@ export const CreateLicenseBodySchema = Type.Object(
         description: 'Must be in the future; `null`: never expires.',
       }),
     ),
+    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+    maxUses: Type.Optional(MaxUsesSchema),
   },
   {
     additionalProperties: false,
@@ -96,6 +126,8 @@ export const UpdateLicenseBodySchema = Type.Object(
         description: 'Must be in the future; `null`: never expires.',
       }),
     ),
+    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+    maxUses: Type.Optional(MaxUsesSchema),
   },
   {
     additionalProperties: false,
@@ -156,9 +188,17 @@ export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
 
 /**
  * Why a known license is not valid; `suspended` means its product is suspended (never a license
- * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no seat.
+ * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no
+ * seat (also a lapsed floating seat); `usage_exceeded` a metered license whose `uses` reached `maxUses`.
+ * Precedence: revoked > expired > suspended > not_activated > usage_exceeded (DESIGN.md).
  */
-export const ValidationReasonSchema = Type.Enum(['expired', 'revoked', 'suspended', 'not_activated'])
+export const ValidationReasonSchema = Type.Enum([
+  'expired',
+  'revoked',
+  'suspended',
+  'not_activated',
+  'usage_exceeded',
+])
 export type ValidationReason = Static<typeof ValidationReasonSchema>
 
 export const ValidationResultSchema = Type.Object(

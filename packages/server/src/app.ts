@@ -1,7 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { LicenseId } from '@keyturn/protocol'
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
@@ -11,6 +10,8 @@ import { registerActivateLicenseByKey } from './activations/routes/activate-lice
 import { registerDeactivateLicenseByKey } from './activations/routes/deactivate-license-by-key.js'
 import { registerDeleteActivation } from './activations/routes/delete-activation.js'
 import { registerGetActivation } from './activations/routes/get-activation.js'
+import { registerHeartbeatActivation } from './activations/routes/heartbeat-activation.js'
+import { registerHeartbeatLicenseByKey } from './activations/routes/heartbeat-license-by-key.js'
 import { registerListActivations } from './activations/routes/list-activations.js'
 import { ApiKeyService } from './api-keys/api-key-service.js'
 import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
@@ -18,6 +19,7 @@ import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
 import { registerDeleteApiKey } from './api-keys/routes/delete-api-key.js'
 import { registerGetApiKey } from './api-keys/routes/get-api-key.js'
 import { registerListApiKeys } from './api-keys/routes/list-api-keys.js'
+import type { ActivationCheck } from './core/activation-check.js'
 import type { Clock } from './core/clock.js'
 import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
@@ -80,6 +82,11 @@ import { registerCreateLicenseTokenByKey } from './tokens/routes/create-license-
 import { registerListProductKeys } from './tokens/routes/list-product-keys.js'
 import { registerRotateProductKey } from './tokens/routes/rotate-product-key.js'
 import { TokenService } from './tokens/token-service.js'
+import { KyselyUsageStore } from './usage/kysely-usage-store.js'
+import { registerIncrementLicenseUsage } from './usage/routes/increment-license-usage.js'
+import { registerIncrementLicenseUsageByKey } from './usage/routes/increment-license-usage-by-key.js'
+import { registerResetLicenseUsage } from './usage/routes/reset-license-usage.js'
+import { UsageService } from './usage/usage-service.js'
 
 export interface AppDeps {
   readonly db: Kysely<Database>
@@ -106,6 +113,7 @@ export interface Services {
   readonly idempotency: IdempotencyService
   readonly events: EventService
   readonly validationRecording: ValidationRecording
+  readonly usage: UsageService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -214,9 +222,10 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
   const activationStore = new KyselyActivationStore(deps.db)
-  const activationCheck = {
-    isActivated: async (licenseId: LicenseId, fingerprint: string) =>
-      (await activationStore.findByFingerprint(licenseId, fingerprint)) !== undefined,
+  const activationCheck: ActivationCheck = {
+    findAlive: (licenseId, fingerprint, now) =>
+      activationStore.findByFingerprint(licenseId, fingerprint, now),
+    countLapsed: (licenseIds, now) => activationStore.countLapsed(licenseIds, now),
   }
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
@@ -258,6 +267,11 @@ function createServices(deps: AppDeps): Services {
     }),
     events: new EventService({ events: new KyselyEventStore(deps.db) }),
     validationRecording,
+    usage: new UsageService({
+      storage: unitOfWork((trx) => ({ usage: new KyselyUsageStore(trx) })),
+      licenses,
+      clock: deps.clock,
+    }),
   }
 }
 
@@ -276,13 +290,18 @@ function registerApi(api: App, services: Services): void {
   registerReinstateLicense(api, services.licenses)
   registerCreateLicenseToken(api, services.tokens)
   registerCreateLicenseTokenByKey(api, services.tokens)
+  registerIncrementLicenseUsageByKey(api, services.usage)
+  registerIncrementLicenseUsage(api, services.usage)
+  registerResetLicenseUsage(api, services.usage)
 
   registerActivateLicenseByKey(api, services.activations)
   registerDeactivateLicenseByKey(api, services.activations)
+  registerHeartbeatLicenseByKey(api, services.activations)
   registerActivateLicense(api, services.activations)
   registerListActivations(api, services.activations)
   registerGetActivation(api, services.activations)
   registerDeleteActivation(api, services.activations)
+  registerHeartbeatActivation(api, services.activations)
 
   registerListProducts(api, services.products)
   registerCreateProduct(api, services.products)

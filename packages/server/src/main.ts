@@ -12,8 +12,12 @@ import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { dashboardPath, findDashboard } from './http/dashboard.js'
 import { loggerOptions } from './http/logger.js'
+import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
+import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
+import { startSeatSweeper } from './seat-sweep/seat-sweeper.js'
 import { readOrCreateSecretFile, secretFilePath } from './secret-file.js'
 import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js'
+import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { migrateToLatest } from './storage/migrate.js'
 import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
 
@@ -89,7 +93,14 @@ export async function serve(
       printBanner(output, url, createdSecret)
     }
     const running = app
-    return { url, close: () => shutdown(running, connection) }
+    const background = startBackgroundWork(running, connection)
+    return {
+      url,
+      close: async () => {
+        await background.stop()
+        await shutdown(running, connection)
+      },
+    }
   } catch (error) {
     await app?.close()
     await connection.close()
@@ -244,6 +255,38 @@ export async function restore(env: Environment, file: string, output: Output): P
     output.print(
       `Put the master secret of the backed-up server into ${secretFile} (or set KEYTURN_SECRET) before starting: a start without it creates a new one, and the restored API keys and signing keys will not work.`,
     )
+  }
+}
+
+/**
+ * Background work of every serving process (DESIGN.md "Background work"): the sweep of lapsed
+ * floating seats. Coordinated through the database, so every process may run it.
+ */
+function startBackgroundWork(app: App, connection: Connection): { stop(): Promise<void> } {
+  const stop = new AbortController()
+  const sweeper = startSeatSweeper({
+    service: new SeatSweepService({
+      store: new KyselySeatSweepStore(connection.db),
+      storage: new KyselyUnitOfWork({
+        db: connection.db,
+        clock: systemClock,
+        stores: (trx) => ({ sweep: new KyselySeatSweepStore(trx) }),
+      }),
+      clock: systemClock,
+    }),
+    signal: stop.signal,
+    onError: (error) => app.log.error({ err: error }, 'sweeping lapsed seats failed'),
+    onSweep: ({ removed }) => {
+      if (removed.length > 0) {
+        app.log.info({ removed: removed.length }, 'removed lapsed floating seats')
+      }
+    },
+  })
+  return {
+    async stop() {
+      stop.abort()
+      await sweeper.stopped
+    },
   }
 }
 

@@ -3,6 +3,7 @@ import {
   type ActivateLicenseBody,
   type ActivationId,
   type DeactivateByKeyBody,
+  type HeartbeatByKeyBody,
   type LicenseId,
   type ListActivationsQuery,
   maxActivationMetadataBytes,
@@ -17,7 +18,7 @@ import { canSeeProduct, type Principal, requireManagementKey } from '../core/pri
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import type { Activation } from './activation.js'
-import { type ActivationStore, activationListSpec } from './activation-store.js'
+import { type ActivationStore, activationListSpec, type HeartbeatTarget } from './activation-store.js'
 import { toActivationResource } from './routes/activation-resource.js'
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
@@ -76,8 +77,12 @@ export class ActivationService {
   }
 
   async deactivateByKey(principal: Principal, input: DeactivateByKeyBody): Promise<void> {
-    const { license } = await this.#licenses.getByKey(principal, input.key, input.productId)
-    const activation = await this.#activations.findByFingerprint(license.id, input.fingerprint)
+    const { license, state } = await this.#licenses.getByKey(principal, input.key, input.productId)
+    const activation = await this.#activations.findByFingerprint(
+      license.id,
+      input.fingerprint,
+      state.determinedAt,
+    )
     const notActivated = 'This machine is not activated for this license.'
     if (activation === undefined) {
       throw activationNotFound(notActivated)
@@ -87,7 +92,7 @@ export class ActivationService {
 
   async #deactivate(principal: Principal, id: ActivationId, notFound: string): Promise<void> {
     await this.#storage.write(principal, async ({ activations, events }) => {
-      const deleted = await activations.deactivate(id)
+      const deleted = await activations.deactivate(id, this.#clock.now())
       if (deleted === undefined) {
         throw activationNotFound(notFound)
       }
@@ -95,9 +100,39 @@ export class ActivationService {
     })
   }
 
+  /**
+   * Renews the lease of a floating seat (any activation may send one): 404 `activation_not_found`
+   * once it has lapsed (the application activates again), 409 `license_not_active` when the license
+   * can no longer be used. Not an event: heartbeats come every few minutes from every machine, and
+   * a lease that ends is recorded as `activation.expired`.
+   */
+  async heartbeat(principal: Principal, id: ActivationId): Promise<Activation> {
+    const activation = await this.get(principal, id)
+    const view = await this.#licenses.get(principal, activation.licenseId)
+    return this.#heartbeat(view, { id })
+  }
+
+  /** What an application calls to keep its seat: the machine is named by license key and fingerprint. */
+  async heartbeatByKey(principal: Principal, input: HeartbeatByKeyBody): Promise<Activation> {
+    const view = await this.#licenses.getByKey(principal, input.key, input.productId)
+    return this.#heartbeat(view, { licenseId: view.license.id, fingerprint: input.fingerprint })
+  }
+
+  async #heartbeat(view: LicenseView, target: HeartbeatTarget): Promise<Activation> {
+    await this.#licenses.requireUsable(view, 'its seats cannot be kept')
+    const { license, state } = view
+    const renewed = await this.#activations.heartbeat(target, state.determinedAt, license.heartbeatTtl)
+    if (renewed === undefined) {
+      throw activationNotFound(
+        'This machine holds no seat of this license (never activated, deactivated, or its lease lapsed): activate it again.',
+      )
+    }
+    return renewed
+  }
+
   async get(principal: Principal, id: ActivationId): Promise<Activation> {
     requireManagementKey(principal)
-    const activation = await this.#activations.findById(id)
+    const activation = await this.#activations.findById(id, this.#clock.now())
     if (activation === undefined || !canSeeProduct(principal, activation.productId)) {
       throw activationNotFound(`No activation ${id} is visible to this API key.`)
     }
@@ -111,14 +146,9 @@ export class ActivationService {
   ): Promise<Paginated<Activation>> {
     requireManagementKey(principal)
     const request = parseListQuery(query, activationListSpec)
-    const { license } = await this.#licenses.get(principal, licenseId)
-    const slice = await this.#activations.list(license.id, request)
+    const { license, state } = await this.#licenses.get(principal, licenseId)
+    const slice = await this.#activations.list(license.id, request, state.determinedAt)
     return toPage(slice, request.limit, pageOf(request, slice.offset))
-  }
-
-  /** Whether a machine holds a seat of the license (validation with a fingerprint). */
-  async isActivated(licenseId: LicenseId, fingerprint: string): Promise<boolean> {
-    return (await this.#activations.findByFingerprint(licenseId, fingerprint)) !== undefined
   }
 
   async #activate(
@@ -143,9 +173,13 @@ export class ActivationService {
         name: input.name ?? null,
         metadata: input.metadata ?? null,
         at: this.#clock.now(),
+        heartbeatTtl: license.heartbeatTtl,
       })
       // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
       if (outcome.kind === 'created') {
+        for (const lapsed of outcome.reclaimed) {
+          events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
+        }
         events.record('activation.created', license.productId, toActivationResource(outcome.activation))
       }
       return outcome

@@ -23,26 +23,48 @@ export interface NewActivation {
   readonly name: string | null
   readonly metadata: Readonly<Record<string, unknown>> | null
   readonly at: Date
+  /** The license's heartbeat TTL (seconds): the lease this activation starts with; null: none. */
+  readonly heartbeatTtl: number | null
 }
 
 export type ActivateOutcome =
-  | { readonly kind: 'created'; readonly activation: Activation }
-  /** The fingerprint was already activated: its lastSeenAt (and name/metadata, when given) are refreshed. */
+  /** `reclaimed`: lapsed activations of the license removed to make room (their seats were free). */
+  | { readonly kind: 'created'; readonly activation: Activation; readonly reclaimed: readonly Activation[] }
+  /** The fingerprint holds a seat already: its lastSeenAt and lease (and name/metadata, when given) are refreshed. */
   | { readonly kind: 'existing'; readonly activation: Activation }
   | { readonly kind: 'limit_reached'; readonly limit: number; readonly count: number }
 
+/** Which activation a heartbeat is for. */
+export type HeartbeatTarget =
+  | { readonly id: ActivationId }
+  | { readonly licenseId: LicenseId; readonly fingerprint: string }
+
+/**
+ * Activations as the API sees them: a lapsed floating seat is gone (not found, not listed), though
+ * its row stays until the sweep or a new activation of the license removes it.
+ */
 export interface ActivationStore {
   /**
    * Activates a fingerprint atomically: the seat is taken by a guarded increment of the license's
    * counter in the same transaction as the insert, so concurrent callers never exceed the limit.
+   * When the license is full and has a heartbeat TTL, its lapsed activations are removed first,
+   * in that transaction, with the license row locked.
    */
   activate(activation: NewActivation): Promise<ActivateOutcome>
-  /** Deletes the activation and frees its seat; undefined if it did not exist. */
-  deactivate(id: ActivationId): Promise<Activation | undefined>
-  findById(id: ActivationId): Promise<Activation | undefined>
-  findByFingerprint(licenseId: LicenseId, fingerprint: string): Promise<Activation | undefined>
+  /** Renews the lease of an activation that holds its seat at `at`; undefined if unknown or lapsed. */
+  heartbeat(target: HeartbeatTarget, at: Date, heartbeatTtl: number | null): Promise<Activation | undefined>
+  /** Deletes the activation and frees its seat; undefined if it did not exist or had lapsed at `at`. */
+  deactivate(id: ActivationId, at: Date): Promise<Activation | undefined>
+  /** The activation if it holds its seat at `at`. */
+  findById(id: ActivationId, at: Date): Promise<Activation | undefined>
+  /** The machine's activation if it holds its seat at `at`. */
+  findByFingerprint(licenseId: LicenseId, fingerprint: string, at: Date): Promise<Activation | undefined>
+  /** Lapsed activations not removed yet, per license (absent: none). */
+  countLapsed(licenseIds: readonly LicenseId[], at: Date): Promise<ReadonlyMap<LicenseId, number>>
+  /** The activations holding a seat at `at`. */
   list(
     licenseId: LicenseId,
     request: ListRequest<ActivationSortField, ActivationFilterField>,
+    at: Date,
   ): Promise<ListSlice<Activation>>
 }

@@ -10,4 +10,18 @@ export interface Activation {
   readonly metadata: Readonly<Record<string, unknown>> | null
   readonly createdAt: Date
   readonly lastSeenAt: Date
+  /** The last heartbeat; activating counts as one. */
+  readonly lastHeartbeatAt: Date
+  /** When the seat lapses without another heartbeat: lastHeartbeatAt + the license's TTL; null: never. */
+  readonly expiresAt: Date | null
+}
+
+/** Whether the activation holds its seat at `now` (a floating seat lapses at `expiresAt`). */
+export function isAlive(activation: Pick<Activation, 'expiresAt'>, now: Date): boolean {
+  return activation.expiresAt === null || activation.expiresAt > now
+}
+
+/** The end of a lease that starts at `at`, for a license with this heartbeat TTL (seconds). */
+export function leaseEnd(at: Date, heartbeatTtl: number | null): Date | null {
+  return heartbeatTtl === null ? null : new Date(at.getTime() + heartbeatTtl * 1000)
 }

@@ -1,22 +1,24 @@
 import type { ActivationId, LicenseId } from '@keyturn/protocol'
-import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
+import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
-import { toDate } from '../storage/database.js'
+import { toDate, toNullableDate } from '../storage/database.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { lockLicense } from '../storage/lock-license.js'
 import { writeTransaction } from '../storage/write-transaction.js'
-import type { Activation } from './activation.js'
+import { type Activation, leaseEnd } from './activation.js'
 import type {
   ActivateOutcome,
   ActivationFilterField,
   ActivationSortField,
   ActivationStore,
+  HeartbeatTarget,
   NewActivation,
 } from './activation-store.js'
 
 type ActivationRow = Selectable<ActivationsTable>
 
-function rowToActivation(row: ActivationRow): Activation {
+export function rowToActivation(row: ActivationRow): Activation {
   return {
     id: row.id,
     licenseId: row.license_id,
@@ -26,6 +28,8 @@ function rowToActivation(row: ActivationRow): Activation {
     metadata: parseMetadata(row.metadata),
     createdAt: toDate(row.created_at),
     lastSeenAt: toDate(row.last_seen_at),
+    lastHeartbeatAt: toDate(row.last_heartbeat_at ?? row.last_seen_at),
+    expiresAt: toNullableDate(row.expires_at),
   }
 }
 
@@ -33,6 +37,12 @@ function rowToActivation(row: ActivationRow): Activation {
 function parseMetadata(value: unknown): Record<string, unknown> | null {
   const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : null
+}
+
+/** The activation holds its seat at `at`: no lease, or one that has not lapsed. */
+function alive(at: string, table = 'activations'): RawBuilder<SqlBool> {
+  const expiresAt = sql.ref(`${table}.expires_at`)
+  return sql<SqlBool>`(${expiresAt} is null or ${expiresAt} > ${at})`
 }
 
 const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
@@ -70,31 +80,38 @@ export class KyselyActivationStore implements ActivationStore {
 
   async #activate(trx: Kysely<Database>, activation: NewActivation): Promise<ActivateOutcome | undefined> {
     const at = activation.at.toISOString()
+    const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
     const refreshed = await trx
       .updateTable('activations')
       .set({
         last_seen_at: at,
+        last_heartbeat_at: at,
+        expires_at: expiresAt,
         ...(activation.name === null ? {} : { name: activation.name }),
         ...(activation.metadata === null ? {} : { metadata: JSON.stringify(activation.metadata) }),
       })
       .where('license_id', '=', activation.licenseId)
       .where('fingerprint', '=', activation.fingerprint)
+      .where(alive(at))
       .returningAll()
       .executeTakeFirst()
     if (refreshed !== undefined) {
       return { kind: 'existing', activation: rowToActivation(refreshed) }
     }
 
-    // The guard and the increment are one statement: under concurrency the database serialises them
-    // on the license row, so the count never passes the limit.
-    const seat = await trx
-      .updateTable('licenses')
-      .set({ activation_count: sql`activation_count + 1` })
-      .where('id', '=', activation.licenseId)
-      .where(sql<SqlBool>`(max_activations is null or activation_count < max_activations)`)
-      .returning('activation_count')
-      .executeTakeFirst()
-    if (seat === undefined) {
+    let reclaimed: Activation[] = []
+    let seat = await this.#takeSeat(trx, activation.licenseId)
+    if (seat) {
+      // The license row is locked now. This machine's own lapsed activation, if any, gives way.
+      reclaimed = await this.#removeLapsed(trx, activation.licenseId, at, activation.fingerprint)
+    } else {
+      // Full: lapsed activations hold no seat, so give theirs up, with the license row locked so a
+      // concurrent transaction cannot count the same seats free twice.
+      await lockLicense(trx, activation.licenseId)
+      reclaimed = await this.#removeLapsed(trx, activation.licenseId, at)
+      seat = reclaimed.length > 0 && (await this.#takeSeat(trx, activation.licenseId))
+    }
+    if (!seat) {
       const license = await trx
         .selectFrom('licenses')
         .select(['max_activations', 'activation_count'])
@@ -118,6 +135,8 @@ export class KyselyActivationStore implements ActivationStore {
         metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
         created_at: at,
         last_seen_at: at,
+        last_heartbeat_at: at,
+        expires_at: expiresAt,
       })
       .onConflict((conflict) => conflict.columns(['license_id', 'fingerprint']).doNothing())
       .returningAll()
@@ -132,14 +151,87 @@ export class KyselyActivationStore implements ActivationStore {
         .execute()
       return undefined
     }
-    return { kind: 'created', activation: rowToActivation(inserted) }
+    return { kind: 'created', activation: rowToActivation(inserted), reclaimed }
   }
 
-  async deactivate(id: ActivationId): Promise<Activation | undefined> {
+  /**
+   * The guard and the increment are one statement: under concurrency the database serialises them
+   * on the license row, so the count never passes the limit.
+   */
+  async #takeSeat(trx: Kysely<Database>, licenseId: LicenseId): Promise<boolean> {
+    const seat = await trx
+      .updateTable('licenses')
+      .set({ activation_count: sql`activation_count + 1` })
+      .where('id', '=', licenseId)
+      .where(sql<SqlBool>`(max_activations is null or activation_count < max_activations)`)
+      .returning('activation_count')
+      .executeTakeFirst()
+    return seat !== undefined
+  }
+
+  /**
+   * Removes the license's lapsed activations (only that machine's, given a fingerprint) and their
+   * count; the caller holds the license row's lock.
+   */
+  async #removeLapsed(
+    trx: Kysely<Database>,
+    licenseId: LicenseId,
+    at: string,
+    fingerprint?: string,
+  ): Promise<Activation[]> {
+    let query = trx.deleteFrom('activations').where('license_id', '=', licenseId)
+    if (fingerprint !== undefined) {
+      query = query.where('fingerprint', '=', fingerprint)
+    }
+    const removed = await query.where('expires_at', '<=', at).returningAll().execute()
+    if (removed.length > 0) {
+      await trx
+        .updateTable('licenses')
+        .set({ activation_count: sql`activation_count - ${removed.length}` })
+        .where('id', '=', licenseId)
+        .execute()
+    }
+    return removed.map(rowToActivation)
+  }
+
+  async heartbeat(
+    target: HeartbeatTarget,
+    at: Date,
+    heartbeatTtl: number | null,
+  ): Promise<Activation | undefined> {
+    const now = at.toISOString()
+    let query = this.#db
+      .updateTable('activations')
+      .set({
+        last_seen_at: now,
+        last_heartbeat_at: now,
+        expires_at: leaseEnd(at, heartbeatTtl)?.toISOString() ?? null,
+      })
+      .where(alive(now))
+    query =
+      'id' in target
+        ? query.where('id', '=', target.id)
+        : query.where('license_id', '=', target.licenseId).where('fingerprint', '=', target.fingerprint)
+    const row = await query.returningAll().executeTakeFirst()
+    return row === undefined ? undefined : rowToActivation(row)
+  }
+
+  async deactivate(id: ActivationId, at: Date): Promise<Activation | undefined> {
+    const now = at.toISOString()
     return writeTransaction(this.#db, async (trx) => {
+      const found = await trx
+        .selectFrom('activations')
+        .select('license_id')
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (found === undefined) {
+        return undefined
+      }
+      await lockLicense(trx, found.license_id)
       const deleted = await trx
         .deleteFrom('activations')
         .where('id', '=', id)
+        .where(alive(now))
         .returningAll()
         .executeTakeFirst()
       if (deleted !== undefined) {
@@ -153,26 +245,52 @@ export class KyselyActivationStore implements ActivationStore {
     })
   }
 
-  async findById(id: ActivationId): Promise<Activation | undefined> {
-    const row = await this.#db.selectFrom('activations').selectAll().where('id', '=', id).executeTakeFirst()
+  async findById(id: ActivationId, at: Date): Promise<Activation | undefined> {
+    const row = await this.#db
+      .selectFrom('activations')
+      .selectAll()
+      .where('id', '=', id)
+      .where(alive(at.toISOString()))
+      .executeTakeFirst()
     return row === undefined ? undefined : rowToActivation(row)
   }
 
-  async findByFingerprint(licenseId: LicenseId, fingerprint: string): Promise<Activation | undefined> {
+  async findByFingerprint(
+    licenseId: LicenseId,
+    fingerprint: string,
+    at: Date,
+  ): Promise<Activation | undefined> {
     const row = await this.#db
       .selectFrom('activations')
       .selectAll()
       .where('license_id', '=', licenseId)
       .where('fingerprint', '=', fingerprint)
+      .where(alive(at.toISOString()))
       .executeTakeFirst()
     return row === undefined ? undefined : rowToActivation(row)
+  }
+
+  async countLapsed(licenseIds: readonly LicenseId[], at: Date): Promise<ReadonlyMap<LicenseId, number>> {
+    if (licenseIds.length === 0) {
+      return new Map()
+    }
+    const rows = await this.#db
+      .selectFrom('activations')
+      .select(['license_id', (eb) => eb.fn.countAll().as('lapsed')])
+      .where('license_id', 'in', licenseIds)
+      .where('expires_at', '<=', at.toISOString())
+      .groupBy('license_id')
+      .execute()
+    // pg reads count(*) as a string
+    return new Map(rows.map((row) => [row.license_id, Number(row.lapsed)]))
   }
 
   async list(
     licenseId: LicenseId,
     request: ListRequest<ActivationSortField, ActivationFilterField>,
+    at: Date,
   ): Promise<ListSlice<Activation>> {
-    const scope = [sql<SqlBool>`activations.license_id = ${licenseId}`]
+    const scope = [sql<SqlBool>`activations.license_id = ${licenseId}`, alive(at.toISOString())]
     const slice = await selectPage<ActivationRow, ActivationSortField, ActivationFilterField>(
       this.#db,
       activationTable,

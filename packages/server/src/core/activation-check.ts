@@ -1,6 +1,16 @@
 import type { LicenseId } from '@keyturn/protocol'
 
-/** Whether a machine holds a seat of a license; app.ts wires the activations store in (STYLE.md §3). */
+/** What licenses and tokens need of activations; app.ts wires the activations store in (STYLE.md §3). */
 export interface ActivationCheck {
-  isActivated(licenseId: LicenseId, fingerprint: string): Promise<boolean>
+  /**
+   * The machine's activation of the license if it holds a seat at `now` (its lease, if any, has not
+   * lapsed); undefined otherwise.
+   */
+  findAlive(
+    licenseId: LicenseId,
+    fingerprint: string,
+    now: Date,
+  ): Promise<{ readonly expiresAt: Date | null } | undefined>
+  /** Lapsed activations not swept yet, per license (a license without any is absent). */
+  countLapsed(licenseIds: readonly LicenseId[], now: Date): Promise<ReadonlyMap<LicenseId, number>>
 }

@@ -79,7 +79,12 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'licenses', description: 'Licenses: create, list, update, revoke, reinstate and validate' },
       {
         name: 'activations',
-        description: 'Activations: machines holding a license seat, enforcing maxActivations',
+        description:
+          'Activations: machines holding a license seat, enforcing maxActivations; floating seats lapse without heartbeats (heartbeatTtl)',
+      },
+      {
+        name: 'usage',
+        description: 'Metered usage: a counter per license (uses) with an optional limit (maxUses)',
       },
       { name: 'products', description: 'Products and their signing keys' },
       { name: 'api-keys', description: 'API keys (admin only)' },

@@ -10,6 +10,8 @@ const allowed = new Set([
   'POST /licenses/activate',
   'POST /licenses/deactivate',
   'POST /licenses/tokens',
+  'POST /licenses/heartbeat',
+  'POST /licenses/usage',
 ])
 
 async function clientKeyHeaders(
@@ -30,7 +32,7 @@ async function clientKeyHeaders(
 }
 
 describeEachDatabase('the client role', (database) => {
-  it('may validate, activate, deactivate and obtain tokens by key, and answers 403 forbidden on every other route', async (t) => {
+  it('may validate, activate, deactivate, heartbeat, count usage and obtain tokens by key, and answers 403 forbidden on every other route', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const client = await clientKeyHeaders(app, headers, productId)
     const fixture = await seedRouteFixture(app, headers, productId)

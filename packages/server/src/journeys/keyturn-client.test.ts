@@ -73,6 +73,10 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       productId,
       statusDetails: { isRevoked: false, isExpired: false, determinedAt: at },
       activationCount: 0,
+      heartbeatTtl: null,
+      maxUses: null,
+      uses: 0,
+      usesResetAt: null,
     })
     assert.deepEqual(await keyturn.getLicense(id), created)
 

@@ -4,6 +4,7 @@ import type { FilterRule, FilterValue, ListSlice } from '../core/list-query.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { writeTransaction } from '../storage/write-transaction.js'
 import { expirationDateBound, type License } from './license.js'
 import {
   type LicenseChanges,
@@ -14,9 +15,10 @@ import {
   licenseStatuses,
 } from './license-store.js'
 
-type LicenseRow = Selectable<LicensesTable>
+export type LicenseRow = Selectable<LicensesTable>
 
-function rowToLicense(row: LicenseRow): License {
+/** The only converter from a licenses row to the domain's license (the usage store reads the same rows). */
+export function rowToLicense(row: LicenseRow): License {
   return {
     id: row.id,
     productId: row.product_id,
@@ -25,6 +27,10 @@ function rowToLicense(row: LicenseRow): License {
     expirationDate: toNullableDate(row.expiration_date),
     revokedAt: toNullableDate(row.revoked_at),
     activationCount: Number(row.activation_count),
+    heartbeatTtl: row.heartbeat_ttl === null ? null : Number(row.heartbeat_ttl),
+    maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
+    uses: Number(row.uses),
+    usesResetAt: toNullableDate(row.uses_reset_at),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -121,6 +127,10 @@ export class KyselyLicenseStore implements LicenseStore {
         max_activations: license.maxActivations,
         expiration_date: license.expirationDate?.toISOString() ?? null,
         revoked_at: license.revokedAt?.toISOString() ?? null,
+        heartbeat_ttl: license.heartbeatTtl,
+        max_uses: license.maxUses,
+        uses: license.uses,
+        uses_reset_at: license.usesResetAt?.toISOString() ?? null,
         created_at: license.createdAt.toISOString(),
         updated_at: license.updatedAt.toISOString(),
       })
@@ -144,7 +154,32 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   async update(id: LicenseId, changes: LicenseChanges): Promise<License | undefined> {
-    const row = await this.#db
+    if (changes.heartbeatTtl === undefined) {
+      return this.#update(this.#db, id, changes)
+    }
+    const heartbeatTtl = changes.heartbeatTtl
+    return writeTransaction(this.#db, async (trx) => {
+      const license = await this.#update(trx, id, changes) // locks the license row first (lock order)
+      if (license !== undefined) {
+        const now = changes.updatedAt.toISOString()
+        await trx
+          .updateTable('activations')
+          .set({
+            expires_at:
+              heartbeatTtl === null
+                ? null
+                : new Date(changes.updatedAt.getTime() + heartbeatTtl * 1000).toISOString(),
+          })
+          .where('license_id', '=', id)
+          .where(sql<SqlBool>`(expires_at is null or expires_at > ${now})`)
+          .execute()
+      }
+      return license
+    })
+  }
+
+  async #update(db: Kysely<Database>, id: LicenseId, changes: LicenseChanges): Promise<License | undefined> {
+    const row = await db
       .updateTable('licenses')
       .set({
         updated_at: changes.updatedAt.toISOString(),
@@ -153,6 +188,8 @@ export class KyselyLicenseStore implements LicenseStore {
           ? {}
           : { expiration_date: changes.expirationDate?.toISOString() ?? null }),
         ...(changes.revokedAt === undefined ? {} : { revoked_at: changes.revokedAt?.toISOString() ?? null }),
+        ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
+        ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
       })
       .where('id', '=', id)
       .returningAll()

@@ -80,6 +80,11 @@ export class LicenseService {
       expirationDate: futureDate(input.expirationDate ?? null, now),
       revokedAt: null,
       activationCount: 0,
+      // Absent and null both mean "none" here: no lease, unmetered.
+      heartbeatTtl: input.heartbeatTtl ?? null,
+      maxUses: input.maxUses ?? null,
+      uses: 0,
+      usesResetAt: null,
       createdAt: now,
       updatedAt: now,
     }
@@ -94,7 +99,7 @@ export class LicenseService {
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
     requireManagementKey(principal)
     const now = this.#clock.now()
-    return viewAt(await this.#visible(principal, id), now)
+    return this.viewOf(await this.#visible(principal, id), now)
   }
 
   async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {
@@ -107,15 +112,17 @@ export class LicenseService {
       ...(input.expirationDate === undefined
         ? {}
         : { expirationDate: futureDate(input.expirationDate, now) }),
+      ...(input.heartbeatTtl === undefined ? {} : { heartbeatTtl: input.heartbeatTtl }),
+      ...(input.maxUses === undefined ? {} : { maxUses: input.maxUses }),
     }
     if (Object.keys(changes).length === 1) {
-      return viewAt(current, now) // nothing to change: keep updatedAt honest
+      return this.viewOf(current, now) // nothing to change: keep updatedAt honest
     }
     requireActiveProduct(
       await this.#products.findProduct(current.productId),
       'its licenses cannot be changed',
     )
-    return this.#apply(principal, 'license.updated', id, changes, now)
+    return this.#apply(principal, 'license.updated', current, changes, now)
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */
@@ -124,9 +131,9 @@ export class LicenseService {
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
     if (current.revokedAt !== null) {
-      return viewAt(current, now)
+      return this.viewOf(current, now)
     }
-    return this.#apply(principal, 'license.revoked', id, { revokedAt: now, updatedAt: now }, now)
+    return this.#apply(principal, 'license.revoked', current, { revokedAt: now, updatedAt: now }, now)
   }
 
   /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
@@ -135,9 +142,9 @@ export class LicenseService {
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
     if (current.revokedAt === null) {
-      return viewAt(current, now)
+      return this.viewOf(current, now)
     }
-    return this.#apply(principal, 'license.reinstated', id, { revokedAt: null, updatedAt: now }, now)
+    return this.#apply(principal, 'license.reinstated', current, { revokedAt: null, updatedAt: now }, now)
   }
 
   async list(principal: Principal, query: ListLicensesQuery): Promise<Paginated<LicenseView>> {
@@ -150,7 +157,7 @@ export class LicenseService {
       return toPage({ items: [], totalCount: 0, offset: 0 }, request.limit, request.page ?? 0)
     }
     const slice = await this.#licenses.list({ request, productId: scope ?? query.productId, now })
-    const views = slice.items.map((license) => viewAt(license, now))
+    const views = await this.#viewsAt(slice.items, now)
     return toPage({ ...slice, items: views }, request.limit, pageOf(request, slice.offset))
   }
 
@@ -166,22 +173,24 @@ export class LicenseService {
     ) {
       throw new DomainError('license_not_found', 'No license with this key exists for this product.')
     }
-    return viewAt(license, now)
+    return this.viewOf(license, now)
   }
 
   /**
    * The online check (DESIGN.md): a known key gets a verdict, reason revoked > expired > suspended
-   * (product) > not_activated (only when a fingerprint is given and holds no seat).
+   * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
+   * floating seat) > usage_exceeded (a metered license whose uses reached maxUses).
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const view = await this.getByKey(principal, input.key, input.productId)
-    const unusable = await this.unusableReason(view)
+    const { license, state } = view
     const reason: ValidationReason | null =
-      unusable ??
+      (await this.unusableReason(view)) ??
       (input.fingerprint !== undefined &&
-      !(await this.#activations.isActivated(view.license.id, input.fingerprint))
+      (await this.#activations.findAlive(license.id, input.fingerprint, state.determinedAt)) === undefined
         ? 'not_activated'
-        : null)
+        : null) ??
+      (license.maxUses !== null && license.uses >= license.maxUses ? 'usage_exceeded' : null)
     const validation = { isValid: reason === null, reason, view }
     if (this.#recordsValidations()) {
       await this.#storage.write(principal, async ({ events }) => {
@@ -216,6 +225,28 @@ export class LicenseService {
     }
   }
 
+  /** The license judged at `now`, counting only the activations that hold a seat then. */
+  async viewOf(license: License, now: Date): Promise<LicenseView> {
+    const [view] = await this.#viewsAt([license], now)
+    return view ?? viewAt(license, now)
+  }
+
+  /**
+   * Lapsed activations hold no seat but stay counted in the stored `activationCount` until the sweep
+   * (or a new activation) removes them: subtract them here, with one query for a whole page.
+   */
+  async #viewsAt(licenses: readonly License[], now: Date): Promise<LicenseView[]> {
+    const floating = licenses.filter((license) => license.heartbeatTtl !== null).map((license) => license.id)
+    const lapsed = floating.length === 0 ? new Map() : await this.#activations.countLapsed(floating, now)
+    return licenses.map((license) => {
+      const gone = lapsed.get(license.id) ?? 0
+      return viewAt(
+        gone === 0 ? license : { ...license, activationCount: license.activationCount - gone },
+        now,
+      )
+    })
+  }
+
   async #visible(principal: Principal, id: LicenseId): Promise<License> {
     const license = await this.#licenses.findById(id)
     if (license === undefined || !canSeeProduct(principal, license.productId)) {
@@ -227,16 +258,22 @@ export class LicenseService {
   async #apply(
     principal: Principal,
     type: 'license.updated' | 'license.revoked' | 'license.reinstated',
-    id: LicenseId,
+    current: License,
     changes: LicenseChanges,
     now: Date,
   ): Promise<LicenseView> {
+    // Lapsed seats stay lapsed through any change (a new heartbeatTtl renews only the alive ones):
+    // counted before the transaction, they make the event's activationCount the one shown.
+    const lapsed =
+      current.heartbeatTtl === null
+        ? 0
+        : ((await this.#activations.countLapsed([current.id], now)).get(current.id) ?? 0)
     return this.#storage.write(principal, async ({ licenses, events }) => {
-      const updated = await licenses.update(id, changes)
+      const updated = await licenses.update(current.id, changes)
       if (updated === undefined) {
-        throw licenseNotFound(id)
+        throw licenseNotFound(current.id)
       }
-      const view = viewAt(updated, now)
+      const view = viewAt({ ...updated, activationCount: updated.activationCount - lapsed }, now)
       events.record(type, updated.productId, toLicenseResource(view))
       return view
     })

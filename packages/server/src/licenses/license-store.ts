@@ -40,7 +40,9 @@ export interface LicenseListQuery {
   readonly now: Date
 }
 
-export type LicenseChanges = Partial<Pick<License, 'maxActivations' | 'expirationDate' | 'revokedAt'>> & {
+export type LicenseChanges = Partial<
+  Pick<License, 'maxActivations' | 'expirationDate' | 'revokedAt' | 'heartbeatTtl' | 'maxUses'>
+> & {
   readonly updatedAt: Date
 }
 
@@ -49,7 +51,11 @@ export interface LicenseStore {
   insert(license: License): Promise<void>
   findById(id: LicenseId): Promise<License | undefined>
   findByKey(key: string): Promise<License | undefined>
-  /** Applies the changes and returns the license as stored afterwards, or undefined if it is gone. */
+  /**
+   * Applies the changes and returns the license as stored afterwards, or undefined if it is gone.
+   * A changed `heartbeatTtl` also renews the leases of the license's alive activations under the new
+   * terms (null: they never lapse), in the same transaction; lapsed ones stay lapsed.
+   */
   update(id: LicenseId, changes: LicenseChanges): Promise<License | undefined>
   list(query: LicenseListQuery): Promise<ListSlice<License>>
 }

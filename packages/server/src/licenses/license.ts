@@ -11,8 +11,17 @@ export interface License {
   readonly expirationDate: Date | null
   /** null: not revoked. */
   readonly revokedAt: Date | null
-  /** Machines holding a seat; kept by the activations store in the same transactions. */
+  /**
+   * Activation rows; kept by the activations store in the same transactions. With a heartbeat TTL it
+   * may include lapsed ones not yet swept: LicenseService shows only the alive ones.
+   */
   readonly activationCount: number
+  /** Seconds an activation holds its seat after a heartbeat; null: activations never lapse. */
+  readonly heartbeatTtl: number | null
+  /** null: unmetered. */
+  readonly maxUses: number | null
+  readonly uses: number
+  readonly usesResetAt: Date | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }

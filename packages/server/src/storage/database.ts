@@ -37,6 +37,12 @@ export interface LicensesTable {
   revoked_at: Timestamp | null
   /** Kept equal to the number of activation rows, in the same transactions (2026-11-21-01-activations). */
   activation_count: Generated<number>
+  /** Seconds an activation holds its seat after a heartbeat; null: activations never lapse (2026-11-23-60). */
+  heartbeat_ttl: number | null
+  /** bigint in PostgreSQL (read back as a string): the store converts with Number(). */
+  max_uses: number | string | null
+  uses: ColumnType<number | string, number | undefined, number>
+  uses_reset_at: Timestamp | null
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -53,6 +59,10 @@ export interface ActivationsTable {
   metadata: Json | null
   created_at: Timestamp
   last_seen_at: Timestamp
+  /** Null only in rows written before 2026-11-23-60 backfilled it; always written since. */
+  last_heartbeat_at: Timestamp | null
+  /** last_heartbeat_at + the license's heartbeat TTL; null: never lapses. */
+  expires_at: Timestamp | null
 }
 
 export interface ApiKeysTable {

@@ -17,6 +17,10 @@ function aLicense(test: TestApp): License {
     expirationDate: null,
     revokedAt: null,
     activationCount: 0,
+    heartbeatTtl: null,
+    maxUses: null,
+    uses: 0,
+    usesResetAt: null,
     createdAt: now,
     updatedAt: now,
   }

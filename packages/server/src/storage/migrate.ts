@@ -7,6 +7,7 @@ import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 import { events } from './migrations/2026-11-23-40-events.js'
+import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -20,6 +21,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-03-list-indexes': listIndexes(),
     '2026-11-23-30-client-token-ttl': clientTokenTtl(),
     '2026-11-23-40-events': events(kind),
+    '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),
   }
 }
 

@@ -82,12 +82,36 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
+    path: '/licenses/heartbeat',
+    url: () => '/licenses/heartbeat',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'fixture-machine' }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/usage',
+    url: () => '/licenses/usage',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId, increment: 1 }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/:id/usage',
+    url: (f) => `/licenses/${f.licenseId}/usage`,
+    payload: () => ({ increment: 2 }),
+  },
+  { method: 'POST', path: '/licenses/:id/usage/reset', url: (f) => `/licenses/${f.licenseId}/usage/reset` },
+  {
+    method: 'POST',
     path: '/licenses/:id/activations',
     url: (f) => `/licenses/${f.licenseId}/activations`,
     payload: () => ({ fingerprint: 'another-machine' }),
   },
   { method: 'GET', path: '/licenses/:id/activations', url: (f) => `/licenses/${f.licenseId}/activations` },
   { method: 'GET', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+  {
+    method: 'POST',
+    path: '/activations/:id/heartbeat',
+    url: (f) => `/activations/${f.activationId}/heartbeat`,
+  },
   { method: 'DELETE', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
 
   { method: 'GET', path: '/products', url: () => '/products' },

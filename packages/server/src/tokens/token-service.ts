@@ -127,10 +127,11 @@ export class TokenService {
         `customPayload must be at most ${maxCustomPayloadBytes} bytes as JSON.`,
       )
     }
-    if (
-      input.fingerprint !== undefined &&
-      !(await this.#activations.isActivated(license.id, input.fingerprint))
-    ) {
+    const seat =
+      input.fingerprint === undefined
+        ? undefined
+        : await this.#activations.findAlive(license.id, input.fingerprint, state.determinedAt)
+    if (input.fingerprint !== undefined && seat === undefined) {
       throw new DomainError(
         'activation_not_found',
         'A token can be bound only to a machine activated for this license.',
@@ -153,7 +154,13 @@ export class TokenService {
       license.expirationDate === null
         ? Number.POSITIVE_INFINITY
         : Math.floor(license.expirationDate.getTime() / 1000)
-    const expiresAt = Math.min(lifetimeEnd, licenseEnd)
+    // A floating seat's token ends one TTL after its lease: offline, a machine keeps the seat's
+    // token at most that long, not the token lifetime (docs/decisions.md, "Floating seats").
+    const seatEnd =
+      seat === undefined || seat.expiresAt === null || license.heartbeatTtl === null
+        ? Number.POSITIVE_INFINITY
+        : Math.floor(seat.expiresAt.getTime() / 1000) + license.heartbeatTtl
+    const expiresAt = Math.min(lifetimeEnd, licenseEnd, seatEnd)
     const payload: LicenseTokenPayload = {
       licenseId: license.id,
       expirationDate: new Date(expiresAt * 1000).toISOString(),

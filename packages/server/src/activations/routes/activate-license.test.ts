@@ -40,6 +40,8 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
       metadata: { os: 'linux' },
       createdAt: '2030-01-01T00:00:00.000Z',
       lastSeenAt: '2030-01-01T00:00:00.000Z',
+      lastHeartbeatAt: '2030-01-01T00:00:00.000Z',
+      expiresAt: null,
     })
     assert.equal(again.statusCode, 200, again.body)
     assert.equal(again.json().id, id)

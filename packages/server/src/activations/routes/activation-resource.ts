@@ -13,5 +13,7 @@ export function toActivationResource(activation: Activation): ActivationResource
     metadata: activation.metadata === null ? null : { ...activation.metadata },
     createdAt: activation.createdAt.toISOString(),
     lastSeenAt: activation.lastSeenAt.toISOString(),
+    lastHeartbeatAt: activation.lastHeartbeatAt.toISOString(),
+    expiresAt: activation.expiresAt?.toISOString() ?? null,
   }
 }

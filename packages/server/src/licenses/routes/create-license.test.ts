@@ -34,6 +34,10 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
       productId,
       statusDetails: { isRevoked: false, isExpired: false, determinedAt: testStart },
       activationCount: 0,
+      heartbeatTtl: null,
+      maxUses: null,
+      uses: 0,
+      usesResetAt: null,
     })
   })
 

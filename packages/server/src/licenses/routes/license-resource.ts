@@ -20,6 +20,10 @@ export function toLicenseResource({ license, state }: LicenseView): LicenseResou
       determinedAt: state.determinedAt.toISOString(),
     },
     activationCount: license.activationCount,
+    heartbeatTtl: license.heartbeatTtl,
+    maxUses: license.maxUses,
+    uses: license.uses,
+    usesResetAt: license.usesResetAt?.toISOString() ?? null,
   }
 }
 

@@ -1,0 +1,100 @@
+import {
+  defaultUsageIncrement,
+  type IncrementUsageBody,
+  type IncrementUsageByKeyBody,
+  type LicenseId,
+  type ProductId,
+} from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError } from '../core/errors.js'
+import { type Principal, requireManagementKey } from '../core/principal.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
+import { type LicenseView, viewAt } from '../licenses/license.js'
+import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import type { UsageStore } from './usage-store.js'
+
+/** What usage needs of licenses, as the caller may see them (LicenseService fits). */
+export interface LicenseAccess {
+  get(principal: Principal, id: LicenseId): Promise<LicenseView>
+  getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
+  requireUsable(view: LicenseView, refusal: string): Promise<void>
+}
+
+export interface UsageServiceDeps {
+  /** Writes: the count and its event in one transaction. */
+  readonly storage: UnitOfWork<{ readonly usage: UsageStore }>
+  readonly licenses: LicenseAccess
+  readonly clock: Clock
+}
+
+/** Metered usage: a counter per license (`uses`) with an optional limit (`maxUses`). */
+export class UsageService {
+  readonly #storage: UnitOfWork<{ readonly usage: UsageStore }>
+  readonly #licenses: LicenseAccess
+  readonly #clock: Clock
+
+  constructor(deps: UsageServiceDeps) {
+    this.#storage = deps.storage
+    this.#licenses = deps.licenses
+    this.#clock = deps.clock
+  }
+
+  async increment(principal: Principal, id: LicenseId, input: IncrementUsageBody): Promise<LicenseView> {
+    requireManagementKey(principal)
+    return this.#increment(principal, await this.#licenses.get(principal, id), input.increment)
+  }
+
+  /** What an application calls when its user uses a metered feature (client keys may). */
+  async incrementByKey(principal: Principal, input: IncrementUsageByKeyBody): Promise<LicenseView> {
+    const view = await this.#licenses.getByKey(principal, input.key, input.productId)
+    return this.#increment(principal, view, input.increment)
+  }
+
+  /** Starts counting again from 0 (a new billing period, say); management keys only. */
+  async reset(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    requireManagementKey(principal)
+    const { license } = await this.#licenses.get(principal, id)
+    const now = this.#clock.now()
+    return this.#storage.write(principal, async ({ usage, events }) => {
+      if (!(await usage.reset(license.id, now))) {
+        throw licenseNotFound(id)
+      }
+      const view = viewAt({ ...license, uses: 0, usesResetAt: now }, now)
+      events.record('license.usage_reset', license.productId, toLicenseResource(view))
+      return view
+    })
+  }
+
+  async #increment(
+    principal: Principal,
+    view: LicenseView,
+    increment = defaultUsageIncrement,
+  ): Promise<LicenseView> {
+    await this.#licenses.requireUsable(view, 'no usage is counted for it')
+    const { license, state } = view
+    const outcome = await this.#storage.write(principal, async ({ usage, events }) => {
+      const outcome = await usage.increment(license.id, increment)
+      if (outcome?.kind === 'incremented') {
+        const counted = viewAt({ ...license, uses: outcome.uses }, state.determinedAt)
+        events.record('license.usage_incremented', license.productId, toLicenseResource(counted))
+        return { ...outcome, view: counted }
+      }
+      return outcome
+    })
+    if (outcome === undefined) {
+      throw licenseNotFound(license.id)
+    }
+    if (outcome.kind === 'limit_reached') {
+      throw new DomainError(
+        'usage_limit_reached',
+        `License ${license.id} has used ${outcome.uses} of ${outcome.maxUses}; adding ${increment} would pass the limit, so nothing was added.`,
+        { extensions: { uses: outcome.uses, maxUses: outcome.maxUses } },
+      )
+    }
+    return outcome.view
+  }
+}
+
+function licenseNotFound(id: LicenseId): DomainError {
+  return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
+}
