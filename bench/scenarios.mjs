@@ -118,7 +118,64 @@ export const scenarios = [
       return { method: 'POST', requests }
     },
   },
+  {
+    id: 'heartbeat',
+    title: 'heartbeat by key',
+    ceiling: 'insertCommit',
+    prepare: async ({ url, adminKey, productId }) => {
+      // Floating licenses of their own (the seeded ones have no heartbeatTtl), one machine each.
+      const machines = []
+      for (let n = 0; n < floatingLicenses; n++) {
+        const license = await api(url, adminKey, 'POST', '/api/v0/licenses', {
+          productId,
+          maxActivations: 1,
+          heartbeatTtl: 604_800,
+        })
+        if (
+          license.status === 400 &&
+          license.body?.errors?.some((error) => error.pointer === '#/heartbeatTtl')
+        ) {
+          return { unavailable: 'licenses have no heartbeatTtl yet (floating seats)' }
+        }
+        if (license.status !== 201) {
+          throw new Error(
+            `creating a floating license answered ${license.status}: ${JSON.stringify(license.body)}`,
+          )
+        }
+        const machine = { key: license.body.key, productId, fingerprint: randomBytes(16).toString('hex') }
+        await apiOk(url, adminKey, 'POST', '/api/v0/licenses/activate', machine, 201)
+        machines.push(machine)
+      }
+      return {
+        method: 'POST',
+        requests: machines.map((body) => ({ path: '/api/v0/licenses/heartbeat', body })),
+        note: `${floatingLicenses} floating seats`,
+      }
+    },
+  },
+  {
+    id: 'usage',
+    title: 'usage increment',
+    ceiling: 'insertCommit',
+    prepare: async ({ url, adminKey, productId, pools }) => {
+      const requests = pools.unlimitedKeys.map((key) => ({
+        path: '/api/v0/licenses/usage',
+        body: { key, productId, increment: 1 },
+      }))
+      const probe = await api(url, adminKey, 'POST', requests[0].path, requests[0].body)
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return { unavailable: 'POST /api/v0/licenses/usage does not exist yet (404 route_not_found)' }
+      }
+      if (probe.status !== 200) {
+        throw new Error(`usage probe answered ${probe.status}: ${JSON.stringify(probe.body)}`)
+      }
+      return { method: 'POST', requests, note: 'unmetered licenses, increment 1' }
+    },
+  },
 ]
+
+/** How many floating licenses the heartbeat scenario creates through the API. */
+const floatingLicenses = 200
 
 const deepPositions = new Map()
 

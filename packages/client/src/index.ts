@@ -22,6 +22,12 @@ export {
   type LicenseTokenErrorCode,
 } from './errors.js'
 export {
+  defaultHeartbeatIntervalMs,
+  type Heartbeats,
+  type HeartbeatTimers,
+  type StartHeartbeatsOptions,
+} from './heartbeats.js'
+export {
   defaultMaxRetries,
   defaultTimeoutMs,
   KeyturnClient,

@@ -14,6 +14,9 @@ import type {
   DeactivateByKeyBody,
   EventId,
   EventResource,
+  HeartbeatByKeyBody,
+  IncrementUsageBody,
+  IncrementUsageByKeyBody,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,
@@ -34,6 +37,7 @@ import type {
   ValidationResult,
 } from '@keyturn/protocol'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
+import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
 
 export interface KeyturnClientOptions {
   /** The server's address, e.g. `https://licensing.example.com`; `/api/v0` is added. */
@@ -208,6 +212,36 @@ export class KeyturnClient {
     await this.#request<undefined>('POST', '/licenses/deactivate', { body, ...options })
   }
 
+  /** Renews a floating seat's lease; rejects with `activation_not_found` once it has lapsed. */
+  heartbeatLicenseByKey(body: HeartbeatByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
+    return this.#request('POST', '/licenses/heartbeat', { body, ...options })
+  }
+
+  heartbeatActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
+    return this.#request('POST', `/activations/${encodeURIComponent(id)}/heartbeat`, options)
+  }
+
+  /**
+   * Takes a seat for this machine and keeps it with heartbeats at half the license's `heartbeatTtl`,
+   * retrying failures with backoff; `onSeatLost` reports a lapsed or revoked seat (the loop then
+   * tries to take it again). Rejects like `activateLicenseByKey` when no seat is free.
+   *
+   * @example
+   * ```ts
+   * const seat = await keyturn.startHeartbeats({
+   *   key: licenseKey,
+   *   productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+   *   fingerprint: machineId,
+   *   onSeatLost: () => showLicenseDialog(),
+   * })
+   * // … when the application quits: free the seat at once
+   * await seat.stop()
+   * ```
+   */
+  startHeartbeats(options: StartHeartbeatsOptions): Promise<Heartbeats> {
+    return startHeartbeatLoop(this, options)
+  }
+
   listActivations(
     id: LicenseId,
     query: ListActivationsQuery = {},
@@ -230,6 +264,28 @@ export class KeyturnClient {
 
   async deleteActivation(id: ActivationId, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/activations/${encodeURIComponent(id)}`, options)
+  }
+
+  // Metered usage
+
+  /** Adds `increment` (default 1) to `uses`; rejects with `usage_limit_reached` (nothing added) past `maxUses`. */
+  incrementLicenseUsageByKey(
+    body: IncrementUsageByKeyBody,
+    options: RequestOptions = {},
+  ): Promise<LicenseResource> {
+    return this.#request('POST', '/licenses/usage', { body, ...options })
+  }
+
+  incrementLicenseUsage(
+    id: LicenseId,
+    body: IncrementUsageBody = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/usage`, { body, ...options })
+  }
+
+  resetLicenseUsage(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/usage/reset`, options)
   }
 
   // Products

@@ -47,7 +47,7 @@ describe('keyturn activations', () => {
     assert.match(first.stdout, new RegExp(`^Activated machine-a on ${license.id}: act_\\w+\\.\\n$`))
     assert.deepEqual([activation.fingerprint, activation.licenseId], ['machine-b', license.id])
     const lines = table.stdout.trimEnd().split('\n')
-    assert.match(lines[0] ?? '', /^ID +FINGERPRINT +NAME +CREATED +LAST SEEN$/)
+    assert.match(lines[0] ?? '', /^ID +FINGERPRINT +NAME +CREATED +LAST SEEN +LEASE ENDS$/)
     assert.match(lines[1] ?? '', /^act_\w+ +machine-a +Ada +2030-/)
     assert.match(lines[2] ?? '', /^act_\w+ +machine-b +- +2030-/)
     assert.equal((JSON.parse(json.stdout) as Paginated<ActivationResource>).totalCount, 2)
@@ -92,5 +92,44 @@ describe('keyturn activations', () => {
 
     assert.deepEqual([quiet.code, quiet.stdout], [0, ''])
     assert.equal(none.stdout, 'No activations.\n')
+  })
+
+  it('heartbeats a floating seat, and counts and resets the uses of a metered license', async (t) => {
+    const server = await startCliTestServer(t)
+    const created = await keyturn(
+      [
+        'licenses',
+        'create',
+        '--product',
+        server.productId,
+        '--heartbeat-ttl',
+        '600',
+        '--max-uses',
+        '3',
+        '--json',
+      ],
+      server.env,
+    )
+    const license: LicenseResource = JSON.parse(created.stdout)
+    const activated = await keyturn(
+      ['activations', 'activate', license.id, '--fingerprint', 'a', '--json'],
+      server.env,
+    )
+
+    const beat = await keyturn(['activations', 'heartbeat', JSON.parse(activated.stdout).id], server.env)
+    const used = await keyturn(['licenses', 'usage', license.id, '--increment', '3'], server.env)
+    const refused = await keyturn(['licenses', 'usage', license.id], server.env)
+    const reset = await keyturn(['licenses', 'reset-usage', license.id, '--json'], server.env)
+
+    assert.deepEqual([license.heartbeatTtl, license.maxUses], [600, 3], created.stderr)
+    assert.match(
+      beat.stdout,
+      /^Heartbeat of act_\w+: holds its seat until 2030-01-01T00:10:00\.000Z\.\n$/,
+      beat.stderr,
+    )
+    assert.equal(used.stdout, `License ${license.id} has used 3 of 3.\n`, used.stderr)
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /^usage_limit_reached: /)
+    assert.equal((JSON.parse(reset.stdout) as LicenseResource).uses, 0)
   })
 })

@@ -10,7 +10,7 @@ import { type ApiOptions, apiCommand, clientFor } from '../api.js'
 import { checked, defined, json } from '../checks.js'
 import type { Io } from '../io.js'
 import { type ListOptions, printList, withListOptions } from '../list.js'
-import { printJson } from '../output.js'
+import { printJson, show } from '../output.js'
 
 /** `keyturn activations …`: the machines holding a license's seats. */
 export function registerActivations(program: Command, io: Io): void {
@@ -31,13 +31,14 @@ export function registerActivations(program: Command, io: Io): void {
       page: (query) => client.listActivations(licenseId, query),
       iterate: (query) => client.iterateActivations(licenseId, query),
       noun: 'activations',
-      headers: ['id', 'fingerprint', 'name', 'created', 'last seen'],
+      headers: ['id', 'fingerprint', 'name', 'created', 'last seen', 'lease ends'],
       row: (activation: ActivationResource) => [
         activation.id,
         activation.fingerprint,
         activation.name,
         activation.createdAt,
         activation.lastSeenAt,
+        show(activation.expiresAt, 'never'),
       ],
     })
   })
@@ -75,6 +76,24 @@ export function registerActivations(program: Command, io: Io): void {
         io.print(`Activated ${activation.fingerprint} on ${activation.licenseId}: ${activation.id}.`)
       },
     )
+
+  apiCommand(
+    activations,
+    'heartbeat <activation-id>',
+    "Renew a floating seat's lease (exit 1 with activation_not_found once it lapsed)",
+    ['keyturn activations heartbeat act_9pLm3xQv7TbN2cRw5KsYdA'],
+  ).action(async (id: ActivationId, options: ApiOptions) => {
+    const activation = await clientFor(io, options).heartbeatActivation(id)
+    if (options.json === true) {
+      printJson(io, activation)
+      return
+    }
+    io.print(
+      activation.expiresAt === null
+        ? `Heartbeat of ${activation.id}: its license has no heartbeat TTL, the seat never lapses.`
+        : `Heartbeat of ${activation.id}: holds its seat until ${activation.expiresAt}.`,
+    )
+  })
 
   apiCommand(activations, 'deactivate <activation-id>', 'Deactivate a machine: its seat is free at once', [
     'keyturn activations deactivate act_9pLm3xQv7TbN2cRw5KsYdA',

@@ -2,6 +2,7 @@ import type { LicenseResource } from '@keyturn/client'
 import {
   CreateLicenseBodySchema,
   CreateLicenseTokenBodySchema,
+  IncrementUsageBodySchema,
   type LicenseId,
   ListLicensesQuerySchema,
   UpdateLicenseBodySchema,
@@ -25,14 +26,24 @@ const fieldFlags = {
   fingerprint: '--fingerprint',
   ttl: '--ttl',
   customPayload: '--custom-payload',
+  heartbeatTtl: '--heartbeat-ttl',
+  maxUses: '--max-uses',
+  increment: '--increment',
 }
 
 /** What the flags take for null. */
-const nullWords = { maxActivations: 'unlimited', expirationDate: 'never' }
+const nullWords = {
+  maxActivations: 'unlimited',
+  expirationDate: 'never',
+  heartbeatTtl: 'none',
+  maxUses: 'unlimited',
+}
 
 interface TermsOptions {
   readonly maxActivations?: string
   readonly expirationDate?: string
+  readonly heartbeatTtl?: string
+  readonly maxUses?: string
 }
 
 /** `--max-activations 3|unlimited` and `--expiration-date ISO|never`, as the body's fields. */
@@ -42,7 +53,20 @@ function terms(options: TermsOptions) {
       options.maxActivations === undefined ? undefined : orNull(options.maxActivations, 'unlimited', integer),
     expirationDate:
       options.expirationDate === undefined ? undefined : orNull(options.expirationDate, 'never', dateTime),
+    heartbeatTtl:
+      options.heartbeatTtl === undefined ? undefined : orNull(options.heartbeatTtl, 'none', integer),
+    maxUses: options.maxUses === undefined ? undefined : orNull(options.maxUses, 'unlimited', integer),
   })
+}
+
+/** `--heartbeat-ttl` and `--max-uses`, on create and update. */
+function withSeatAndUsageOptions(command: Command): Command {
+  return command
+    .option(
+      '--heartbeat-ttl <seconds>',
+      'floating seats: a machine keeps its seat this long after its last heartbeat (60 to 604800), or "none"',
+    )
+    .option('--max-uses <n>', 'metered usage: uses allowed until reset, or "unlimited" (the default)')
 }
 
 /** `keyturn licenses …`: licenses, their validation and tokens, bulk import and export. */
@@ -52,9 +76,12 @@ export function registerLicenses(program: Command, io: Io): void {
     .description('Licenses: create, list, validate, tokens, import, export')
     .addHelpText('after', '\nExample:\n  keyturn licenses list --product prd_3kTMd9qA8xYb2VnLr5sPwZ --all')
 
-  apiCommand(licenses, 'create', 'Create a license (the server generates its key)', [
-    'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3 --expiration-date 2031-01-01',
-  ])
+  withSeatAndUsageOptions(
+    apiCommand(licenses, 'create', 'Create a license (the server generates its key)', [
+      'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3 --expiration-date 2031-01-01',
+      'keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 5 --heartbeat-ttl 900 --max-uses 1000',
+    ]),
+  )
     .requiredOption('--product <id>', 'the product')
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited" (default 1)')
     .option(
@@ -110,9 +137,14 @@ export function registerLicenses(program: Command, io: Io): void {
     printFields(io, licenseFields(license))
   })
 
-  apiCommand(licenses, 'update <id>', "Change a license's activation limit or expiration date", [
-    'keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never',
-  ])
+  withSeatAndUsageOptions(
+    apiCommand(
+      licenses,
+      'update <id>',
+      "Change a license's terms: activations, expiry, heartbeat TTL, uses",
+      ['keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never'],
+    ),
+  )
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited"')
     .option(
       '--expiration-date <date>',
@@ -206,6 +238,23 @@ export function registerLicenses(program: Command, io: Io): void {
       },
     )
 
+  apiCommand(licenses, 'usage <id>', 'Count uses of a metered license; refused (exit 1) past maxUses', [
+    'keyturn licenses usage lic_7fQx2mNc4RtYp9LkWv3bHs --increment 5',
+  ])
+    .option('--increment <n>', 'uses to add, 1 to 1000000', '1')
+    .action(async (id: LicenseId, options: ApiOptions & { increment: string }) => {
+      const body = checked(IncrementUsageBodySchema, { increment: integer(options.increment) }, fieldFlags)
+      const license = await clientFor(io, options).incrementLicenseUsage(id, body)
+      printLicense(io, options, license, `License ${license.id} has used ${usesOf(license)}.`)
+    })
+
+  apiCommand(licenses, 'reset-usage <id>', 'Reset the uses of a metered license to 0', [
+    'keyturn licenses reset-usage lic_7fQx2mNc4RtYp9LkWv3bHs',
+  ]).action(async (id: LicenseId, options: ApiOptions) => {
+    const license = await clientFor(io, options).resetLicenseUsage(id)
+    printLicense(io, options, license, `Reset the uses of license ${license.id}: ${usesOf(license)}.`)
+  })
+
   apiCommand(
     licenses,
     'import <file>',
@@ -260,10 +309,16 @@ function licenseFields(license: LicenseResource) {
     ['product', license.productId],
     ['max activations', show(license.maxActivations, 'unlimited')],
     ['activations', license.activationCount],
+    ['heartbeat TTL', license.heartbeatTtl === null ? 'none' : `${license.heartbeatTtl} s`],
+    ['uses', usesOf(license)],
     ['expires', show(license.expirationDate, 'never')],
     ['created', license.createdAt],
     ['updated', license.updatedAt],
   ] as const
+}
+
+function usesOf(license: LicenseResource): string {
+  return license.maxUses === null ? `${license.uses} (unmetered)` : `${license.uses} of ${license.maxUses}`
 }
 
 function printLicense(io: Io, options: ApiOptions, license: LicenseResource, confirmation: string): void {
