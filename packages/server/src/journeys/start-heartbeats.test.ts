@@ -107,9 +107,9 @@ describeEachDatabase('startHeartbeats against a listening server', (database) =>
     })
     const afterLoss = await timers.fire()
     assert.equal(seat.holdsSeat, false)
-    assert.ok(afterLoss <= 1000, String(afterLoss))
+    assert.ok(afterLoss >= 1000 && afterLoss <= 2000, String(afterLoss)) // the second failure in a row
     const whileTaken = await timers.fire() // activate again: 409 activation_limit_reached, backoff grows
-    assert.ok(whileTaken >= 1000 && whileTaken <= 2000, String(whileTaken))
+    assert.ok(whileTaken >= 2000 && whileTaken <= 4000, String(whileTaken))
     assert.equal(seat.holdsSeat, false)
 
     await keyturn.deleteActivation(desktop.id)
