@@ -247,6 +247,8 @@ describe('keyturn licenses get, update, revoke, reinstate', () => {
         `product          ${server.productId}`,
         'max activations  3',
         'activations      0',
+        'heartbeat TTL    none',
+        'uses             0 (unmetered)',
         'expires          never',
         `created          ${at}`,
         `updated          ${at}`,
