@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
+import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { base64url, calculateJwkThumbprint, exportJWK, type JWTPayload, SignJWT } from 'jose'
 import { LicenseTokenError, type LicenseTokenErrorCode } from './errors.js'
@@ -142,6 +142,19 @@ describe('validateLicenseToken', () => {
   it('rejects a token that is not valid yet with not_yet_valid', async () => {
     const token = await aToken()
     await assertRejects(validate(token, { now: new Date('2029-12-31T23:59:00.000Z') }), 'not_yet_valid')
+  })
+
+  it('rejects a signed token that requires an extension (crit) with unsupported_algorithm', async () => {
+    const header = encode({
+      alg: 'EdDSA',
+      typ: 'license+jwt',
+      kid: signer.kid,
+      crit: ['exp-ext'],
+      'exp-ext': 1,
+    })
+    const signingInput = `${header}.${encode(claims())}`
+    const signature = base64url.encode(sign(null, Buffer.from(signingInput), signer.privateKey))
+    await assertRejects(validate(`${signingInput}.${signature}`), 'unsupported_algorithm')
   })
 
   it('rejects a token of another type with malformed', async () => {
