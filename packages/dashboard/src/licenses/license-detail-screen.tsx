@@ -9,8 +9,11 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { LicenseEvents } from '../events/license-events.js'
 import { useSession } from '../session/session.js'
+import { LicenseUsage } from './license-usage.js'
 
 type LicenseId = LicenseResource['id']
+const minutes = (seconds: number) => Number((seconds / 60).toFixed(2))
+
 type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
 type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicenseToken']>[1]>
 
@@ -57,6 +60,12 @@ export function LicenseDetailScreen() {
             <dd>
               <Time value={license.data.expirationDate} empty="Never" />
             </dd>
+            <dt>Seats</dt>
+            <dd>
+              {license.data.heartbeatTtl === null
+                ? 'Held until deactivated'
+                : `Floating: a seat lapses ${minutes(license.data.heartbeatTtl)} minutes after its last heartbeat`}
+            </dd>
             <dt>Created</dt>
             <dd>
               <Time value={license.data.createdAt} />
@@ -70,6 +79,7 @@ export function LicenseDetailScreen() {
           <UpdateLicenseForm license={license.data} />
           <IssueTokenForm license={license.data} />
           <ValidateForm license={license.data} />
+          <LicenseUsage license={license.data} />
           <Activations license={license.data} />
           <LicenseEvents license={license.data} />
         </>
@@ -130,6 +140,16 @@ function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBo
   if (date !== (license.expirationDate?.slice(0, 10) ?? '')) {
     body.expirationDate = date === '' ? null : `${date}T23:59:59.999Z`
   }
+  const ttlMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
+  const nextTtl = ttlMinutes === '' ? null : Math.round(Number(ttlMinutes) * 60)
+  if (nextTtl !== license.heartbeatTtl) {
+    body.heartbeatTtl = nextTtl
+  }
+  const maxUses = String(form.get('maxUses') ?? '').trim()
+  const nextMaxUses = maxUses === '' ? null : Number(maxUses)
+  if (nextMaxUses !== license.maxUses) {
+    body.maxUses = nextMaxUses
+  }
   return body
 }
 
@@ -171,6 +191,28 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
             name="expirationDate"
             type="date"
             defaultValue={license.expirationDate?.slice(0, 10) ?? ''}
+          />
+        </div>
+        <div>
+          <label htmlFor={`${id}-lease`}>Floating seat lease, minutes (empty: none)</label>
+          <input
+            id={`${id}-lease`}
+            name="heartbeatMinutes"
+            type="number"
+            min={1}
+            step="any"
+            defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
+          />
+        </div>
+        <div>
+          <label htmlFor={`${id}-uses`}>Maximum uses (empty: unmetered)</label>
+          <input
+            id={`${id}-uses`}
+            name="maxUses"
+            type="number"
+            min={1}
+            step={1}
+            defaultValue={license.maxUses ?? ''}
           />
         </div>
         <div className="actions">
@@ -328,6 +370,7 @@ function Activations({ license }: { license: LicenseResource }) {
                 <th scope="col">Name</th>
                 <th scope="col">Activated</th>
                 <th scope="col">Last seen</th>
+                <th scope="col">Seat lapses</th>
                 <th scope="col">
                   <span className="visually-hidden">Actions</span>
                 </th>
@@ -345,6 +388,9 @@ function Activations({ license }: { license: LicenseResource }) {
                   </td>
                   <td>
                     <Time value={activation.lastSeenAt} />
+                  </td>
+                  <td>
+                    <Time value={activation.expiresAt} empty="Never" />
                   </td>
                   <td>
                     <ConfirmButton

@@ -11,10 +11,14 @@ type CreateLicenseBody = Parameters<ReturnType<typeof useSession>['client']['cre
 function toCreateBody(form: FormData): CreateLicenseBody {
   const maxActivations = String(form.get('maxActivations') ?? '').trim()
   const expirationDate = String(form.get('expirationDate') ?? '')
+  const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
+  const maxUses = String(form.get('maxUses') ?? '').trim()
   return {
     productId: String(form.get('productId') ?? '') as CreateLicenseBody['productId'], // the API checks it
     maxActivations: maxActivations === '' ? null : Number(maxActivations),
     expirationDate: expirationDate === '' ? null : `${expirationDate}T23:59:59.999Z`,
+    ...(leaseMinutes === '' ? {} : { heartbeatTtl: Math.round(Number(leaseMinutes) * 60) }),
+    ...(maxUses === '' ? {} : { maxUses: Number(maxUses) }),
   }
 }
 
@@ -81,6 +85,10 @@ export function NewLicenseScreen() {
         <p id={`${id}-expires-help`} className="muted">
           Empty: never expires.
         </p>
+        <label htmlFor={`${id}-lease`}>Floating seat lease in minutes (optional)</label>
+        <input id={`${id}-lease`} name="heartbeatMinutes" type="number" min={1} step="any" />
+        <label htmlFor={`${id}-uses`}>Maximum uses (optional; empty: unmetered)</label>
+        <input id={`${id}-uses`} name="maxUses" type="number" min={1} step={1} />
         <div className="actions">
           <button type="submit" className="primary" disabled={create.isPending}>
             Create license

@@ -301,6 +301,22 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test("meters a license's usage and resets it after a confirmation", async () => {
+    await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+    await page.getByLabel('Maximum uses').fill('5')
+    await page.getByLabel('Floating seat lease').fill('15')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByText('0 of 5 uses').waitFor()
+    await page.getByLabel('Uses to record').fill('2')
+    await page.getByRole('button', { name: 'Record usage' }).click()
+    await page.getByText('2 of 5 uses').waitFor()
+    const metered = await admin.getLicense(licenseId as `lic_${string}`)
+    assert.deepEqual([metered.uses, metered.maxUses, metered.heartbeatTtl], [2, 5, 900])
+    await checkScreen(page, '20-license-usage')
+    await dialogConfirm(page, 'Reset usage', 'Reset to 0')
+    await page.getByText(/^0 of 5 uses since/).waitFor()
+  })
+
   await t.test('shows the latest events on the overview and filters the event log', async () => {
     await navigate(page, 'Overview')
     await page.getByRole('heading', { name: 'Latest events' }).waitFor()

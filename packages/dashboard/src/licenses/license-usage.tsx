@@ -1,0 +1,64 @@
+import type { LicenseResource } from '@keyturn/client'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+
+/** Metered usage: the count against the limit, recording uses by hand, and a reset after a confirmation. */
+export function LicenseUsage({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const done = () => queryClient.invalidateQueries()
+  const record = useMutation({
+    mutationFn: (increment: number) => client.incrementLicenseUsage(license.id, { increment }),
+    onSuccess: done,
+  })
+  const reset = useMutation({ mutationFn: () => client.resetLicenseUsage(license.id), onSuccess: done })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Usage</h2>
+      <p>
+        {license.uses.toLocaleString('en')} of{' '}
+        {license.maxUses === null ? 'unmetered' : license.maxUses.toLocaleString('en')} uses
+        {license.usesResetAt !== null && (
+          <>
+            {' '}
+            since <Time value={license.usesResetAt} />
+          </>
+        )}
+        .
+      </p>
+      <form
+        className="filters"
+        aria-labelledby={`${id}-heading`}
+        onSubmit={(event) => {
+          event.preventDefault()
+          record.mutate(Number(new FormData(event.currentTarget).get('increment') ?? 1))
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-increment`}>Uses to record</label>
+          <input id={`${id}-increment`} name="increment" type="number" min={1} step={1} defaultValue={1} />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={record.isPending}>
+            Record usage
+          </button>
+          <ConfirmButton
+            label="Reset usage"
+            title="Reset this license's usage?"
+            confirmLabel="Reset to 0"
+            danger
+            onConfirm={() => reset.mutate()}
+          >
+            <p>The count goes back to 0 ({license.uses.toLocaleString('en')} uses are forgotten).</p>
+          </ConfirmButton>
+        </div>
+      </form>
+      <ProblemMessage error={record.error ?? reset.error} />
+    </section>
+  )
+}
