@@ -62,7 +62,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 400,
     title: 'The request could not be read',
     meaning:
-      'The request could not be read: malformed JSON, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`), in which case the connection closes after the answer. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
+      'The request could not be read: malformed JSON, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host` headers. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
     action: 'Fix the request; do not retry it unchanged.',
   },
   validation_failed: {
@@ -82,8 +82,9 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported content type',
-    meaning: 'A request body in a content type the server does not read (e.g. `application/xml`).',
-    action: 'Send JSON with `Content-Type: application/json`.',
+    meaning:
+      'A request body in a content type the server does not read (e.g. `application/xml`), or compressed (`Content-Encoding: gzip`).',
+    action: 'Send uncompressed JSON with `Content-Type: application/json`.',
   },
   payload_too_large: {
     status: 413,

@@ -30,7 +30,7 @@ import { registerListEvents } from './events/routes/list-events.js'
 import { ValidationRecording } from './events/validation-recording.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
-import { handleClientError, requireHostHeader } from './http/client-errors.js'
+import { handleClientError, refuseConnect, refuseUnreadableRequests } from './http/client-errors.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
 import { registerDashboard } from './http/dashboard.js'
 import {
@@ -131,7 +131,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     genReqId: () => newId('request'),
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
-    http: { requireHostHeader: false }, // refused as a problem by requireHostHeader below
+    http: { requireHostHeader: false }, // refused as a problem by refuseUnreadableRequests below
     // `/v0/…` is `/api/v0/…` under another name (DESIGN.md): rewritten before routing, so every
     // route is registered, compiled and documented once, and behaves the same under both.
     rewriteUrl: (request) => {
@@ -150,7 +150,8 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id)
   })
-  app.addHook('onRequest', requireHostHeader)
+  app.addHook('onRequest', refuseUnreadableRequests)
+  refuseConnect(app.server, app.log)
   // A POST or PATCH without a body reads as `{}`: actions (revoke, tokens) need none, and a create
   // without one is told which fields are missing rather than that a body is absent.
   app.addHook('preValidation', async (request) => {

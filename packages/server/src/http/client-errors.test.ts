@@ -96,6 +96,32 @@ it('answers problem details with a Request-Id for requests the HTTP parser refus
     assertRawProblem(res, 400, 'bad_request')
   })
 
+  await t.test('answers 400 bad_request when a request has two Host headers', async () => {
+    const res = await sendRaw(
+      baseUrl,
+      'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n',
+    )
+
+    const problem = assertRawProblem(res, 400, 'bad_request')
+    assert.match(problem.detail, /exactly one Host header/)
+  })
+
+  await t.test('answers 400 bad_request when the method is CONNECT', async () => {
+    const res = await sendRaw(baseUrl, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
+
+    const problem = assertRawProblem(res, 400, 'bad_request')
+    assert.match(problem.detail, /not a proxy/)
+  })
+
+  await t.test('answers 415 unsupported_media_type when the body is compressed', async () => {
+    const res = await sendRaw(
+      baseUrl,
+      'POST /api/v0/products HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+    )
+
+    assertRawProblem(res, 415, 'unsupported_media_type')
+  })
+
   await t.test('still answers a well-formed request on a raw socket', async () => {
     const res = await sendRaw(
       baseUrl,

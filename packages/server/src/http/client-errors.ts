@@ -4,10 +4,16 @@
  * request that never finished) and for an HTTP/1.1 request without Host: problem details with a
  * Request-Id, like every other answer.
  */
-import { STATUS_CODES } from 'node:http'
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { ErrorCode } from '@keyturn/protocol'
-import type { ConnectionError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ErrorCode, Problem } from '@keyturn/protocol'
+import type {
+  ConnectionError,
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from 'fastify'
 import { newId } from '../core/ids.js'
 import { problemFor, sendProblem } from './error-handler.js'
 
@@ -47,8 +53,28 @@ export function handleClientError(this: FastifyInstance, error: ConnectionError,
   }
   const { code, detail } = describe(error)
   const requestId = newId('request')
-  const problem = problemFor(code, detail, requestId)
   this.log.debug({ err: error, requestId, code }, 'refused a request the HTTP parser could not read')
+  answerOnSocket(socket, problemFor(code, detail, requestId))
+}
+
+/**
+ * Node hands a CONNECT request to the server's 'connect' listeners and, with none, closes the
+ * connection without a word. Keyturn is no proxy: answer as for any request it cannot serve.
+ */
+export function refuseConnect(server: Server, log: FastifyBaseLogger): void {
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    const requestId = newId('request')
+    log.debug({ requestId }, 'refused a CONNECT request')
+    answerOnSocket(
+      socket,
+      problemFor('bad_request', 'CONNECT is not served: Keyturn is not a proxy.', requestId),
+    )
+  })
+}
+
+/** Writes `problem` as a whole HTTP/1.1 response on a socket no request object owns, then closes it. */
+function answerOnSocket(socket: Socket, problem: Problem): void {
+  const requestId = problem.requestId
   const body = JSON.stringify(problem)
   socket.end(
     [
@@ -65,19 +91,27 @@ export function handleClientError(this: FastifyInstance, error: ConnectionError,
 }
 
 /**
- * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node refuses a request without one with an
- * empty 400 of its own, so the server is created with `requireHostHeader: false` and this hook
- * refuses it instead.
+ * What Node's parser lets through but HTTP does not allow, or Keyturn cannot read, refused before
+ * authentication: an HTTP/1.1 request without Host, or with two (RFC 9112 §3.2: a proxy and
+ * Keyturn could disagree on which one counts; Node refuses a missing Host with an empty 400 of its
+ * own, so the server is created with `requireHostHeader: false`), and a compressed body, which
+ * Fastify would read as if it were not (RFC 9110 §8.4.1 asks for a 415).
  */
-export async function requireHostHeader(
+export async function refuseUnreadableRequests(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
-  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-    return sendProblem(
-      reply,
-      problemFor('bad_request', 'An HTTP/1.1 request needs a Host header.', request.id),
-    )
+  const hosts = request.raw.rawHeaders.filter(
+    (name, index) => index % 2 === 0 && name.toLowerCase() === 'host',
+  )
+  if (hosts.length > 1 || (request.raw.httpVersion === '1.1' && hosts.length === 0)) {
+    const detail = 'An HTTP/1.1 request needs exactly one Host header.'
+    return sendProblem(reply, problemFor('bad_request', detail, request.id))
+  }
+  const encoding = request.headers['content-encoding']
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    const detail = 'A Content-Encoding (a compressed body) is not read; send the body uncompressed.'
+    return sendProblem(reply, problemFor('unsupported_media_type', detail, request.id))
   }
   return undefined
 }
