@@ -3,7 +3,7 @@
  * headers on every route the app registers, with every kind of credential. Every answer must be
  * below 500, every 4xx a problem with `code` and `Request-Id`, no body may carry internal text, a
  * refused request may change no data, and the data of a product only hostile credentials reach
- * stays as it was. `FUZZ_RUNS=<n>` sets the requests per route (default 3), `FUZZ_SEED` replays.
+ * stays as it was. `FUZZ_RUNS=<n>` sets the requests per route (default 2), `FUZZ_SEED` replays.
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -24,7 +24,7 @@ import {
 import { buildTestApp, createProduct } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 
-const runsPerRoute = Number(process.env.FUZZ_RUNS ?? 3)
+const runsPerRoute = Number(process.env.FUZZ_RUNS ?? 2)
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
 
 /** Tables whose rows a refused request may write by design: a 4xx is stored for replay. */
