@@ -166,6 +166,9 @@ function sqliteInserter(database) {
       for (const index of indexes) {
         db.exec(index.sql)
       }
+      // Statistics for the planner, as `PRAGMA optimize` would gather them in a long-running
+      // database (SQLite has no autovacuum daemon to do it): issue 14.
+      db.exec('analyze')
       db.pragma('journal_mode = WAL') // the server's mode, as migrations left it
     },
     close: async () => db.close(),

@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+/**
+ * `node bench/explain.mjs [--engines=sqlite,postgres] [--licenses=N]`: the query plans of the benchmark's
+ * list queries (issue 14). Seeds N licenses (default 1M) the way `npm run bench` does — including
+ * its post-load statistics: `ANALYZE` on SQLite, `VACUUM ANALYZE` on PostgreSQL (what autovacuum does
+ * after a bulk load) — then runs the list of bench/scenarios.mjs (status filter + expirationDate sort,
+ * limit 100) through the real KyselyLicenseStore: page 0, a deep page (90%) and starting_after from
+ * there. Every SQL statement it sends is printed with its plan: SQLite `EXPLAIN QUERY PLAN`,
+ * PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)` (run after the statement itself, so caches are warm).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { parseListQuery } from '../packages/server/dist/core/list-query.js'
+import { KyselyLicenseStore } from '../packages/server/dist/licenses/kysely-license-store.js'
+import { licenseListSpec } from '../packages/server/dist/licenses/license-store.js'
+import { cleanupAll, installExitHandlers } from './cleanup.mjs'
+import { startPostgres } from './postgres.mjs'
+import { createDatabase, licenseSeeder } from './seed.mjs'
+
+const argument = (name, fallback) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
+const engines = argument('engines', 'sqlite,postgres').split(',')
+const licenses = Number(argument('licenses', '1000000'))
+const year = 365 * 86_400_000
+const productId = 'prd_explainExplainExplain1'
+
+function kysely(database, statements) {
+  const log = (event) => {
+    if (event.level === 'query') {
+      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
+    }
+  }
+  if (database.engine === 'sqlite') {
+    const sqlite = new SqliteDatabase(database.location.path)
+    return { db: new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log }), sqlite }
+  }
+  const pool = new pg.Pool({ connectionString: database.location.url, max: 1 })
+  return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
+}
+
+async function plan(handle, engine, statement) {
+  if (engine === 'sqlite') {
+    const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
+    return rows.map((row) => `${'  '.repeat(row.parent === 0 ? 0 : 1)}${row.detail}`).join('\n')
+  }
+  const client = await handle.pool.connect()
+  try {
+    const result = await client.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
+    return result.rows.map((row) => row['QUERY PLAN']).join('\n')
+  } finally {
+    client.release()
+  }
+}
+
+async function explainEngine(engine, context) {
+  const database = await createDatabase(engine, `explain_${engine}`, context)
+  try {
+    const seed = kysely(database, [])
+    const now = new Date().toISOString()
+    await seed.db
+      .insertInto('products')
+      .values({
+        id: productId,
+        name: 'Explain',
+        suspended_at: null,
+        client_token_ttl: 86_400,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
+    await seed.db.destroy()
+    seed.sqlite?.close()
+    const seconds = await licenseSeeder(database, productId).grow(licenses)
+    console.log(
+      `\n## ${engine}: ${licenses} licenses seeded in ${seconds.toFixed(1)} s (statistics gathered after the load)\n`,
+    )
+
+    const statements = []
+    const handle = kysely(database, statements)
+    const store = new KyselyLicenseStore(handle.db)
+    const filter = `status:in:active|expired,expirationDate:lt:${new Date(Date.now() + year).toISOString()}`
+    const base = { limit: 100, filter, sort: 'expirationDate:asc' }
+    const list = async (title, query) => {
+      statements.length = 0
+      const started = performance.now()
+      const slice = await store.list({
+        request: parseListQuery(query, licenseListSpec),
+        productId: undefined,
+        now: new Date(),
+      })
+      const ms = performance.now() - started
+      console.log(`### ${title}: ${ms.toFixed(0)} ms, totalCount ${slice.totalCount}\n`)
+      for (const statement of [...statements]) {
+        console.log('```sql')
+        console.log(statement.sql.replace(/\s+/g, ' ').trim())
+        console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
+        console.log(await plan(handle, engine, statement))
+        console.log('```\n')
+      }
+      return slice
+    }
+    const first = await list('page 0', base)
+    const deepPage = Math.floor((first.totalCount * 0.9) / 100)
+    const deep = await list(`deep page ${deepPage}`, { ...base, page: deepPage })
+    const cursor = deep.items.at(-1)?.id
+    await list('starting_after (the last id of the deep page)', { ...base, starting_after: cursor })
+    await handle.db.destroy()
+    handle.sqlite?.close()
+  } finally {
+    await database.drop()
+  }
+}
+
+installExitHandlers()
+const dir = mkdtempSync(join(tmpdir(), 'keyturn-explain-'))
+try {
+  let postgresUrl
+  for (const engine of engines) {
+    if (engine === 'postgres' && postgresUrl === undefined) {
+      const postgres = await startPostgres()
+      if (postgres.skip !== undefined) {
+        console.log(`PostgreSQL skipped: ${postgres.skip}`)
+        continue
+      }
+      postgresUrl = postgres.url
+    }
+    await explainEngine(engine, { dir, postgresUrl })
+  }
+} finally {
+  await cleanupAll()
+  rmSync(dir, { recursive: true, force: true })
+}
