@@ -28,6 +28,12 @@ export const ClientTokenTtlSchema = Type.Integer({
   examples: [defaultClientTokenTtlSeconds],
 })
 
+export const SignResponsesSchema = Type.Boolean({
+  description:
+    'When true, the application-facing answers for this product (validate, activate, tokens by key, …) always carry an RFC 9421 signature, even when the request does not send `Keyturn-Sign: ed25519`.',
+  examples: [false],
+})
+
 /** A public key as a JSON Web Key (RFC 8037 OKP, Ed25519). */
 export const PublicKeyJwkSchema = Type.Object(
   {
@@ -49,6 +55,7 @@ export const ProductResourceSchema = Type.Object(
     name: ProductNameSchema,
     status: ProductStatusSchema,
     clientTokenTtl: ClientTokenTtlSchema,
+    signResponses: SignResponsesSchema,
     publicKey: Type.String({ description: 'Current Ed25519 public key, PEM (SPKI).' }),
     publicKeyJwk: PublicKeyJwkSchema,
     keyId: Type.String({
@@ -66,6 +73,7 @@ export const ProductResourceSchema = Type.Object(
         name: 'Acme Photo Editor',
         status: 'active',
         clientTokenTtl: defaultClientTokenTtlSeconds,
+        signResponses: false,
         publicKey: examplePublicKey,
         publicKeyJwk: examplePublicKeyJwk,
         keyId: exampleKeyId,
@@ -78,14 +86,25 @@ export const ProductResourceSchema = Type.Object(
 export type ProductResource = Static<typeof ProductResourceSchema>
 
 export const CreateProductBodySchema = Type.Object(
-  { name: ProductNameSchema, clientTokenTtl: Type.Optional(ClientTokenTtlSchema) },
+  {
+    name: ProductNameSchema,
+    clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
+    signResponses: Type.Optional(SignResponsesSchema),
+  },
   { additionalProperties: false, examples: [{ name: 'Acme Photo Editor' }] },
 )
 export type CreateProductBody = Static<typeof CreateProductBodySchema>
 
 export const UpdateProductBodySchema = Type.Object(
-  { name: Type.Optional(ProductNameSchema), clientTokenTtl: Type.Optional(ClientTokenTtlSchema) },
-  { additionalProperties: false, examples: [{ name: 'Acme Photo Editor Pro' }, { clientTokenTtl: 86400 }] },
+  {
+    name: Type.Optional(ProductNameSchema),
+    clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
+    signResponses: Type.Optional(SignResponsesSchema),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Acme Photo Editor Pro' }, { clientTokenTtl: 86400 }, { signResponses: true }],
+  },
 )
 export type UpdateProductBody = Static<typeof UpdateProductBodySchema>
 

@@ -1,3 +1,5 @@
+import cors from '@fastify/cors'
+import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -73,6 +75,8 @@ import { registerListProducts } from './products/routes/list-products.js'
 import { registerResumeProduct } from './products/routes/resume-product.js'
 import { registerSuspendProduct } from './products/routes/suspend-product.js'
 import { registerUpdateProduct } from './products/routes/update-product.js'
+import { registerApiProtection } from './protection/application-facing.js'
+import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/rate-limits.js'
 import type { Database } from './storage/database.js'
 import { checkDatabase } from './storage/health.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
@@ -102,6 +106,12 @@ export interface AppDeps {
   readonly idempotencyStore?: IdempotencyStore
   /** Compiled route schemas to reuse (tests share one across the apps of a process); default: none yet. */
   readonly compiledSchemas?: CompiledSchemas
+  /** Rate limits and the key-guessing guard (protection/); absent: none (tests, `openApiJson`). */
+  readonly protection?: ProtectionOptions
+  /** Fastify's `trustProxy` (KEYTURN_TRUST_PROXY); default false: X-Forwarded-For is not believed. */
+  readonly trustProxy?: boolean | number | string
+  /** Origins allowed by CORS (KEYTURN_CORS_ORIGINS); default none: CORS off. */
+  readonly corsOrigins?: readonly string[]
 }
 
 export interface Services {
@@ -139,6 +149,8 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
       return url.startsWith('/v0/') ? `/api${url}` : url
     },
     schemaController: { compilersFactory: { buildSerializer: cachingSerializerFactory(compiledSchemas) } },
+    // A hop count works at run time (proxy-addr) though Fastify's types leave numbers out.
+    trustProxy: (deps.trustProxy ?? false) as boolean | string,
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(cachingValidatorCompiler(compiledSchemas))
   app.removeContentTypeParser('text/plain') // bodies are JSON; anything else answers 415
@@ -161,6 +173,15 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(notFoundHandler(routes))
+
+  const limits = deps.protection === undefined ? undefined : new Limits(app, deps.protection)
+  if (limits !== undefined) {
+    limitOutsideApi(app, limits)
+  }
+  if (deps.corsOrigins !== undefined && deps.corsOrigins.length > 0) {
+    app.register(cors, corsOptions(deps.corsOrigins))
+  }
+  const protectedApi = { services, limits, clock: deps.clock }
 
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, swaggerUiOptions)
@@ -191,7 +212,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   })
   registerDashboard(app, deps.dashboardRoot)
 
-  app.register(async (api: App) => registerApi(api, services), { prefix: '/api/v0' })
+  app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
   return { app, services }
 }
 
@@ -276,9 +297,48 @@ function createServices(deps: AppDeps): Services {
   }
 }
 
+function corsOptions(origins: readonly string[]) {
+  return {
+    origin: [...origins],
+    methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Keyturn-Sign'],
+    // What a browser application reads: the signature and what it covers, limits, the request id.
+    exposedHeaders: [
+      'Content-Digest',
+      'Date',
+      'Signature',
+      'Signature-Input',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Retry-After',
+      'Request-Id',
+      'Idempotent-Replayed',
+    ],
+    maxAge: 600,
+  }
+}
+
 /** Every API route, in one list: grep here to find where a path is served. */
-function registerApi(api: App, services: Services): void {
-  api.addHook('onRequest', authenticate(services.apiKeys))
+function registerApi(
+  api: App,
+  { services, limits, clock }: { services: Services; limits: Limits | undefined; clock: Clock },
+): void {
+  // Security headers for JSON answers: nothing here is a page to render or frame.
+  api.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+    },
+  })
+  api.addHook(
+    'onRequest',
+    authenticate(
+      services.apiKeys,
+      limits === undefined ? undefined : (request, reply) => limits.takeAddress(request, reply),
+    ),
+  )
+  registerApiProtection(api, { tokens: services.tokens, clock, limits }) // before the routes: its onRoute hook
   documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
 

@@ -15,6 +15,14 @@ const EnvSchema = Type.Object({
   KEYTURN_EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 90 }),
   KEYTURN_WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  // Abuse protection (README "Protecting your application"); 0 turns a limit off.
+  KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
+  KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
+  KEYTURN_GUESS_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
+  KEYTURN_GUESS_BLOCK_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400 * 30, default: 900 }),
+  KEYTURN_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  KEYTURN_TRUST_PROXY: Type.String({ minLength: 1, maxLength: 1000, default: 'false' }),
+  KEYTURN_CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
 })
 type Env = Static<typeof EnvSchema>
 
@@ -35,6 +43,24 @@ export interface Config {
   readonly webhookAllowHttp: boolean
   /** Webhook URLs may resolve to loopback, private, link-local or metadata addresses. */
   readonly webhookAllowPrivate: boolean
+  readonly protection: ProtectionConfig
+}
+
+/** Rate limits, the key-guessing guard, proxies and CORS (README "Protecting your application"). */
+export interface ProtectionConfig {
+  /** Requests per API key per minute (management keys; each key has one budget for the management API and one for the application-facing routes); 0: off. */
+  readonly keyPerMinute: number
+  /** Requests per client IP per minute on application-facing routes (client keys) and unauthenticated requests; 0: off. */
+  readonly ipPerMinute: number
+  /** `license_not_found` answers to one IP within 10 minutes before it is blocked; 0: off. */
+  readonly guessLimit: number
+  readonly guessBlockSeconds: number
+  /** Shared counters for every process; unset: in memory (one process) or the cluster primary (`--workers`). */
+  readonly redisUrl: string | undefined
+  /** Fastify's `trustProxy`: false, true, a hop count, or a list of proxy addresses/CIDRs. */
+  readonly trustProxy: boolean | number | string
+  /** Origins allowed by CORS; empty: CORS off. */
+  readonly corsOrigins: readonly string[]
 }
 
 /** Bad configuration: every problem at once, so one restart fixes them all. */
@@ -70,7 +96,23 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (database?.kind === 'postgres' && candidate.KEYTURN_SECRET === undefined) {
     problems.push('KEYTURN_SECRET is required with PostgreSQL: every Keyturn process must share it')
   }
-  if (problems.length > 0 || database === undefined || !Check(EnvSchema, candidate)) {
+  const trustProxy = parseTrustProxy(candidate.KEYTURN_TRUST_PROXY)
+  if (trustProxy === undefined) {
+    problems.push(
+      'KEYTURN_TRUST_PROXY must be false, true, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
+    )
+  }
+  const corsOrigins = parseOrigins(candidate.KEYTURN_CORS_ORIGINS)
+  if (corsOrigins === undefined) {
+    problems.push('KEYTURN_CORS_ORIGINS must be comma-separated origins such as https://app.example.com')
+  }
+  if (
+    problems.length > 0 ||
+    database === undefined ||
+    trustProxy === undefined ||
+    corsOrigins === undefined ||
+    !Check(EnvSchema, candidate)
+  ) {
     throw new ConfigError(problems)
   }
   return Object.freeze({
@@ -84,7 +126,43 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     eventRetentionDays: candidate.KEYTURN_EVENT_RETENTION_DAYS,
     webhookAllowHttp: candidate.KEYTURN_WEBHOOK_ALLOW_HTTP,
     webhookAllowPrivate: candidate.KEYTURN_WEBHOOK_ALLOW_PRIVATE,
+    protection: Object.freeze({
+      keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
+      ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,
+      guessLimit: candidate.KEYTURN_GUESS_LIMIT,
+      guessBlockSeconds: candidate.KEYTURN_GUESS_BLOCK_SECONDS,
+      redisUrl: candidate.KEYTURN_REDIS_URL,
+      trustProxy,
+      corsOrigins,
+    }),
   })
+}
+
+function parseTrustProxy(value: unknown): boolean | number | string | undefined {
+  if (typeof value !== 'string') {
+    return undefined
+  }
+  const text = value.trim()
+  if (text === 'false' || text === 'true') {
+    return text === 'true'
+  }
+  if (/^\d{1,2}$/.test(text)) {
+    return Number(text)
+  }
+  // Addresses or CIDRs (IPv4 or IPv6), comma-separated: what Fastify's trustProxy accepts.
+  const parts = text.split(',').map((part) => part.trim())
+  return parts.every((part) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(part)) ? parts.join(',') : undefined
+}
+
+function parseOrigins(value: unknown): readonly string[] | undefined {
+  if (value === undefined) {
+    return []
+  }
+  if (typeof value !== 'string') {
+    return undefined
+  }
+  const origins = value.split(',').map((origin) => origin.trim())
+  return origins.every((origin) => /^https?:\/\/[^/\s]+$/.test(origin)) ? origins : undefined
 }
 
 type SchemaProblem = ReturnType<typeof Errors>[number]

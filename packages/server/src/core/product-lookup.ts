@@ -10,4 +10,6 @@ export interface ProductFacts {
   readonly isSuspended: boolean
   /** Seconds: the longest token a client key obtains for the product. */
   readonly clientTokenTtl: number
+  /** Its application-facing answers are always signed (protection/). */
+  readonly signResponses: boolean
 }

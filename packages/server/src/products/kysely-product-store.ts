@@ -24,6 +24,7 @@ function rowToProduct(row: ProductRow): Product {
     name: row.name,
     suspendedAt: toNullableDate(row.suspended_at),
     clientTokenTtl: row.client_token_ttl,
+    signResponses: row.sign_responses === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -89,6 +90,7 @@ export class KyselyProductStore implements ProductStore {
           name: product.name,
           suspended_at: null,
           client_token_ttl: product.clientTokenTtl,
+          sign_responses: product.signResponses ? 1 : 0,
           created_at: product.createdAt.toISOString(),
           updated_at: product.updatedAt.toISOString(),
         })
@@ -136,6 +138,7 @@ export class KyselyProductStore implements ProductStore {
           ? {}
           : { suspended_at: changes.suspendedAt?.toISOString() ?? null }),
         ...(changes.clientTokenTtl === undefined ? {} : { client_token_ttl: changes.clientTokenTtl }),
+        ...(changes.signResponses === undefined ? {} : { sign_responses: changes.signResponses ? 1 : 0 }),
       })
       .where('id', '=', id)
       .returningAll()

@@ -31,6 +31,8 @@ export interface ProductServiceDeps {
   readonly clock: Clock
   /** Encrypts new signing keys at rest. */
   readonly signingKeyEncryption: Buffer
+  /** Told after a product changed (caches of product settings elsewhere forget it). */
+  readonly onChange?: (id: ProductId) => void
 }
 
 export class ProductService {
@@ -38,12 +40,14 @@ export class ProductService {
   readonly #storage: UnitOfWork<{ readonly products: ProductStore }>
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
+  readonly #onChange: (id: ProductId) => void
 
   constructor(deps: ProductServiceDeps) {
     this.#products = deps.products
     this.#storage = deps.storage
     this.#clock = deps.clock
     this.#signingKeyEncryption = deps.signingKeyEncryption
+    this.#onChange = deps.onChange ?? (() => {})
   }
 
   async create(principal: Principal, input: CreateProductBody): Promise<ProductView> {
@@ -55,6 +59,7 @@ export class ProductService {
       name: input.name,
       suspendedAt: null,
       clientTokenTtl: input.clientTokenTtl ?? defaultClientTokenTtlSeconds,
+      signResponses: input.signResponses ?? false,
       createdAt: now,
       updatedAt: now,
     }
@@ -74,7 +79,7 @@ export class ProductService {
   async update(principal: Principal, id: ProductId, input: UpdateProductBody): Promise<ProductView> {
     const current = await this.#visible(principal, id)
     requireAdmin(principal, 'change products')
-    if (input.name === undefined && input.clientTokenTtl === undefined) {
+    if (input.name === undefined && input.clientTokenTtl === undefined && input.signResponses === undefined) {
       return current
     }
     if (input.name !== undefined) {
@@ -83,6 +88,7 @@ export class ProductService {
     return this.#apply(principal, 'product.updated', id, {
       ...(input.name === undefined ? {} : { name: input.name }),
       ...(input.clientTokenTtl === undefined ? {} : { clientTokenTtl: input.clientTokenTtl }),
+      ...(input.signResponses === undefined ? {} : { signResponses: input.signResponses }),
       updatedAt: this.#clock.now(),
     })
   }
@@ -120,7 +126,12 @@ export class ProductService {
     const product = await this.#products.findProductOnly(id)
     return product === undefined
       ? undefined
-      : { id, isSuspended: product.suspendedAt !== null, clientTokenTtl: product.clientTokenTtl }
+      : {
+          id,
+          isSuspended: product.suspendedAt !== null,
+          clientTokenTtl: product.clientTokenTtl,
+          signResponses: product.signResponses,
+        }
   }
 
   async #visible(principal: Principal, id: ProductId): Promise<ProductView> {
@@ -137,7 +148,7 @@ export class ProductService {
     id: ProductId,
     changes: ProductChanges,
   ): Promise<ProductView> {
-    return this.#storage.write(principal, async ({ products, events }) => {
+    const result = await this.#storage.write(principal, async ({ products, events }) => {
       const updated = await products.update(id, changes)
       if (updated === undefined) {
         throw productNotFound(id)
@@ -145,6 +156,8 @@ export class ProductService {
       events.record(type, id, toProductResource(updated))
       return updated
     })
+    this.#onChange(id)
+    return result
   }
 }
 

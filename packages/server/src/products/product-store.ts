@@ -25,7 +25,9 @@ export interface ProductListQuery {
   readonly productId: ProductId | undefined
 }
 
-export type ProductChanges = Partial<Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl'>> & {
+export type ProductChanges = Partial<
+  Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl' | 'signResponses'>
+> & {
   readonly updatedAt: Date
 }
 

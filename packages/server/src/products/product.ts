@@ -7,6 +7,8 @@ export interface Product {
   readonly suspendedAt: Date | null
   /** Seconds: the longest token a client key obtains for this product. */
   readonly clientTokenTtl: number
+  /** Its application-facing answers are signed even when the request does not ask (protection/). */
+  readonly signResponses: boolean
   readonly createdAt: Date
   readonly updatedAt: Date
 }

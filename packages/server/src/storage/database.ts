@@ -11,6 +11,8 @@ export interface ProductsTable {
   suspended_at: Timestamp | null
   /** Seconds; the longest token a client key obtains. */
   client_token_ttl: number
+  /** 0 or 1 (2026-11-23-70-product-sign-responses). */
+  sign_responses: ColumnType<number, number | undefined, number>
   created_at: Timestamp
   updated_at: Timestamp
 }

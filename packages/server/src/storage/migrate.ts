@@ -8,6 +8,7 @@ import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 import { events } from './migrations/2026-11-23-40-events.js'
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
+import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
@@ -22,6 +23,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-30-client-token-ttl': clientTokenTtl(),
     '2026-11-23-40-events': events(kind),
     '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),
+    '2026-11-23-70-product-sign-responses': productSignResponses(),
   }
 }
 

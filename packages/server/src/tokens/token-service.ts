@@ -1,4 +1,4 @@
-import type { KeyObject } from 'node:crypto'
+import { type KeyObject, sign } from 'node:crypto'
 import {
   type CreateLicenseTokenBody,
   type CreateLicenseTokenByKeyBody,
@@ -32,6 +32,21 @@ import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signi
 
 /** Decrypted signing keys kept per process (one per product, more after rotations). */
 const maxCachedSigningKeys = 1024
+/**
+ * How long a process keeps a product's answer signer (its current key and `signResponses`) before
+ * reading them again: a change made through another process applies within this time; one made
+ * through this process (rotation, product update) applies at once.
+ */
+export const answerSignerTtlMs = 2000
+
+/** Signs the RFC 9421 signature base of an application-facing answer with a product's current key. */
+export interface AnswerSigner {
+  readonly keyId: string
+  /** The product wants every application-facing answer signed, asked for or not. */
+  readonly signResponses: boolean
+  /** The Ed25519 signature (64 bytes) of `data`. */
+  sign(data: Uint8Array): Buffer
+}
 
 /** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
 export interface LicenseReader {
@@ -66,6 +81,7 @@ export class TokenService {
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
   readonly #privateKeys = new Map<string, KeyObject>()
+  readonly #answerSigners = new Map<ProductId, { signer: AnswerSigner | undefined; until: number }>()
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
@@ -219,7 +235,43 @@ export class TokenService {
       await signingKeys.rotate(productId, next, now)
       events.record('product.key_rotated', productId, toProductKeyResource(rotated))
     })
+    this.forgetAnswerSigner(productId)
     return rotated
+  }
+
+  /**
+   * The signer of a product's application-facing answers (protection/), or undefined when there is
+   * no such product. Kept for `answerSignerTtlMs`: this runs on every application-facing request.
+   */
+  async answerSigner(productId: ProductId): Promise<AnswerSigner | undefined> {
+    const now = performance.now()
+    const cached = this.#answerSigners.get(productId)
+    if (cached !== undefined && cached.until > now) {
+      return cached.signer
+    }
+    const [product, key] = await Promise.all([
+      this.#products.findProduct(productId),
+      this.#signingKeys.current(productId),
+    ])
+    let signer: AnswerSigner | undefined
+    if (product !== undefined && key !== undefined) {
+      const privateKey = this.#privateKey(key)
+      signer = {
+        keyId: key.keyId,
+        signResponses: product.signResponses,
+        sign: (data) => sign(null, data, privateKey),
+      }
+    }
+    if (this.#answerSigners.size >= maxCachedSigningKeys) {
+      this.#answerSigners.clear()
+    }
+    this.#answerSigners.set(productId, { signer, until: now + answerSignerTtlMs })
+    return signer
+  }
+
+  /** The product changed (in this process): its next answer reads the signer again. */
+  forgetAnswerSigner(productId: ProductId): void {
+    this.#answerSigners.delete(productId)
   }
 
   /**

@@ -8,6 +8,7 @@ export function registerActivateLicenseByKey(api: App, activations: ActivationSe
   api.post(
     '/licenses/activate',
     {
+      config: { applicationFacing: true },
       schema: {
         operationId: 'activateLicenseByKey',
         summary: 'Activate a license on a machine (by key: what an application calls)',

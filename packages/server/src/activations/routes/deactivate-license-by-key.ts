@@ -8,6 +8,7 @@ export function registerDeactivateLicenseByKey(api: App, activations: Activation
   api.post(
     '/licenses/deactivate',
     {
+      config: { applicationFacing: true },
       schema: {
         operationId: 'deactivateLicenseByKey',
         summary: 'Deactivate a machine (by key), freeing its seat',

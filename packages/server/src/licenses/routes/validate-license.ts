@@ -8,6 +8,7 @@ export function registerValidateLicense(api: App, licenses: LicenseService): voi
   api.post(
     '/licenses/validate',
     {
+      config: { applicationFacing: true },
       schema: {
         operationId: 'validateLicense',
         summary: 'Validate a license key for a product',

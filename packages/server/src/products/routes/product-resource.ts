@@ -10,6 +10,7 @@ export function toProductResource({ product, currentKey }: ProductView): Product
     name: product.name,
     status: productStatus(product),
     clientTokenTtl: product.clientTokenTtl,
+    signResponses: product.signResponses,
     publicKey: currentKey.publicKeyPem,
     publicKeyJwk: publicKeyJwk(currentKey.publicKeyPem, currentKey.keyId),
     keyId: currentKey.keyId,

@@ -1,0 +1,23 @@
+// @fastify/rate-limit ships its stores without type declarations; these are the parts protection/ uses.
+declare module '@fastify/rate-limit/store/LocalStore.js' {
+  import type { CounterStore } from './counters.js'
+
+  const LocalStore: new (
+    continueExceeding: boolean,
+    exponentialBackoff: boolean,
+    cache?: number,
+  ) => CounterStore
+  export default LocalStore
+}
+declare module '@fastify/rate-limit/store/RedisStore.js' {
+  import type { Redis } from 'ioredis'
+  import type { CounterStore } from './counters.js'
+
+  const RedisStore: new (
+    continueExceeding: boolean,
+    exponentialBackoff: boolean,
+    redis: Redis,
+    prefix?: string,
+  ) => CounterStore
+  export default RedisStore
+}
