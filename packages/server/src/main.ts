@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { Redis } from 'ioredis'
 import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { systemClock } from './core/clock.js'
@@ -12,6 +13,13 @@ import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { dashboardPath, findDashboard } from './http/dashboard.js'
 import { loggerOptions } from './http/logger.js'
+import {
+  type CounterStore,
+  memoryCounters,
+  redisCounters,
+  serveCountersToWorkers,
+  workerCounters,
+} from './protection/counters.js'
 import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
 import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { startSeatSweeper } from './seat-sweep/seat-sweeper.js'
@@ -67,10 +75,13 @@ export async function serve(
   const config = loadConfig(env)
   const connection = connect(config.database)
   let app: App | undefined
+  let counters: Counters | undefined
   try {
     if (options.isWorker !== true) {
       await migrateToLatest(connection)
     }
+    counters = await openCounters(config, options.isWorker === true)
+    const { protection } = config
     const built = buildApp({
       db: connection.db,
       clock: systemClock,
@@ -78,8 +89,19 @@ export async function serve(
       logger: { ...loggerOptions(config.logLevel), ...(output.logs ? { stream: output.logs } : {}) },
       dashboardRoot: findDashboard(),
       recordValidations: config.recordValidations,
+      protection: {
+        keyPerMinute: protection.keyPerMinute,
+        ipPerMinute: protection.ipPerMinute,
+        guessLimit: protection.guessLimit,
+        guessBlockSeconds: protection.guessBlockSeconds,
+        counters: counters.store,
+      },
+      trustProxy: protection.trustProxy,
+      corsOrigins: protection.corsOrigins,
     })
     app = built.app
+    const opened = counters
+    app.addHook('onClose', async () => opened.close())
     // KEYTURN_ADMIN_KEY exists before the port opens, so it is never refused with a 401 (nor /readyz
     // ok before it works). A generated first key waits until the server listens: if the port is
     // taken, no key is created that nobody saw, and the next start still prints one.
@@ -103,9 +125,53 @@ export async function serve(
     }
   } catch (error) {
     await app?.close()
+    await counters?.close()
     await connection.close()
     throw error
   }
+}
+
+interface Counters {
+  readonly store: CounterStore
+  close(): Promise<void>
+}
+
+/**
+ * Where this process counts: Redis when configured (every process shares it), else the cluster
+ * primary for a `--workers` worker, else memory.
+ */
+async function openCounters(config: Config, isWorker: boolean): Promise<Counters> {
+  const { redisUrl } = config.protection
+  if (redisUrl !== undefined) {
+    // Fail fast: a request waits for at most one retry, never for a reconnection queue.
+    const redis = new Redis(redisUrl, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+    })
+    redis.on('error', () => {}) // each failed count is skipped (skipOnError); ioredis reconnects by itself
+    try {
+      await redis.connect()
+    } catch (error) {
+      redis.disconnect()
+      throw new ConfigError([`KEYTURN_REDIS_URL: cannot connect to Redis (${(error as Error).message})`])
+    }
+    let closed = false
+    return {
+      store: redisCounters(redis),
+      async close() {
+        if (!closed) {
+          closed = true
+          await redis.quit().catch(() => redis.disconnect())
+        }
+      },
+    }
+  }
+  if (isWorker) {
+    const store = workerCounters()
+    return { store, close: async () => store.close() }
+  }
+  return { store: memoryCounters(), close: async () => {} }
 }
 
 /** The primary's share of `keyturn serve --workers`, between `prepare` and the workers' start. */
@@ -134,10 +200,16 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
     ])
   }
   const connection = connect(config.database)
+  // Without Redis the workers count in this process (protection/counters.ts).
+  const stopCounting = config.protection.redisUrl === undefined ? serveCountersToWorkers() : () => {}
   let closed: Promise<void> | undefined
-  const close = () => {
+  const closeDatabase = () => {
     closed ??= connection.close()
     return closed
+  }
+  const close = async () => {
+    stopCounting()
+    await closeDatabase()
   }
   try {
     await migrateToLatest(connection)
@@ -155,7 +227,7 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
             config.adminKey === undefined ? await services.apiKeys.bootstrapAdmin(undefined) : {}
           printBanner(output, url, createdSecret)
         } finally {
-          await close()
+          await closeDatabase()
         }
       },
       close,

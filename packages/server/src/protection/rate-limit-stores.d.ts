@@ -7,7 +7,7 @@ declare module '@fastify/rate-limit/store/LocalStore.js' {
     exponentialBackoff: boolean,
     cache?: number,
   ) => CounterStore
-  export default LocalStore
+  export = LocalStore
 }
 declare module '@fastify/rate-limit/store/RedisStore.js' {
   import type { Redis } from 'ioredis'
@@ -19,5 +19,5 @@ declare module '@fastify/rate-limit/store/RedisStore.js' {
     redis: Redis,
     prefix?: string,
   ) => CounterStore
-  export default RedisStore
+  export = RedisStore
 }

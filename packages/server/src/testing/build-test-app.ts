@@ -1,7 +1,7 @@
 import type { TestContext } from 'node:test'
 import type { ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
-import { buildApp, type Services } from '../app.js'
+import { type AppDeps, buildApp, type Services } from '../app.js'
 import type { Principal } from '../core/principal.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
@@ -32,7 +32,7 @@ export interface TestApp {
 }
 
 /** Ports a test may replace (faults are injected through ports, never through production code). */
-export interface TestAppOptions {
+export interface TestAppOptions extends Pick<AppDeps, 'protection' | 'trustProxy' | 'corsOrigins'> {
   readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
   readonly recordValidations?: boolean
 }
@@ -55,6 +55,9 @@ export async function buildTestApp(
       : { idempotencyStore: options.idempotencyStore(connection.db) }),
     ...(options.recordValidations === undefined ? {} : { recordValidations: options.recordValidations }),
     compiledSchemas: testCompiledSchemas,
+    ...(options.protection === undefined ? {} : { protection: options.protection }),
+    ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
+    ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
   })
   t.after(async () => {
     await app.close()

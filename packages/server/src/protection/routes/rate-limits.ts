@@ -9,9 +9,9 @@
  */
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { App } from '../http/app-types.js'
-import { problemFor, sendProblem } from '../http/error-handler.js'
-import type { CounterStore } from './counters.js'
+import type { App } from '../../http/app-types.js'
+import { problemFor, sendProblem } from '../../http/error-handler.js'
+import type { CounterStore } from '../counters.js'
 
 export interface ProtectionOptions {
   /** Requests per management API key per minute, per budget (management, application-facing); 0: off. */

@@ -14,10 +14,10 @@ import {
 } from '@keyturn/protocol'
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
-import type { Clock } from '../core/clock.js'
-import type { App } from '../http/app-types.js'
-import { problemFor, sendProblem } from '../http/error-handler.js'
-import type { TokenService } from '../tokens/token-service.js'
+import type { Clock } from '../../core/clock.js'
+import type { App } from '../../http/app-types.js'
+import { problemFor, sendProblem } from '../../http/error-handler.js'
+import type { TokenService } from '../../tokens/token-service.js'
 import { Limits, limitApiRequest } from './rate-limits.js'
 
 export interface ApiProtectionDeps {
