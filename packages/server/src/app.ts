@@ -237,11 +237,13 @@ function createServices(deps: AppDeps): Services {
   const unitOfWork = <Stores>(stores: (trx: Kysely<Database>) => Stores) =>
     new KyselyUnitOfWork({ db, clock, stores })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
+  let tokens: TokenService | undefined
   const products = new ProductService({
     products: new KyselyProductStore(deps.db),
     storage: unitOfWork((trx) => ({ products: new KyselyProductStore(trx) })),
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+    onChange: (id) => tokens?.forgetAnswerSigner(id), // signResponses applies at once in this process
   })
   const activationStore = new KyselyActivationStore(deps.db)
   const activationCheck: ActivationCheck = {
@@ -257,6 +259,15 @@ function createServices(deps: AppDeps): Services {
     activations: activationCheck,
     clock: deps.clock,
   })
+  tokens = new TokenService({
+    licenses,
+    products,
+    activations: activationCheck,
+    signingKeys: new KyselySigningKeyStore(deps.db),
+    storage: unitOfWork((trx) => ({ signingKeys: new KyselySigningKeyStore(trx) })),
+    clock: deps.clock,
+    signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+  })
   return {
     products,
     licenses,
@@ -266,15 +277,7 @@ function createServices(deps: AppDeps): Services {
       licenses,
       clock: deps.clock,
     }),
-    tokens: new TokenService({
-      licenses,
-      products,
-      activations: activationCheck,
-      signingKeys: new KyselySigningKeyStore(deps.db),
-      storage: unitOfWork((trx) => ({ signingKeys: new KyselySigningKeyStore(trx) })),
-      clock: deps.clock,
-      signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
-    }),
+    tokens,
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
