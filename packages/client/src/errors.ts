@@ -52,3 +52,27 @@ export class LicenseTokenError extends Error {
     this.code = code
   }
 }
+
+/** Why a signed answer was refused. A closed union: switch on it. */
+export type KeyturnSignatureErrorCode =
+  | 'unsigned'
+  | 'malformed'
+  | 'unknown_key'
+  | 'invalid_signature'
+  | 'digest_mismatch'
+  | 'nonce_mismatch'
+  | 'stale'
+
+/**
+ * An answer that should have been signed by the product's key was not, or not for this request: a
+ * fake server, a replayed or altered answer, or a clock far off. Do not trust what it said.
+ */
+export class KeyturnSignatureError extends Error {
+  readonly code: KeyturnSignatureErrorCode
+
+  constructor(code: KeyturnSignatureErrorCode, message: string) {
+    super(message)
+    this.name = 'KeyturnSignatureError'
+    this.code = code
+  }
+}

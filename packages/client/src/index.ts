@@ -18,6 +18,8 @@ export type {
 export {
   KeyturnApiError,
   KeyturnConnectionError,
+  KeyturnSignatureError,
+  type KeyturnSignatureErrorCode,
   LicenseTokenError,
   type LicenseTokenErrorCode,
 } from './errors.js'

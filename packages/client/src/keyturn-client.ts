@@ -38,6 +38,8 @@ import type {
 } from '@keyturn/protocol'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
+import { checkSignedAnswer, newNonce } from './signed-answers.js'
+import type { PublicKeyInput } from './validate-license-token.js'
 
 export interface KeyturnClientOptions {
   /** The server's address, e.g. `https://licensing.example.com`; `/api/v0` is added. */
@@ -61,6 +63,17 @@ export interface KeyturnClientOptions {
   /** For tests: how to wait (default `setTimeout`) and the random source of the jitter (default `Math.random`). */
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
   readonly random?: () => number
+  /**
+   * The product's public key (PEM or JWK as the API shows it), or several (current and retired).
+   * When given, validate, activate and tokens by key send a fresh nonce and `Keyturn-Sign: ed25519`
+   * and accept only an answer signed by one of these keys for that request: anything else rejects
+   * with `KeyturnSignatureError` (a fake server, a replayed or altered answer).
+   */
+  readonly publicKey?: PublicKeyInput | readonly PublicKeyInput[]
+  /** How far a signed answer's `created` and `Date` may be from this machine's clock (default 300 s). */
+  readonly signatureToleranceSeconds?: number
+  /** This machine's clock, for the signature's time check (default: the system clock). */
+  readonly now?: () => Date
 }
 
 /** The last argument of every method. */
@@ -85,6 +98,14 @@ interface RequestParts {
   readonly body?: unknown
   /** A POST that changes nothing (validation): retried like a GET, without a generated key. */
   readonly isReadOnly?: boolean
+  /** An application-facing answer: with `publicKey`, sent with a nonce and checked (signed-answers.ts). */
+  readonly isSigned?: boolean
+}
+
+interface SignaturePolicy {
+  readonly publicKey: PublicKeyInput | readonly PublicKeyInput[]
+  readonly toleranceSeconds: number
+  readonly now: () => Date
 }
 
 interface RetryPolicy {
@@ -116,6 +137,7 @@ export class KeyturnClient {
   readonly #fetch: typeof fetch
   readonly #timeoutMs: number
   readonly #retry: RetryPolicy
+  readonly #signature: SignaturePolicy | undefined
 
   constructor(options: KeyturnClientOptions) {
     this.#apiUrl = `${options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v0$/, '')}/api/v0`
@@ -129,6 +151,14 @@ export class KeyturnClient {
       sleep: options.sleep ?? sleep,
       random: options.random ?? Math.random,
     }
+    this.#signature =
+      options.publicKey === undefined
+        ? undefined
+        : {
+            publicKey: options.publicKey,
+            toleranceSeconds: options.signatureToleranceSeconds ?? 300,
+            now: options.now ?? (() => new Date()),
+          }
   }
 
   // Licenses
@@ -175,7 +205,7 @@ export class KeyturnClient {
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
   validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
     // The hot path: no generated Idempotency-Key, which would make every check a write on the server.
-    return this.#request('POST', '/licenses/validate', { body, ...options, isReadOnly: true })
+    return this.#request('POST', '/licenses/validate', { body, ...options, isReadOnly: true, isSigned: true })
   }
 
   createLicenseToken(
@@ -190,7 +220,7 @@ export class KeyturnClient {
     body: CreateLicenseTokenByKeyBody,
     options: RequestOptions = {},
   ): Promise<LicenseTokenResource> {
-    return this.#request('POST', '/licenses/tokens', { body, ...options })
+    return this.#request('POST', '/licenses/tokens', { body, ...options, isSigned: true })
   }
 
   // Activations
@@ -205,7 +235,7 @@ export class KeyturnClient {
   }
 
   activateLicenseByKey(body: ActivateByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
-    return this.#request('POST', '/licenses/activate', { body, ...options })
+    return this.#request('POST', '/licenses/activate', { body, ...options, isSigned: true })
   }
 
   async deactivateLicenseByKey(body: DeactivateByKeyBody, options: RequestOptions = {}): Promise<void> {
@@ -428,15 +458,23 @@ export class KeyturnClient {
     }
     const isRetryable =
       method === 'GET' || options.isReadOnly === true || (method === 'POST' && idempotencyKey !== undefined)
+    // One nonce per call (its retries resend the same body): the answer must echo it, signed.
+    const signature = options.isSigned === true ? this.#signature : undefined
+    const nonce = signature === undefined ? undefined : newNonce()
+    const body = nonce === undefined ? options.body : { ...(options.body as object), nonce }
+    if (nonce !== undefined) {
+      headers['keyturn-sign'] = 'ed25519'
+    }
+    const check = signature === undefined || nonce === undefined ? undefined : { signature, nonce }
     const init = {
       method,
       headers,
-      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#attempt<T>(url, init, timeoutMs, options.signal)
+        return await this.#attempt<T>(url, init, timeoutMs, options.signal, check)
       } catch (error) {
         const delayMs = isRetryable ? this.#retryDelay(error, attempt) : undefined
         if (delayMs === undefined || options.signal?.aborted) {
@@ -475,6 +513,7 @@ export class KeyturnClient {
     init: RequestInit,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    check?: { signature: SignaturePolicy; nonce: string },
   ): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signals = signal === undefined ? [timeout] : [signal, timeout]
@@ -500,15 +539,16 @@ export class KeyturnClient {
     }
     // fetch resolves once the headers arrive: a connection that drops during the body rejects
     // here, and is as much a connection failure as one that never connected.
-    let text: string
+    let bytes: Uint8Array
     try {
-      text = await response.text()
+      bytes = new Uint8Array(await response.arrayBuffer())
     } catch (error) {
       throw failure(
         `The connection to ${url.origin} broke while reading the answer (HTTP ${response.status})`,
         error,
       )
     }
+    const text = new TextDecoder().decode(bytes)
     let body: unknown
     try {
       body = text === '' ? undefined : JSON.parse(text)
@@ -524,6 +564,25 @@ export class KeyturnClient {
     }
     if (!response.ok) {
       throw new KeyturnApiError(toProblem(body, response), retryAfterOf(response))
+    }
+    if (check !== undefined) {
+      const { signature, nonce } = check
+      await checkSignedAnswer(
+        {
+          status: response.status,
+          headers: response.headers,
+          body: bytes,
+          json: body,
+          method: init.method ?? 'GET',
+          path: url.pathname,
+        },
+        {
+          publicKey: signature.publicKey,
+          nonce,
+          now: signature.now(),
+          toleranceSeconds: signature.toleranceSeconds,
+        },
+      )
     }
     return body as T // the server's response schemas are the contract for this shape
   }

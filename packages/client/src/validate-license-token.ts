@@ -258,7 +258,7 @@ function decodeCanonical(part: string): Uint8Array<ArrayBuffer> | undefined {
   }
 }
 
-interface ImportedKey {
+export interface ImportedKey {
   readonly kid: string
   readonly key: CryptoKey
 }
@@ -293,7 +293,8 @@ function isKeyList(value: ValidateLicenseTokenOptions['publicKey']): value is re
   return Array.isArray(value)
 }
 
-function importOnce(input: PublicKeyInput): Promise<ImportedKey> {
+/** Imports a public key (PEM or JWK) with its `kid`, once per process; signed answers use it too. */
+export function importOnce(input: PublicKeyInput): Promise<ImportedKey> {
   if (typeof input !== 'string') {
     const known = importedJwks.get(input)
     if (known !== undefined) {
