@@ -30,6 +30,15 @@ describe('loadConfig', () => {
       eventRetentionDays: 90,
       webhookAllowHttp: false,
       webhookAllowPrivate: false,
+      protection: {
+        keyPerMinute: 6000,
+        ipPerMinute: 300,
+        guessLimit: 20,
+        guessBlockSeconds: 900,
+        redisUrl: undefined,
+        trustProxy: false,
+        corsOrigins: [],
+      },
     })
   })
 
@@ -49,6 +58,13 @@ describe('loadConfig', () => {
       KEYTURN_EVENT_RETENTION_DAYS: '30',
       KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
       KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
+      KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
+      KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
+      KEYTURN_GUESS_LIMIT: '5',
+      KEYTURN_GUESS_BLOCK_SECONDS: '60',
+      KEYTURN_REDIS_URL: 'redis://cache.internal:6379/0',
+      KEYTURN_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
+      KEYTURN_CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
     })
 
     assert.deepEqual(config, {
@@ -62,7 +78,38 @@ describe('loadConfig', () => {
       eventRetentionDays: 30,
       webhookAllowHttp: true,
       webhookAllowPrivate: true,
+      protection: {
+        keyPerMinute: 100,
+        ipPerMinute: 0,
+        guessLimit: 5,
+        guessBlockSeconds: 60,
+        redisUrl: 'redis://cache.internal:6379/0',
+        trustProxy: '10.0.0.0/8,192.168.1.1',
+        corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      },
     })
+  })
+
+  it('refuses a trust-proxy setting, CORS origin or Redis URL it cannot read', () => {
+    assert.throws(
+      () =>
+        loadConfig({
+          KEYTURN_TRUST_PROXY: 'yes please',
+          KEYTURN_CORS_ORIGINS: 'app.example.com',
+          KEYTURN_REDIS_URL: 'memcached://x',
+        }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.deepEqual(error.problems, [
+          'KEYTURN_REDIS_URL must match pattern "^rediss?://"',
+          'KEYTURN_TRUST_PROXY must be false, true, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
+          'KEYTURN_CORS_ORIGINS must be comma-separated origins such as https://app.example.com',
+        ])
+        return true
+      },
+    )
+    assert.equal(loadConfig({ KEYTURN_TRUST_PROXY: '2' }).protection.trustProxy, 2)
+    assert.equal(loadConfig({ KEYTURN_TRUST_PROXY: 'true' }).protection.trustProxy, true)
   })
 
   it('accepts PORT=0 (a free port chosen by the system) and sqlite::memory:', () => {

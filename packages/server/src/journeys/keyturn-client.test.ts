@@ -201,6 +201,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       name: 'Photo Editor',
       status: 'active',
       clientTokenTtl: 604800,
+      signResponses: false,
       createdAt: at,
       updatedAt: at,
     })

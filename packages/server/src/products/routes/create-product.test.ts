@@ -34,6 +34,7 @@ describeEachDatabase('POST /api/v0/products', (database) => {
       name: 'Acme Photo Editor',
       status: 'active',
       clientTokenTtl: 604800,
+      signResponses: false,
       createdAt: testStart,
       updatedAt: testStart,
     })
