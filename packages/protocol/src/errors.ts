@@ -236,8 +236,10 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
   rate_limited: {
     status: 429,
     title: 'Too many requests',
-    meaning: 'Reserved: this version applies no rate limit of its own (put one in your reverse proxy).',
-    action: 'When it appears: wait for `Retry-After` seconds if given, then retry with backoff.',
+    meaning:
+      'A rate limit was reached (per management API key, or per client IP for client keys and unauthenticated requests; `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` say which budget and when it refills), or the key-guessing guard blocked this IP from the by-key routes after too many `license_not_found` answers.',
+    action:
+      'Wait `Retry-After` seconds, then retry. An application validating on start-up should not retry in a loop; a vendor back end should authenticate with a management key (its own budget).',
   },
   internal_error: {
     status: 500,
