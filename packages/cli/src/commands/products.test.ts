@@ -21,6 +21,24 @@ describe('keyturn products', () => {
     assert.deepEqual([product.object, product.name, product.status], ['Product', 'Acme Sound', 'active'])
   })
 
+  it('turns signed answers on at creation and off and on again with update', async (t) => {
+    const server = await startCliTestServer(t)
+
+    const created = await keyturn(
+      ['products', 'create', '--name', 'Signed', '--sign-responses', '--json'],
+      server.env,
+    )
+    assert.equal(created.code, 0, created.stderr)
+    const product: ProductResource = JSON.parse(created.stdout)
+    assert.equal(product.signResponses, true)
+    const off = await keyturn(['products', 'update', product.id, '--no-sign-responses', '--json'], server.env)
+    assert.equal(JSON.parse(off.stdout).signResponses, false, off.stderr)
+    const shown = await keyturn(['products', 'get', product.id], server.env)
+    assert.match(shown.stdout, /signed answers +when asked/)
+    const on = await keyturn(['products', 'update', product.id, '--sign-responses', '--json'], server.env)
+    assert.equal(JSON.parse(on.stdout).signResponses, true, on.stderr)
+  })
+
   it('lists products as a table or as the JSON page, and every page with --all', async (t) => {
     const server = await startCliTestServer(t) // holds "Test Product"
 

@@ -31,15 +31,22 @@ export function registerProducts(program: Command, io: Io): void {
   ])
     .requiredOption('--name <name>', 'the product name')
     .option('--client-token-ttl <seconds>', clientTokenTtlHelp)
-    .action(async (options: ApiOptions & { name: string; clientTokenTtl?: string }) => {
-      const body = checked(
-        CreateProductBodySchema,
-        defined({ name: options.name, clientTokenTtl: optionalInteger(options.clientTokenTtl) }),
-        fieldFlags,
-      )
-      const product = await clientFor(io, options).createProduct(body)
-      printProduct(io, options, product, `Created product ${product.id} (${product.name}).`)
-    })
+    .option('--sign-responses', 'always sign its application-facing answers (RFC 9421)')
+    .action(
+      async (options: ApiOptions & { name: string; clientTokenTtl?: string; signResponses?: boolean }) => {
+        const body = checked(
+          CreateProductBodySchema,
+          defined({
+            name: options.name,
+            clientTokenTtl: optionalInteger(options.clientTokenTtl),
+            signResponses: options.signResponses,
+          }),
+          fieldFlags,
+        )
+        const product = await clientFor(io, options).createProduct(body)
+        printProduct(io, options, product, `Created product ${product.id} (${product.name}).`)
+      },
+    )
 
   withListOptions(
     apiCommand(products, 'list', 'List products', [
@@ -75,18 +82,30 @@ export function registerProducts(program: Command, io: Io): void {
   apiCommand(products, 'update <id>', 'Rename a product or change its settings', [
     'keyturn products update prd_3kTMd9qA8xYb2VnLr5sPwZ --name "Acme Photo Editor Pro"',
     'keyturn products update prd_3kTMd9qA8xYb2VnLr5sPwZ --client-token-ttl 86400',
+    'keyturn products update prd_3kTMd9qA8xYb2VnLr5sPwZ --sign-responses',
   ])
     .option('--name <name>', 'the new name')
     .option('--client-token-ttl <seconds>', clientTokenTtlHelp)
-    .action(async (id: ProductId, options: ApiOptions & { name?: string; clientTokenTtl?: string }) => {
-      const body = checked(
-        UpdateProductBodySchema,
-        defined({ name: options.name, clientTokenTtl: optionalInteger(options.clientTokenTtl) }),
-        fieldFlags,
-      )
-      const product = await clientFor(io, options).updateProduct(id, body)
-      printProduct(io, options, product, `Updated product ${product.id} (${product.name}).`)
-    })
+    .option('--sign-responses', 'always sign its application-facing answers (RFC 9421)')
+    .option('--no-sign-responses', 'sign them only when the request asks (Keyturn-Sign: ed25519)')
+    .action(
+      async (
+        id: ProductId,
+        options: ApiOptions & { name?: string; clientTokenTtl?: string; signResponses?: boolean },
+      ) => {
+        const body = checked(
+          UpdateProductBodySchema,
+          defined({
+            name: options.name,
+            clientTokenTtl: optionalInteger(options.clientTokenTtl),
+            signResponses: options.signResponses,
+          }),
+          fieldFlags,
+        )
+        const product = await clientFor(io, options).updateProduct(id, body)
+        printProduct(io, options, product, `Updated product ${product.id} (${product.name}).`)
+      },
+    )
 
   apiCommand(
     products,
@@ -150,6 +169,7 @@ function productFields(product: ProductResource) {
     ['name', product.name],
     ['status', product.status],
     ['client token ttl', `${product.clientTokenTtl} s`],
+    ['signed answers', product.signResponses ? 'always' : 'when asked'],
     ['key id', product.keyId],
     ['created', product.createdAt],
     ['updated', product.updatedAt],
