@@ -21,7 +21,7 @@ let runs = 0
  * than requests per second) and `isIdleAfter`: false
  * when the server was still busy with the run's last requests 20 s after it.
  */
-export async function runLoad(server, { method, apiKey, requests, idlePath }, settings, workDir) {
+export async function runLoad(server, { method, apiKey, headers, requests, idlePath }, settings, workDir) {
   const specFile = join(workDir, `load-${++runs}.json`)
   writeFileSync(
     specFile,
@@ -34,6 +34,7 @@ export async function runLoad(server, { method, apiKey, requests, idlePath }, se
       method,
       headers: {
         ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
+        ...headers,
         ...(requests.some((request) => request.body !== undefined)
           ? { 'content-type': 'application/json' }
           : {}),

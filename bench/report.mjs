@@ -38,6 +38,14 @@ const derived = [
     min: { sqlite: 0.9 },
   },
   {
+    // Issue #15: signing an answer costs at most 25% of validate's throughput.
+    id: 'validate-signed-vs-unsigned',
+    title: () => 'validate with a signed answer vs unsigned',
+    of: ['validate-signed', 'large'],
+    over: ['validate', 'large'],
+    min: { sqlite: 0.75, postgres: 0.75 },
+  },
+  {
     id: 'starting-after-vs-page-0',
     title: () => 'list starting_after (deep) vs page 0',
     of: ['list-starting-after', 'large'],

@@ -217,7 +217,13 @@ async function runScenario(instance, scenario, base, context) {
   log(`${scenario.id} on ${base.engine} (${count(base.licenses)} licenses)`)
   const measured = await runLoad(
     instance.server,
-    { method: load.method, apiKey: credentials.adminKey, requests: load.requests, idlePath: '/readyz' },
+    {
+      method: load.method,
+      apiKey: credentials.adminKey,
+      headers: load.headers,
+      requests: load.requests,
+      idlePath: '/readyz',
+    },
     settings,
     context.workDir,
   )

@@ -32,6 +32,21 @@ export const scenarios = [
     }),
   },
   {
+    // Signed answers (issue #15): the same validations with a nonce and Keyturn-Sign: ed25519, so
+    // each answer carries a Content-Digest and an RFC 9421 Ed25519 signature.
+    id: 'validate-signed',
+    title: 'validate by key, signed answer',
+    ceiling: 'http',
+    prepare: async ({ productId, pools }) => ({
+      method: 'POST',
+      headers: { 'keyturn-sign': 'ed25519' },
+      requests: pools.keys.map((key) => ({
+        path: '/api/v0/licenses/validate',
+        body: { key, productId, nonce: randomBytes(16).toString('hex') },
+      })),
+    }),
+  },
+  {
     id: 'retrieve',
     title: 'retrieve by id',
     ceiling: 'http',

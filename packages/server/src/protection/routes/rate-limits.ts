@@ -153,7 +153,7 @@ export class Limits {
 export function limitOutsideApi(app: App, limits: Limits): void {
   app.addHook('onRequest', async (request, reply) => {
     const { config, url } = request.routeOptions
-    if (config.keyturnApi === true || (url !== undefined && exemptRoutes.has(url))) {
+    if (config?.keyturnApi === true || (url !== undefined && exemptRoutes.has(url))) {
       return
     }
     await limits.takeAddress(request, reply)
