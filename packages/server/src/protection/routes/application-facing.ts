@@ -8,7 +8,6 @@ import {
   answerSignatureBase,
   answerSignatureParams,
   NonceSchema,
-  ProblemSchema,
   type ProductId,
   signatureLabel,
 } from '@keyturn/protocol'
@@ -17,6 +16,7 @@ import type { TSchema } from 'typebox'
 import type { Clock } from '../../core/clock.js'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
+import { withProblems } from '../../http/responses.js'
 import type { TokenService } from '../../tokens/token-service.js'
 import { Limits, limitApiRequest } from './rate-limits.js'
 
@@ -25,12 +25,6 @@ export interface ApiProtectionDeps {
   readonly clock: Clock
   /** Absent: no rate limits and no guard (signed answers and the nonce always work). */
   readonly limits: Limits | undefined
-}
-
-const RateLimitedSchema = {
-  ...ProblemSchema,
-  description:
-    'Problem details with `code` `rate_limited`: a rate limit, or the key-guessing guard on the by-key routes. `Retry-After` says when to try again.',
 }
 
 const nonceOf = Symbol('keyturn.nonce')
@@ -51,7 +45,7 @@ export function registerApiProtection(api: App, deps: ApiProtectionDeps): void {
     route.config = { ...route.config, keyturnApi: true }
     route.schema = {
       ...route.schema,
-      response: { ...(route.schema?.response as object | undefined), 429: RateLimitedSchema },
+      response: withProblems(route.schema?.response, ['rate_limited']),
     }
     if (route.config.applicationFacing === true) {
       equipApplicationFacing(route as RouteOptions, deps)
