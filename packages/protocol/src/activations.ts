@@ -7,6 +7,7 @@ import {
   TimestampSchema,
 } from './common.js'
 import { LicenseKeySchema } from './licenses.js'
+import { NonceSchema } from './signed-answers.js'
 
 export const ActivationIdSchema = Type.TemplateLiteral([Type.Literal('act_'), Type.String()], {
   maxLength: 64,
@@ -50,6 +51,7 @@ export const ActivationResourceSchema = Type.Object(
       description:
         "When the seat lapses unless a heartbeat comes first: `lastHeartbeatAt` plus the license's `heartbeatTtl`; `null` when the license has none (the activation never lapses).",
     }),
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,
@@ -92,6 +94,7 @@ export const ActivateByKeyBodySchema = Type.Object(
     fingerprint: FingerprintSchema,
     name: Type.Optional(ActivationNameSchema),
     metadata: Type.Optional(ActivationMetadataSchema),
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,
@@ -107,7 +110,12 @@ export const ActivateByKeyBodySchema = Type.Object(
 export type ActivateByKeyBody = Static<typeof ActivateByKeyBodySchema>
 
 export const DeactivateByKeyBodySchema = Type.Object(
-  { key: LicenseKeySchema, productId: ProductIdSchema, fingerprint: FingerprintSchema },
+  {
+    key: LicenseKeySchema,
+    productId: ProductIdSchema,
+    fingerprint: FingerprintSchema,
+    nonce: Type.Optional(NonceSchema),
+  },
   {
     additionalProperties: false,
     examples: [

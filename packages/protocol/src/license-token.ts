@@ -21,6 +21,7 @@ import {
 } from './examples.js'
 import { LicenseKeySchema, LicenseResourceSchema } from './licenses.js'
 import { PublicKeyJwkSchema } from './products.js'
+import { NonceSchema } from './signed-answers.js'
 
 /** The JWS header `typ` of every license token. */
 export const licenseTokenType = 'license+jwt'
@@ -60,7 +61,7 @@ export type CreateLicenseTokenBody = Static<typeof CreateLicenseTokenBodySchema>
 
 /** For applications with a `client` key: a token for the license whose key they present. */
 export const CreateLicenseTokenByKeyBodySchema = Type.Object(
-  { key: LicenseKeySchema, productId: ProductIdSchema, ...tokenOptions },
+  { key: LicenseKeySchema, productId: ProductIdSchema, ...tokenOptions, nonce: Type.Optional(NonceSchema) },
   {
     additionalProperties: false,
     examples: [
@@ -97,6 +98,7 @@ export const LicenseTokenResourceSchema = Type.Object(
     }),
     payload: LicenseTokenPayloadSchema,
     license: LicenseResourceSchema,
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,

@@ -7,6 +7,7 @@ import {
   TimestampSchema,
 } from './common.js'
 import { exampleLicense, exampleTime } from './examples.js'
+import { NonceSchema } from './signed-answers.js'
 
 /** Computed at response time: revoked > expired > active (spec §3). */
 export const LicenseStatusSchema = Type.Enum(['active', 'revoked', 'expired'])
@@ -178,6 +179,7 @@ export const ValidateLicenseBodySchema = Type.Object(
           'When given, the license is valid only if this machine is activated (else reason `not_activated`).',
       }),
     ),
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,
@@ -207,6 +209,7 @@ export const ValidationResultSchema = Type.Object(
     reason: Type.Union([ValidationReasonSchema, Type.Null()]),
     timestamp: TimestampSchema,
     license: LicenseResourceSchema,
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,

@@ -79,6 +79,7 @@ describe('keyturn products', () => {
         'name              Test Product',
         'status            active',
         'client token ttl  604800 s',
+        'signed answers    when asked',
         `key id            ${product.keyId}`,
         `created           ${at}`,
         `updated           ${at}`,
