@@ -149,7 +149,8 @@ async function signAnswer(
     contentDigest,
     date,
     method: request.method,
-    path: request.url.split('?')[0] ?? request.url,
+    // As the client sent it (`/v0/…` is rewritten to `/api/v0/…` before routing).
+    path: request.originalUrl.split('?')[0] ?? request.originalUrl,
     signatureParams,
   })
   reply.header('Content-Digest', contentDigest)
