@@ -244,7 +244,7 @@ export class KeyturnClient {
 
   /** Renews a floating seat's lease; rejects with `activation_not_found` once it has lapsed. */
   heartbeatLicenseByKey(body: HeartbeatByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
-    return this.#request('POST', '/licenses/heartbeat', { body, ...options })
+    return this.#request('POST', '/licenses/heartbeat', { body, ...options, isSigned: true })
   }
 
   heartbeatActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
@@ -303,7 +303,7 @@ export class KeyturnClient {
     body: IncrementUsageByKeyBody,
     options: RequestOptions = {},
   ): Promise<LicenseResource> {
-    return this.#request('POST', '/licenses/usage', { body, ...options })
+    return this.#request('POST', '/licenses/usage', { body, ...options, isSigned: true })
   }
 
   incrementLicenseUsage(

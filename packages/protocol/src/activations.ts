@@ -131,7 +131,12 @@ export type DeactivateByKeyBody = Static<typeof DeactivateByKeyBodySchema>
 
 /** `POST /licenses/heartbeat`: what an application sends to keep its floating seat. */
 export const HeartbeatByKeyBodySchema = Type.Object(
-  { key: LicenseKeySchema, productId: ProductIdSchema, fingerprint: FingerprintSchema },
+  {
+    key: LicenseKeySchema,
+    productId: ProductIdSchema,
+    fingerprint: FingerprintSchema,
+    nonce: Type.Optional(NonceSchema),
+  },
   {
     additionalProperties: false,
     examples: [

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { ProductIdSchema } from './common.js'
 import { LicenseKeySchema } from './licenses.js'
+import { NonceSchema } from './signed-answers.js'
 
 /** `increment` when a usage request does not give one. */
 export const defaultUsageIncrement = 1
@@ -28,6 +29,7 @@ export const IncrementUsageByKeyBodySchema = Type.Object(
     key: LicenseKeySchema,
     productId: ProductIdSchema,
     increment: Type.Optional(UsageIncrementSchema),
+    nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,

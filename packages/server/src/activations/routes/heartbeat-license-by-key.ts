@@ -8,6 +8,7 @@ export function registerHeartbeatLicenseByKey(api: App, activations: ActivationS
   api.post(
     '/licenses/heartbeat',
     {
+      config: { applicationFacing: true },
       schema: {
         operationId: 'heartbeatLicenseByKey',
         summary: 'Keep a floating seat: heartbeat of a machine (by key: what an application calls)',
