@@ -65,7 +65,7 @@ export interface KeyturnClientOptions {
   readonly random?: () => number
   /**
    * The product's public key (PEM or JWK as the API shows it), or several (current and retired).
-   * When given, validate, activate and tokens by key send a fresh nonce and `Keyturn-Sign: ed25519`
+   * When given, validate, activate, tokens, heartbeat and usage by key send a fresh nonce and `Keyturn-Sign: ed25519`
    * and accept only an answer signed by one of these keys for that request: anything else rejects
    * with `KeyturnSignatureError` (a fake server, a replayed or altered answer).
    */

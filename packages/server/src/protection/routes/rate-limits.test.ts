@@ -197,6 +197,8 @@ describeEachDatabase('the key-guessing guard', (database) => {
       '/api/v0/licenses/activate',
       '/api/v0/licenses/tokens',
       '/api/v0/licenses/deactivate',
+      '/api/v0/licenses/heartbeat',
+      '/api/v0/licenses/usage',
     ]) {
       const res = await app.inject({
         method: 'POST',
