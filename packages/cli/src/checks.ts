@@ -97,3 +97,30 @@ export function json(text: string, flag: string): unknown {
 export function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T> // the same members, minus the undefined ones
 }
+
+/** Commander's collector for a repeatable option (`--metadata a=1 --metadata b=2`). */
+export function collect(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, value]
+}
+
+/**
+ * `--metadata key=value` flags as a metadata object: values are strings; `key=` (nothing after the
+ * `=`) removes the key on update. Undefined when no flag was given.
+ */
+export function metadataFlags(
+  values: readonly string[] | undefined,
+): Record<string, string | null> | undefined {
+  if (values === undefined || values.length === 0) {
+    return undefined
+  }
+  const metadata: Record<string, string | null> = {}
+  for (const value of values) {
+    const equals = value.indexOf('=')
+    if (equals <= 0) {
+      throw new UsageError(`--metadata takes key=value (key= to remove a key), not "${value}"`)
+    }
+    const text = value.slice(equals + 1)
+    metadata[value.slice(0, equals)] = text === '' ? null : text
+  }
+  return metadata
+}

@@ -5,8 +5,11 @@ import { Command, CommanderError } from 'commander'
 import { registerActivations } from './commands/activations.js'
 import { registerApiKeys } from './commands/api-keys.js'
 import { registerBackup } from './commands/backup.js'
+import { registerCustomers } from './commands/customers.js'
+import { registerEntitlements } from './commands/entitlements.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
@@ -62,6 +65,9 @@ registerProducts(program, io)
 registerApiKeys(program, io)
 registerLicenses(program, io)
 registerActivations(program, io)
+registerCustomers(program, io)
+registerEntitlements(program, io)
+registerPolicies(program, io)
 registerToken(program, io)
 // Subcommands inherit exitOverride only when it is set before they are added: set it on all.
 for (const command of [program, ...allCommands(program)]) {

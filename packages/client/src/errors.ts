@@ -41,6 +41,7 @@ export type LicenseTokenErrorCode =
   | 'product_mismatch'
   | 'unsupported_algorithm'
   | 'fingerprint_mismatch'
+  | 'entitlements_missing'
 
 /** An offline validation failed: the token is not to be trusted. */
 export class LicenseTokenError extends Error {

@@ -6,12 +6,19 @@ import type {
   ApiKeyId,
   ApiKeyResource,
   CreateApiKeyBody,
+  CreateCustomerBody,
   CreatedApiKeyResource,
+  CreateEntitlementBody,
   CreateLicenseBody,
   CreateLicenseTokenBody,
   CreateLicenseTokenByKeyBody,
+  CreatePolicyBody,
   CreateProductBody,
+  CustomerId,
+  CustomerResource,
   DeactivateByKeyBody,
+  EntitlementId,
+  EntitlementResource,
   EventId,
   EventResource,
   HeartbeatByKeyBody,
@@ -22,16 +29,25 @@ import type {
   LicenseTokenResource,
   ListActivationsQuery,
   ListApiKeysQuery,
+  ListCustomersQuery,
+  ListEntitlementsQuery,
   ListEventsQuery,
   ListLicensesQuery,
+  ListPoliciesQuery,
   ListProductKeysQuery,
   ListProductsQuery,
   Paginated,
+  PolicyId,
+  PolicyResource,
   Problem,
   ProductId,
   ProductKeyResource,
   ProductResource,
+  RenewLicenseBody,
+  UpdateCustomerBody,
+  UpdateEntitlementBody,
   UpdateLicenseBody,
+  UpdatePolicyBody,
   UpdateProductBody,
   ValidateLicenseBody,
   ValidationResult,
@@ -202,6 +218,18 @@ export class KeyturnClient {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/reinstate`, options)
   }
 
+  /**
+   * Extends the license: max(now, expirationDate) + duration (default: its policy's). Pass an
+   * `idempotencyKey` (e.g. the payment's id) so a retried renewal extends only once.
+   */
+  renewLicense(
+    id: LicenseId,
+    body: RenewLicenseBody = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/renew`, { body, ...options })
+  }
+
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
   validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
     // The hot path: no generated Idempotency-Key, which would make every check a write on the server.
@@ -368,6 +396,115 @@ export class KeyturnClient {
 
   rotateProductKey(id: ProductId, options: RequestOptions = {}): Promise<ProductKeyResource> {
     return this.#request('POST', `/products/${encodeURIComponent(id)}/keys/rotate`, options)
+  }
+
+  // Customers (global; a product key sees those owning a license of its product)
+
+  listCustomers(
+    query: ListCustomersQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<CustomerResource>> {
+    return this.#request('GET', '/customers', { query, ...options })
+  }
+
+  iterateCustomers(
+    query: Omit<ListCustomersQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<CustomerResource> {
+    return this.#iterate((next) => this.listCustomers({ ...query, ...next }, options))
+  }
+
+  /** Rejects with `customer_email_taken` when another customer has the email (case-insensitively). */
+  createCustomer(body: CreateCustomerBody, options: RequestOptions = {}): Promise<CustomerResource> {
+    return this.#request('POST', '/customers', { body, ...options })
+  }
+
+  getCustomer(id: CustomerId, options: RequestOptions = {}): Promise<CustomerResource> {
+    return this.#request('GET', `/customers/${encodeURIComponent(id)}`, options)
+  }
+
+  /** `metadata` is merged key by key; a key set to `null` is removed. */
+  updateCustomer(
+    id: CustomerId,
+    body: UpdateCustomerBody,
+    options: RequestOptions = {},
+  ): Promise<CustomerResource> {
+    return this.#request('PATCH', `/customers/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  /** Rejects with `customer_has_licenses` while licenses belong to the customer. */
+  async deleteCustomer(id: CustomerId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/customers/${encodeURIComponent(id)}`, options)
+  }
+
+  // Entitlements
+
+  listEntitlements(
+    query: ListEntitlementsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<EntitlementResource>> {
+    return this.#request('GET', '/entitlements', { query, ...options })
+  }
+
+  iterateEntitlements(
+    query: Omit<ListEntitlementsQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<EntitlementResource> {
+    return this.#iterate((next) => this.listEntitlements({ ...query, ...next }, options))
+  }
+
+  createEntitlement(body: CreateEntitlementBody, options: RequestOptions = {}): Promise<EntitlementResource> {
+    return this.#request('POST', '/entitlements', { body, ...options })
+  }
+
+  getEntitlement(id: EntitlementId, options: RequestOptions = {}): Promise<EntitlementResource> {
+    return this.#request('GET', `/entitlements/${encodeURIComponent(id)}`, options)
+  }
+
+  updateEntitlement(
+    id: EntitlementId,
+    body: UpdateEntitlementBody,
+    options: RequestOptions = {},
+  ): Promise<EntitlementResource> {
+    return this.#request('PATCH', `/entitlements/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  /** Also detaches it from every policy and license. */
+  async deleteEntitlement(id: EntitlementId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/entitlements/${encodeURIComponent(id)}`, options)
+  }
+
+  // Policies
+
+  listPolicies(
+    query: ListPoliciesQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<PolicyResource>> {
+    return this.#request('GET', '/policies', { query, ...options })
+  }
+
+  iteratePolicies(
+    query: Omit<ListPoliciesQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<PolicyResource> {
+    return this.#iterate((next) => this.listPolicies({ ...query, ...next }, options))
+  }
+
+  createPolicy(body: CreatePolicyBody, options: RequestOptions = {}): Promise<PolicyResource> {
+    return this.#request('POST', '/policies', { body, ...options })
+  }
+
+  getPolicy(id: PolicyId, options: RequestOptions = {}): Promise<PolicyResource> {
+    return this.#request('GET', `/policies/${encodeURIComponent(id)}`, options)
+  }
+
+  updatePolicy(id: PolicyId, body: UpdatePolicyBody, options: RequestOptions = {}): Promise<PolicyResource> {
+    return this.#request('PATCH', `/policies/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  /** Rejects with `policy_in_use` while licenses made from it exist. */
+  async deletePolicy(id: PolicyId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/policies/${encodeURIComponent(id)}`, options)
   }
 
   // API keys (admin only)

@@ -75,6 +75,7 @@ describe('validateLicenseToken', () => {
       productId,
       customFields: { plan: 'pro' },
       issuedAt: '2030-01-01T00:00:00.000Z',
+      entitlements: [],
     }
 
     const jwk = await exportJWK(createPublicKey(signer.publicKeyPem))

@@ -25,6 +25,11 @@ export interface ValidateLicenseTokenOptions {
    * `fingerprint`), else the validation fails with `fingerprint_mismatch`.
    */
   readonly fingerprint?: string
+  /**
+   * Entitlement codes the license must carry: when the token lacks any of them, the validation fails
+   * with `entitlements_missing` (after the signature, lifetime and product checks pass).
+   */
+  readonly requireEntitlements?: readonly string[]
 }
 
 /** The spec's offline validation result (§2), with the custom fields and the issue time. */
@@ -38,6 +43,8 @@ export interface OfflineValidationResult {
   readonly issuedAt: string
   /** The machine the token is bound to, when it is. */
   readonly fingerprint?: string
+  /** The license's entitlement codes when the token was issued (empty for tokens from before entitlements). */
+  readonly entitlements: readonly string[]
 }
 
 /** Longer tokens are refused unparsed: a real one is well under this even with a 4 KiB custom payload. */
@@ -75,7 +82,14 @@ export async function validateLicenseToken(
   if (options.fingerprint !== undefined && claims.fingerprint !== options.fingerprint) {
     throw new LicenseTokenError('fingerprint_mismatch', 'The token is bound to another machine, or to none.')
   }
-  const { licenseId, expirationDate, customFields = {}, createdAt, fingerprint } = claims
+  const { licenseId, expirationDate, customFields = {}, createdAt, fingerprint, entitlements = [] } = claims
+  const missing = (options.requireEntitlements ?? []).filter((code) => !entitlements.includes(code))
+  if (missing.length > 0) {
+    throw new LicenseTokenError(
+      'entitlements_missing',
+      `The license does not carry the entitlement${missing.length > 1 ? 's' : ''} ${missing.join(', ')}.`,
+    )
+  }
   return {
     licenseId,
     expiresAt: expirationDate,
@@ -83,6 +97,7 @@ export async function validateLicenseToken(
     customFields,
     issuedAt: createdAt,
     ...(fingerprint === undefined ? {} : { fingerprint }),
+    entitlements,
   }
 }
 

@@ -114,3 +114,21 @@ export interface Paginated<T> {
   prevPage: number | null
   nextPage: number | null
 }
+
+export const CustomerIdSchema = Type.TemplateLiteral([Type.Literal('cus_'), Type.String()], {
+  ...idTail,
+  examples: ['cus_4nQw8ZkT2vLm6XcPb9RsJd'],
+})
+export type CustomerId = Static<typeof CustomerIdSchema>
+
+export const PolicyIdSchema = Type.TemplateLiteral([Type.Literal('pol_'), Type.String()], {
+  ...idTail,
+  examples: ['pol_8sKd2LqW5nXv3BzTm7YcRf'],
+})
+export type PolicyId = Static<typeof PolicyIdSchema>
+
+export const EntitlementIdSchema = Type.TemplateLiteral([Type.Literal('ent_'), Type.String()], {
+  ...idTail,
+  examples: ['ent_2hGt6VpX9mQc4LwNs8KbZy'],
+})
+export type EntitlementId = Static<typeof EntitlementIdSchema>

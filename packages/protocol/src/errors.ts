@@ -20,10 +20,18 @@ export const ErrorCodeSchema = Type.Enum([
   'event_not_found',
   'webhook_endpoint_not_found',
   'webhook_delivery_not_found',
+  'customer_not_found',
+  'policy_not_found',
+  'entitlement_not_found',
   'license_not_active',
   'product_suspended',
   'activation_limit_reached',
   'usage_limit_reached',
+  'customer_has_licenses',
+  'customer_email_taken',
+  'policy_in_use',
+  'entitlement_code_taken',
+  'license_does_not_expire',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
   'idempotency_key_unrecoverable',
@@ -182,6 +190,27 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning: 'No webhook delivery with this id is visible to the API key.',
     action: 'Check the id; deliveries go with their endpoint and with their event (retention).',
   },
+  customer_not_found: {
+    status: 404,
+    title: 'Customer not found',
+    meaning:
+      'No customer with this id is visible to the API key (a product key sees only customers owning a license of its product); also a `customerId` on a license that names no customer.',
+    action: 'Check the id; create the customer first.',
+  },
+  policy_not_found: {
+    status: 404,
+    title: 'Policy not found',
+    meaning: "No policy with this id is visible to the API key (another product's policy is not found).",
+    action:
+      'Check the id and its product. (A `policyId` on a new license that names no policy of its product is a `400`.)',
+  },
+  entitlement_not_found: {
+    status: 404,
+    title: 'Entitlement not found',
+    meaning:
+      'No entitlement with this id is visible to the API key. (Unknown entitlement codes in a body are a `400 validation_failed` naming them.)',
+    action: 'Check the id and its product.',
+  },
   license_not_active: {
     status: 409,
     title: 'The license is not active',
@@ -210,6 +239,38 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
       'A metered license (`maxUses`) cannot take the increment: `uses` plus `increment` would pass `maxUses`. Nothing was added; the problem carries `uses` and `maxUses`.',
     action:
       'Tell the user the quota is used up; a vendor resets it (`POST /licenses/:id/usage/reset`) or raises `maxUses`. Retrying unchanged fails again.',
+  },
+  customer_has_licenses: {
+    status: 409,
+    title: 'The customer owns licenses',
+    meaning: 'The customer still owns licenses, so it cannot be deleted.',
+    action:
+      'Detach the licenses (`PATCH /licenses/{id}` with `customerId: null`) or delete them first, then delete the customer.',
+  },
+  customer_email_taken: {
+    status: 409,
+    title: 'A customer with this email exists',
+    meaning: 'Another customer has this email (emails are unique, compared case-insensitively).',
+    action: 'Look the customer up with `filter=email:eq:<email>` and use it.',
+  },
+  policy_in_use: {
+    status: 409,
+    title: 'The policy is in use',
+    meaning: 'Licenses were made from this policy, so it cannot be deleted.',
+    action: 'Keep the policy (rename it), or delete those licenses first.',
+  },
+  entitlement_code_taken: {
+    status: 409,
+    title: 'The entitlement code is taken',
+    meaning: 'The product already has an entitlement with this code.',
+    action: 'Use the existing entitlement, or another code.',
+  },
+  license_does_not_expire: {
+    status: 409,
+    title: 'The license does not expire',
+    meaning:
+      'A renewal of a license that never expires (`expirationDate: null`, and not waiting for a first activation).',
+    action: 'Nothing to renew; set an `expirationDate` first if the license should expire.',
   },
   idempotency_key_in_progress: {
     status: 409,

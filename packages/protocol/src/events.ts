@@ -12,9 +12,12 @@ import {
   TimestampSchema,
 } from './common.js'
 import {
+  exampleCustomer,
+  exampleEntitlement,
   exampleKeyId,
   exampleLicense,
   exampleLicenseId,
+  examplePolicy,
   exampleProductId,
   examplePublicKey,
   examplePublicKeyJwk,
@@ -29,6 +32,7 @@ const exampleProduct = {
   publicKey: examplePublicKey,
   publicKeyJwk: examplePublicKeyJwk,
   keyId: exampleKeyId,
+  metadata: {},
   createdAt: exampleTime,
   updatedAt: exampleTime,
 } as const
@@ -43,6 +47,8 @@ export const eventTypeExamples = {
     statusDetails: { ...exampleLicense.statusDetails, isRevoked: true },
   },
   'license.reinstated': exampleLicense,
+  /** `POST /licenses/:id/renew`: the license with its new expiration date. */
+  'license.renewed': { ...exampleLicense, expirationDate: '2032-01-01T00:00:00.000Z' },
   /** The license the token was issued for; the token itself is never recorded. */
   'license.token_issued': exampleLicense,
   /** Recorded only when an endpoint subscribes to it or KEYTURN_RECORD_VALIDATIONS=true. */
@@ -97,6 +103,19 @@ export const eventTypeExamples = {
   'license.usage_incremented': { ...exampleLicense, maxUses: 1000, uses: 42 },
   /** The license after its uses were reset to 0. */
   'license.usage_reset': { ...exampleLicense, maxUses: 1000, uses: 0, usesResetAt: exampleTime },
+  /** Customers are global: their events carry no productId. */
+  'customer.created': exampleCustomer,
+  'customer.updated': { ...exampleCustomer, name: 'Ada King' },
+  /** The customer as it was. */
+  'customer.deleted': exampleCustomer,
+  'entitlement.created': exampleEntitlement,
+  'entitlement.updated': { ...exampleEntitlement, name: 'Export to PDF and PNG' },
+  /** The entitlement as it was; policies and licenses no longer carry it. */
+  'entitlement.deleted': exampleEntitlement,
+  'policy.created': examplePolicy,
+  'policy.updated': { ...examplePolicy, maxActivations: 5 },
+  /** The policy as it was. */
+  'policy.deleted': examplePolicy,
   'product.created': exampleProduct,
   'product.updated': { ...exampleProduct, name: 'Acme Photo Editor 2' },
   'product.suspended': { ...exampleProduct, status: 'suspended' },

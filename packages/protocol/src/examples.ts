@@ -49,4 +49,42 @@ export const exampleLicense = {
   maxUses: null,
   uses: 0,
   usesResetAt: null,
+  customerId: 'cus_4nQw8ZkT2vLm6XcPb9RsJd',
+  policyId: 'pol_8sKd2LqW5nXv3BzTm7YcRf',
+  entitlements: ['cloud-sync', 'export-pdf'],
+  metadata: { stripeSubscriptionId: 'sub_1QhZ8f2eZvKYlo2C' },
+} as const
+
+export const exampleCustomer = {
+  id: 'cus_4nQw8ZkT2vLm6XcPb9RsJd',
+  object: 'Customer',
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  metadata: { stripeCustomerId: 'cus_Qh7Z2eZvKYlo2C' },
+  createdAt: exampleTime,
+  updatedAt: exampleTime,
+} as const
+
+export const exampleEntitlement = {
+  id: 'ent_2hGt6VpX9mQc4LwNs8KbZy',
+  object: 'Entitlement',
+  productId: exampleProductId,
+  code: 'export-pdf',
+  name: 'Export to PDF',
+  createdAt: exampleTime,
+  updatedAt: exampleTime,
+} as const
+
+export const examplePolicy = {
+  id: 'pol_8sKd2LqW5nXv3BzTm7YcRf',
+  object: 'Policy',
+  productId: exampleProductId,
+  name: 'Pro, yearly, 3 machines',
+  maxActivations: 3,
+  duration: 31_536_000,
+  expirationBasis: 'creation',
+  entitlements: ['export-pdf'],
+  metadata: {},
+  createdAt: exampleTime,
+  updatedAt: exampleTime,
 } as const

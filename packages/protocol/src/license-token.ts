@@ -86,6 +86,11 @@ export const LicenseTokenPayloadSchema = Type.Object(
     fingerprint: Type.Optional(
       Type.String({ description: 'The machine the token is bound to, when it is.' }),
     ),
+    entitlements: Type.Optional(
+      Type.Array(Type.String(), {
+        description: "The license's entitlement codes when the token was issued, sorted.",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -118,6 +123,7 @@ export const LicenseTokenClaimsSchema = Type.Object({
   createdAt: TimestampSchema,
   customFields: Type.Optional(CustomPayloadSchema),
   fingerprint: Type.Optional(Type.String()),
+  entitlements: Type.Optional(Type.Array(Type.String())),
   iss: Type.String(),
   sub: LicenseIdSchema,
   aud: ProductIdSchema,

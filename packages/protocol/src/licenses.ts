@@ -1,12 +1,16 @@
 import { type Static, Type } from 'typebox'
 import {
+  CustomerIdSchema,
   LicenseIdSchema,
   listQueryProperties,
   PaginatedSchema,
+  PolicyIdSchema,
   ProductIdSchema,
   TimestampSchema,
 } from './common.js'
+import { EntitlementCodeSchema, EntitlementCodesSchema } from './entitlements.js'
 import { exampleLicense, exampleTime } from './examples.js'
+import { MetadataInputSchema, MetadataSchema } from './metadata.js'
 import { NonceSchema } from './signed-answers.js'
 
 /** Computed at response time: revoked > expired > active (spec §3). */
@@ -86,6 +90,16 @@ export const LicenseResourceSchema = Type.Object(
     usesResetAt: Type.Union([TimestampSchema, Type.Null()], {
       description: 'When `uses` was last reset to 0; `null`: never.',
     }),
+    customerId: Type.Union([CustomerIdSchema, Type.Null()], {
+      description: 'The customer who owns it, if any.',
+    }),
+    policyId: Type.Union([PolicyIdSchema, Type.Null()], {
+      description: 'The policy it was made from, if any.',
+    }),
+    entitlements: Type.Array(EntitlementCodeSchema, {
+      description: "Sorted union of the license's own entitlement codes and its policy's, as they are now.",
+    }),
+    metadata: MetadataSchema,
   },
   {
     additionalProperties: false,
@@ -105,6 +119,15 @@ export const CreateLicenseBodySchema = Type.Object(
     ),
     heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
     maxUses: Type.Optional(MaxUsesSchema),
+    policyId: Type.Optional(
+      Type.Union([PolicyIdSchema, Type.Null()], {
+        description:
+          'A policy of the same product, used as a template: its `maxActivations` and expiration apply unless given here.',
+      }),
+    ),
+    customerId: Type.Optional(Type.Union([CustomerIdSchema, Type.Null()], { description: 'Must exist.' })),
+    entitlements: Type.Optional(EntitlementCodesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
   },
   {
     additionalProperties: false,
@@ -129,6 +152,13 @@ export const UpdateLicenseBodySchema = Type.Object(
     ),
     heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
     maxUses: Type.Optional(MaxUsesSchema),
+    customerId: Type.Optional(
+      Type.Union([CustomerIdSchema, Type.Null()], {
+        description: 'Must exist; `null` detaches the customer.',
+      }),
+    ),
+    entitlements: Type.Optional(EntitlementCodesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
   },
   {
     additionalProperties: false,
@@ -165,6 +195,9 @@ export const licenseFilterFields = [
   'createdAt',
   'updatedAt',
   'maxActivations',
+  'customerId',
+  'policyId',
+  'metadata.<key>',
 ] as const
 
 export const ValidateLicenseBodySchema = Type.Object(
@@ -180,6 +213,13 @@ export const ValidateLicenseBodySchema = Type.Object(
       }),
     ),
     nonce: Type.Optional(NonceSchema),
+    entitlements: Type.Optional(
+      Type.Array(EntitlementCodeSchema, {
+        maxItems: 100,
+        description:
+          'When given, the license is valid only if it has every one of these entitlements (else reason `entitlements_missing`).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -191,14 +231,16 @@ export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
 /**
  * Why a known license is not valid; `suspended` means its product is suspended (never a license
  * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no
- * seat (also a lapsed floating seat); `usage_exceeded` a metered license whose `uses` reached `maxUses`.
- * Precedence: revoked > expired > suspended > not_activated > usage_exceeded (DESIGN.md).
+ * seat (also a lapsed floating seat); `entitlements_missing` (our extension) one with `entitlements`
+ * the license lacks; `usage_exceeded` a metered license whose `uses` reached `maxUses`.
+ * Precedence: revoked > expired > suspended > not_activated > entitlements_missing > usage_exceeded (DESIGN.md).
  */
 export const ValidationReasonSchema = Type.Enum([
   'expired',
   'revoked',
   'suspended',
   'not_activated',
+  'entitlements_missing',
   'usage_exceeded',
 ])
 export type ValidationReason = Static<typeof ValidationReasonSchema>

@@ -8,6 +8,7 @@ import {
   TimestampSchema,
 } from './common.js'
 import { exampleKeyId, examplePublicKey, examplePublicKeyJwk } from './examples.js'
+import { MetadataInputSchema, MetadataSchema } from './metadata.js'
 
 export const ProductStatusSchema = Type.Enum(['active', 'suspended'])
 export type ProductStatus = Static<typeof ProductStatusSchema>
@@ -61,6 +62,7 @@ export const ProductResourceSchema = Type.Object(
     keyId: Type.String({
       description: 'Id of the current signing key (its RFC 7638 JWK thumbprint); the `kid` of tokens.',
     }),
+    metadata: MetadataSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   },
@@ -77,6 +79,7 @@ export const ProductResourceSchema = Type.Object(
         publicKey: examplePublicKey,
         publicKeyJwk: examplePublicKeyJwk,
         keyId: exampleKeyId,
+        metadata: {},
         createdAt: '2030-01-01T00:00:00.000Z',
         updatedAt: '2030-01-01T00:00:00.000Z',
       },
@@ -90,6 +93,7 @@ export const CreateProductBodySchema = Type.Object(
     name: ProductNameSchema,
     clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
     signResponses: Type.Optional(SignResponsesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
   },
   { additionalProperties: false, examples: [{ name: 'Acme Photo Editor' }] },
 )
@@ -100,6 +104,7 @@ export const UpdateProductBodySchema = Type.Object(
     name: Type.Optional(ProductNameSchema),
     clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
     signResponses: Type.Optional(SignResponsesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
   },
   {
     additionalProperties: false,

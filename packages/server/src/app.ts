@@ -25,6 +25,20 @@ import type { ActivationCheck } from './core/activation-check.js'
 import type { Clock } from './core/clock.js'
 import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
+import { CustomerService } from './customers/customer-service.js'
+import { KyselyCustomerStore } from './customers/kysely-customer-store.js'
+import { registerCreateCustomer } from './customers/routes/create-customer.js'
+import { registerDeleteCustomer } from './customers/routes/delete-customer.js'
+import { registerGetCustomer } from './customers/routes/get-customer.js'
+import { registerListCustomers } from './customers/routes/list-customers.js'
+import { registerUpdateCustomer } from './customers/routes/update-customer.js'
+import { EntitlementService } from './entitlements/entitlement-service.js'
+import { KyselyEntitlementStore } from './entitlements/kysely-entitlement-store.js'
+import { registerCreateEntitlement } from './entitlements/routes/create-entitlement.js'
+import { registerDeleteEntitlement } from './entitlements/routes/delete-entitlement.js'
+import { registerGetEntitlement } from './entitlements/routes/get-entitlement.js'
+import { registerListEntitlements } from './entitlements/routes/list-entitlements.js'
+import { registerUpdateEntitlement } from './entitlements/routes/update-entitlement.js'
 import { EventService } from './events/event-service.js'
 import { KyselyEventStore } from './events/kysely-event-store.js'
 import { registerGetEvent } from './events/routes/get-event.js'
@@ -64,9 +78,17 @@ import { registerCreateLicense } from './licenses/routes/create-license.js'
 import { registerGetLicense } from './licenses/routes/get-license.js'
 import { registerListLicenses } from './licenses/routes/list-licenses.js'
 import { registerReinstateLicense } from './licenses/routes/reinstate-license.js'
+import { registerRenewLicense } from './licenses/routes/renew-license.js'
 import { registerRevokeLicense } from './licenses/routes/revoke-license.js'
 import { registerUpdateLicense } from './licenses/routes/update-license.js'
 import { registerValidateLicense } from './licenses/routes/validate-license.js'
+import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
+import { PolicyService } from './policies/policy-service.js'
+import { registerCreatePolicy } from './policies/routes/create-policy.js'
+import { registerDeletePolicy } from './policies/routes/delete-policy.js'
+import { registerGetPolicy } from './policies/routes/get-policy.js'
+import { registerListPolicies } from './policies/routes/list-policies.js'
+import { registerUpdatePolicy } from './policies/routes/update-policy.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerCreateProduct } from './products/routes/create-product.js'
@@ -124,6 +146,9 @@ export interface Services {
   readonly events: EventService
   readonly validationRecording: ValidationRecording
   readonly usage: UsageService
+  readonly customers: CustomerService
+  readonly entitlements: EntitlementService
+  readonly policies: PolicyService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -251,12 +276,33 @@ function createServices(deps: AppDeps): Services {
       activationStore.findByFingerprint(licenseId, fingerprint, now),
     countLapsed: (licenseIds, now) => activationStore.countLapsed(licenseIds, now),
   }
+  const customers = new CustomerService({
+    customers: new KyselyCustomerStore(deps.db),
+    storage: unitOfWork((trx) => ({ customers: new KyselyCustomerStore(trx) })),
+    clock: deps.clock,
+  })
+  const entitlements = new EntitlementService({
+    entitlements: new KyselyEntitlementStore(deps.db),
+    storage: unitOfWork((trx) => ({ entitlements: new KyselyEntitlementStore(trx) })),
+    products,
+    clock: deps.clock,
+  })
+  const policies = new PolicyService({
+    policies: new KyselyPolicyStore(deps.db),
+    storage: unitOfWork((trx) => ({ policies: new KyselyPolicyStore(trx) })),
+    products,
+    entitlements,
+    clock: deps.clock,
+  })
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
     storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx) })),
     recordsValidations: () => validationRecording.isWanted(),
     products,
     activations: activationCheck,
+    policies,
+    customers,
+    entitlements,
     clock: deps.clock,
   })
   tokens = new TokenService({
@@ -269,6 +315,9 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
   })
   return {
+    customers,
+    entitlements,
+    policies,
     products,
     licenses,
     activations: new ActivationService({
@@ -352,6 +401,7 @@ function registerApi(
   registerUpdateLicense(api, services.licenses)
   registerRevokeLicense(api, services.licenses)
   registerReinstateLicense(api, services.licenses)
+  registerRenewLicense(api, services.licenses)
   registerCreateLicenseToken(api, services.tokens)
   registerCreateLicenseTokenByKey(api, services.tokens)
   registerIncrementLicenseUsageByKey(api, services.usage)
@@ -378,6 +428,23 @@ function registerApi(
 
   registerListEvents(api, services.events)
   registerGetEvent(api, services.events)
+  registerListCustomers(api, services.customers)
+  registerCreateCustomer(api, services.customers)
+  registerGetCustomer(api, services.customers)
+  registerUpdateCustomer(api, services.customers)
+  registerDeleteCustomer(api, services.customers)
+
+  registerListEntitlements(api, services.entitlements)
+  registerCreateEntitlement(api, services.entitlements)
+  registerGetEntitlement(api, services.entitlements)
+  registerUpdateEntitlement(api, services.entitlements)
+  registerDeleteEntitlement(api, services.entitlements)
+
+  registerListPolicies(api, services.policies)
+  registerCreatePolicy(api, services.policies)
+  registerGetPolicy(api, services.policies)
+  registerUpdatePolicy(api, services.policies)
+  registerDeletePolicy(api, services.policies)
 
   registerListApiKeys(api, services.apiKeys)
   registerCreateApiKey(api, services.apiKeys)

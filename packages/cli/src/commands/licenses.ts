@@ -5,12 +5,13 @@ import {
   IncrementUsageBodySchema,
   type LicenseId,
   ListLicensesQuerySchema,
+  RenewLicenseBodySchema,
   UpdateLicenseBodySchema,
   ValidateLicenseBodySchema,
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
-import { checked, dateTime, defined, integer, json, orNull } from '../checks.js'
+import { checked, collect, dateTime, defined, integer, json, metadataFlags, orNull } from '../checks.js'
 import { CommandFailed } from '../errors.js'
 import type { Io } from '../io.js'
 import { exportLicenses } from '../license-export.js'
@@ -29,6 +30,11 @@ const fieldFlags = {
   heartbeatTtl: '--heartbeat-ttl',
   maxUses: '--max-uses',
   increment: '--increment',
+  customerId: '--customer',
+  policyId: '--policy',
+  entitlements: '--entitlement',
+  metadata: '--metadata',
+  duration: '--duration',
 }
 
 /** What the flags take for null. */
@@ -37,6 +43,7 @@ const nullWords = {
   expirationDate: 'never',
   heartbeatTtl: 'none',
   maxUses: 'unlimited',
+  customerId: 'none',
 }
 
 interface TermsOptions {
@@ -44,9 +51,15 @@ interface TermsOptions {
   readonly expirationDate?: string
   readonly heartbeatTtl?: string
   readonly maxUses?: string
+  readonly customer?: string
+  readonly entitlement?: string[]
+  readonly metadata?: string[]
 }
 
-/** `--max-activations 3|unlimited` and `--expiration-date ISO|never`, as the body's fields. */
+/**
+ * `--max-activations 3|unlimited`, `--expiration-date ISO|never`, `--customer ID|none`,
+ * `--entitlement CODE…` and `--metadata key=value…`, as the body's fields.
+ */
 function terms(options: TermsOptions) {
   return defined({
     maxActivations:
@@ -56,6 +69,9 @@ function terms(options: TermsOptions) {
     heartbeatTtl:
       options.heartbeatTtl === undefined ? undefined : orNull(options.heartbeatTtl, 'none', integer),
     maxUses: options.maxUses === undefined ? undefined : orNull(options.maxUses, 'unlimited', integer),
+    customerId: options.customer === undefined ? undefined : orNull(options.customer, 'none', (text) => text),
+    entitlements: options.entitlement,
+    metadata: metadataFlags(options.metadata),
   })
 }
 
@@ -88,10 +104,22 @@ export function registerLicenses(program: Command, io: Io): void {
       '--expiration-date <date>',
       'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never" (the default)',
     )
-    .action(async (options: ApiOptions & TermsOptions & { product: string }) => {
+    .option('--policy <id>', 'a policy of the product: its seats and expiry apply unless given here')
+    .option('--customer <id>', 'the customer who owns it')
+    .option(
+      '--entitlement <code>',
+      "an entitlement code of its own, beside its policy's (repeatable)",
+      collect,
+    )
+    .option(
+      '--metadata <key=value>',
+      'a metadata key, e.g. stripeSubscriptionId=sub_123 (repeatable)',
+      collect,
+    )
+    .action(async (options: ApiOptions & TermsOptions & { product: string; policy?: string }) => {
       const body = checked(
         CreateLicenseBodySchema,
-        { productId: options.product, ...terms(options) },
+        { productId: options.product, ...defined({ policyId: options.policy }), ...terms(options) },
         fieldFlags,
         nullWords,
       )
@@ -150,10 +178,40 @@ export function registerLicenses(program: Command, io: Io): void {
       '--expiration-date <date>',
       'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never"',
     )
+    .option('--customer <id>', 'the customer who owns it, or "none" to detach')
+    .option('--entitlement <code>', 'its own entitlement codes (repeatable; replaces them)', collect)
+    .option('--metadata <key=value>', 'a metadata key to set, or key= to remove (repeatable)', collect)
     .action(async (id: LicenseId, options: ApiOptions & TermsOptions) => {
       const body = checked(UpdateLicenseBodySchema, terms(options), fieldFlags, nullWords)
       const license = await clientFor(io, options).updateLicense(id, body)
       printLicense(io, options, license, `Updated license ${license.id}.`)
+    })
+
+  apiCommand(
+    licenses,
+    'renew <id>',
+    "Extend a license: max(now, its expiration date) + the duration (default: its policy's)",
+    ['keyturn licenses renew lic_7fQx2mNc4RtYp9LkWv3bHs --duration 31536000 --idempotency-key inv_2031_0042'],
+  )
+    .option('--duration <seconds>', 'seconds to add (at least 3600); required without a policy duration')
+    .option('--idempotency-key <key>', 'e.g. the invoice id: a retry with the same key renews only once')
+    .action(async (id: LicenseId, options: ApiOptions & { duration?: string; idempotencyKey?: string }) => {
+      const body = checked(
+        RenewLicenseBodySchema,
+        defined({ duration: options.duration === undefined ? undefined : integer(options.duration) }),
+        fieldFlags,
+      )
+      const license = await clientFor(io, options).renewLicense(
+        id,
+        body,
+        defined({ idempotencyKey: options.idempotencyKey }),
+      )
+      printLicense(
+        io,
+        options,
+        license,
+        `Renewed license ${license.id}: it expires ${show(license.expirationDate, 'never')}.`,
+      )
     })
 
   apiCommand(licenses, 'revoke <id>', 'Revoke a license: it validates as invalid (reason revoked)', [
@@ -181,24 +239,35 @@ export function registerLicenses(program: Command, io: Io): void {
   )
     .requiredOption('--product <id>', 'the product the key must belong to')
     .option('--fingerprint <fingerprint>', 'valid only if this machine is activated')
-    .action(async (key: string, options: ApiOptions & { product: string; fingerprint?: string }) => {
-      const body = checked(
-        ValidateLicenseBodySchema,
-        defined({ key, productId: options.product, fingerprint: options.fingerprint }),
-        fieldFlags,
-      )
-      const result = await clientFor(io, options).validateLicense(body)
-      if (options.json === true) {
-        printJson(io, result)
-      } else {
-        io.print(result.isValid ? 'valid' : `not valid: ${result.reason}`)
-        io.print('')
-        printFields(io, licenseFields(result.license))
-      }
-      if (!result.isValid) {
-        throw new CommandFailed()
-      }
-    })
+    .option('--entitlement <code>', 'valid only if the license has this entitlement (repeatable)', collect)
+    .action(
+      async (
+        key: string,
+        options: ApiOptions & { product: string; fingerprint?: string; entitlement?: string[] },
+      ) => {
+        const body = checked(
+          ValidateLicenseBodySchema,
+          defined({
+            key,
+            productId: options.product,
+            fingerprint: options.fingerprint,
+            entitlements: options.entitlement,
+          }),
+          fieldFlags,
+        )
+        const result = await clientFor(io, options).validateLicense(body)
+        if (options.json === true) {
+          printJson(io, result)
+        } else {
+          io.print(result.isValid ? 'valid' : `not valid: ${result.reason}`)
+          io.print('')
+          printFields(io, licenseFields(result.license))
+        }
+        if (!result.isValid) {
+          throw new CommandFailed()
+        }
+      },
+    )
 
   apiCommand(
     licenses,
@@ -312,6 +381,10 @@ function licenseFields(license: LicenseResource) {
     ['heartbeat TTL', license.heartbeatTtl === null ? 'none' : `${license.heartbeatTtl} s`],
     ['uses', usesOf(license)],
     ['expires', show(license.expirationDate, 'never')],
+    ['customer', show(license.customerId, 'none')],
+    ['policy', show(license.policyId, 'none')],
+    ['entitlements', license.entitlements.join(' ')],
+    ['metadata', JSON.stringify(license.metadata)],
     ['created', license.createdAt],
     ['updated', license.updatedAt],
   ] as const

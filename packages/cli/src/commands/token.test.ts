@@ -59,6 +59,7 @@ describe('keyturn token verify', () => {
       productId,
       customFields: { plan: 'pro' },
       issuedAt: token.payload.createdAt,
+      entitlements: [],
     })
   })
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { LicenseTokenError, type PublicKeyInput, validateLicenseToken } from '@keyturn/client'
 import type { Command } from 'commander'
-import { json } from '../checks.js'
+import { collect, json } from '../checks.js'
 import { CommandFailed, UsageError } from '../errors.js'
 import type { Io } from '../io.js'
 import { printFields, printJson } from '../output.js'
@@ -11,6 +11,7 @@ interface VerifyOptions {
   readonly publicKey?: string
   readonly jwk?: string
   readonly fingerprint?: string
+  readonly entitlement?: string[]
   readonly json?: boolean
 }
 
@@ -37,6 +38,7 @@ export function registerToken(program: Command, io: Io): void {
       'the product public key as a JWK, a JSON array of JWKs, or a JWK set {"keys": […]}',
     )
     .option('--fingerprint <fingerprint>', "this machine's fingerprint, for a machine-bound token")
+    .option('--entitlement <code>', 'fail unless the token carries this entitlement (repeatable)', collect)
     .option('--json', 'print the validation result as JSON')
     .addHelpText(
       'after',
@@ -50,6 +52,7 @@ export function registerToken(program: Command, io: Io): void {
           publicKey,
           token: text,
           ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint }),
+          ...(options.entitlement === undefined ? {} : { requireEntitlements: options.entitlement }),
         })
         if (options.json === true) {
           printJson(io, result)
@@ -63,6 +66,7 @@ export function registerToken(program: Command, io: Io): void {
           ['expires', result.expiresAt],
           ['issued', result.issuedAt],
           ['fingerprint', result.fingerprint],
+          ['entitlements', result.entitlements.join(' ')],
           ['custom fields', JSON.stringify(result.customFields)],
         ])
       } catch (error) {

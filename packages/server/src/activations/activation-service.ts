@@ -32,6 +32,8 @@ export interface ActivationResult {
   /** `created`: a seat was taken (201); `existing`: the fingerprint was already activated (200). */
   readonly outcome: 'created' | 'existing'
   readonly activation: Activation
+  /** Set when this first activation started the license's expiry (a `firstActivation` policy). */
+  readonly expirationStarted: Date | null
 }
 
 export interface ActivationServiceDeps {
@@ -191,7 +193,11 @@ export class ActivationService {
         { extensions: { maxActivations: outcome.limit, activationCount: outcome.count } },
       )
     }
-    return { outcome: outcome.kind, activation: outcome.activation }
+    return {
+      outcome: outcome.kind,
+      activation: outcome.activation,
+      expirationStarted: outcome.kind === 'created' ? outcome.expirationStarted : null,
+    }
   }
 }
 

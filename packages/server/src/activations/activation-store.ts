@@ -28,8 +28,17 @@ export interface NewActivation {
 }
 
 export type ActivateOutcome =
-  /** `reclaimed`: lapsed activations of the license removed to make room (their seats were free). */
-  | { readonly kind: 'created'; readonly activation: Activation; readonly reclaimed: readonly Activation[] }
+  /**
+   * `reclaimed`: lapsed activations of the license removed to make room (their seats were free).
+   * `expirationStarted`: this was the license's first activation and it had been waiting for it (a
+   * `firstActivation` policy): the expiration date it set, in the same transaction.
+   */
+  | {
+      readonly kind: 'created'
+      readonly activation: Activation
+      readonly reclaimed: readonly Activation[]
+      readonly expirationStarted: Date | null
+    }
   /** The fingerprint holds a seat already: its lastSeenAt and lease (and name/metadata, when given) are refreshed. */
   | { readonly kind: 'existing'; readonly activation: Activation }
   | { readonly kind: 'limit_reached'; readonly limit: number; readonly count: number }

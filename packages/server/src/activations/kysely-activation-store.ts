@@ -5,7 +5,7 @@ import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { writeTransaction } from '../storage/write-transaction.js'
+import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
   ActivateOutcome,
@@ -61,9 +61,11 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
 
 export class KyselyActivationStore implements ActivationStore {
   readonly #db: Kysely<Database>
+  readonly #sqlite: boolean
 
   constructor(db: Kysely<Database>) {
     this.#db = db
+    this.#sqlite = isSqlite(db)
   }
 
   async activate(activation: NewActivation): Promise<ActivateOutcome> {
@@ -151,7 +153,24 @@ export class KyselyActivationStore implements ActivationStore {
         .execute()
       return undefined
     }
-    return { kind: 'created', activation: rowToActivation(inserted), reclaimed }
+    // A license waiting for its first activation (a `firstActivation` policy) starts to expire now:
+    // the seat increment above holds the license row, so exactly one activation does this.
+    const startsExpiry = this.#sqlite
+      ? sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', ${at}, '+' || first_activation_duration || ' seconds')`
+      : sql<string>`${at}::timestamptz + make_interval(secs => first_activation_duration)`
+    const started = await trx
+      .updateTable('licenses')
+      .set({ expiration_date: startsExpiry, first_activation_duration: null })
+      .where('id', '=', activation.licenseId)
+      .where('first_activation_duration', 'is not', null)
+      .returning('expiration_date')
+      .executeTakeFirst()
+    return {
+      kind: 'created',
+      activation: rowToActivation(inserted),
+      reclaimed,
+      expirationStarted: started === undefined ? null : toNullableDate(started.expiration_date),
+    }
   }
 
   /**

@@ -11,6 +11,9 @@ const idPrefixes = {
   event: 'evt_',
   webhookEndpoint: 'whk_',
   webhookDelivery: 'dlv_',
+  customer: 'cus_',
+  policy: 'pol_',
+  entitlement: 'ent_',
 } as const
 
 type IdKind = keyof typeof idPrefixes

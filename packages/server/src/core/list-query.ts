@@ -12,6 +12,8 @@ export type FieldKind =
   | { readonly type: 'integer'; readonly nullable?: boolean }
   | { readonly type: 'string' }
   | { readonly type: 'enum'; readonly values: readonly string[] }
+  /** Written `metadata.<key>`: the rule carries the key; only `eq`. */
+  | { readonly type: 'metadata' }
 
 export type FieldKinds<F extends string> = { readonly [K in F]: FieldKind }
 
@@ -25,6 +27,8 @@ export type FilterRule<F extends string> =
       readonly field: F
       readonly operator: Exclude<FilterOperator, 'null' | 'notnull' | 'in'>
       readonly value: FilterValue
+      /** The metadata key of a `metadata.<key>` rule. */
+      readonly key?: string
     }
   | { readonly field: F; readonly operator: 'in'; readonly values: readonly FilterValue[] }
 
@@ -117,7 +121,11 @@ function parseRule<F extends string>(rule: string, fields: FieldKinds<F>): Filte
   const raw = second < 0 ? undefined : rule.slice(second + 1)
 
   const isField = (candidate: string): candidate is F => Object.hasOwn(fields, candidate)
-  if (!isField(field)) {
+  const metadataField = 'metadata'
+  if (field.startsWith('metadata.') && isField(metadataField)) {
+    return parseMetadataRule(metadataField, field.slice('metadata.'.length), operator, raw, fail)
+  }
+  if (!isField(field) || fields[field].type === 'metadata') {
     return fail(`unknown field "${field}"; use one of ${Object.keys(fields).join(', ')}.`)
   }
   const kind = fields[field]
@@ -145,6 +153,30 @@ function parseRule<F extends string>(rule: string, fields: FieldKinds<F>): Filte
     return { field, operator, values: parts.map((part) => parseValue(part, kind, fail)) }
   }
   return { field, operator, value: parseValue(raw, kind, fail) }
+}
+
+const metadataKey = /^[A-Za-z0-9_.-]{1,40}$/
+
+function parseMetadataRule<F extends string>(
+  field: F,
+  key: string,
+  operator: string,
+  raw: string | undefined,
+  fail: (why: string) => never,
+): FilterRule<F> {
+  if (!metadataKey.test(key)) {
+    return fail(`"${key}" is not a metadata key (1 to 40 characters of A-Z, a-z, 0-9, _ . -).`)
+  }
+  if (operator !== 'eq') {
+    return fail(`metadata.${key} takes only the operator "eq".`)
+  }
+  if (raw === undefined) {
+    return fail('operator "eq" needs a value.')
+  }
+  if (raw.includes('\u0000') || raw.length > 500) {
+    return fail('the value must be at most 500 characters, without NUL.')
+  }
+  return { field, operator, value: raw, key }
 }
 
 function allowedOperators(kind: FieldKind): readonly FilterOperator[] {
@@ -196,6 +228,8 @@ function parseValue(raw: string, kind: FieldKind, fail: (why: string) => never):
     }
     case 'enum':
       return kind.values.includes(raw) ? raw : fail(`"${raw}" is not one of ${kind.values.join(', ')}.`)
+    case 'metadata':
+      return fail('metadata takes a key: metadata.<key>:eq:<value>.')
     case 'string':
       if (raw.includes('\u0000')) {
         return fail('the value contains a NUL character.')

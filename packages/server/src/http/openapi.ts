@@ -91,6 +91,9 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'products', description: 'Products and their signing keys' },
       { name: 'api-keys', description: 'API keys (admin only)' },
       { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
+      { name: 'customers', description: 'Customers: who owns licenses' },
+      { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
+      { name: 'policies', description: 'Policies: plans that licenses are made from' },
     ],
   },
   // Paths in the document are relative to the server URL above. The route schema is copied with

@@ -117,6 +117,7 @@ describe('offline validation in a browser', () => {
       productId: payload.productId,
       customFields: payload.customFields,
       issuedAt: payload.createdAt,
+      entitlements: [],
     }
     assert.deepEqual(expected.customFields, { plan: 'pro', seats: 5 })
     assert.deepEqual(outcome.withPem, expected)

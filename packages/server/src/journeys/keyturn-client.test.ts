@@ -77,6 +77,10 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       maxUses: null,
       uses: 0,
       usesResetAt: null,
+      customerId: null,
+      policyId: null,
+      entitlements: [],
+      metadata: {},
     })
     assert.deepEqual(await keyturn.getLicense(id), created)
 
@@ -158,6 +162,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       productId,
       createdAt: at,
       customFields: { plan: 'pro' },
+      entitlements: [],
     })
     assert.equal(
       withoutBody.payload.expirationDate,
@@ -177,6 +182,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       productId,
       customFields: { plan: 'pro' },
       issuedAt: at,
+      entitlements: [],
     })
   })
 

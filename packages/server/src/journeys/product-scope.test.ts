@@ -13,6 +13,9 @@ const forbidden = [403, 'forbidden'] as const
 const noLicense = [404, 'license_not_found'] as const
 const noProduct = [404, 'product_not_found'] as const
 const noActivation = [404, 'activation_not_found'] as const
+const noCustomer = [404, 'customer_not_found'] as const
+const noPolicy = [404, 'policy_not_found'] as const
+const noEntitlement = [404, 'entitlement_not_found'] as const
 
 /**
  * What a product key gets on each route (DESIGN.md "Authentication and roles"): on its own product,
@@ -29,6 +32,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /licenses/tokens': { own: 201, foreign: noLicense },
   'POST /licenses/:id/revoke': { own: 200, foreign: noLicense },
   'POST /licenses/:id/reinstate': { own: 200, foreign: noLicense },
+  'POST /licenses/:id/renew': { own: 200, foreign: noLicense },
   'POST /licenses/activate': { own: 201, foreign: noLicense },
   'POST /licenses/deactivate': { own: 204, foreign: noLicense },
   'POST /licenses/heartbeat': { own: 200, foreign: noLicense },
@@ -48,6 +52,22 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /products/:id/resume': { own: forbidden, foreign: noProduct },
   'GET /products/:id/keys': { own: 200, foreign: noProduct },
   'POST /products/:id/keys/rotate': { own: forbidden, foreign: noProduct },
+  // Customers are global: a product key may create them, and sees those owning its licenses.
+  'GET /customers': { own: 200, foreign: 200 },
+  'POST /customers': { own: 201, foreign: 201 },
+  'GET /customers/:id': { own: 200, foreign: noCustomer },
+  'PATCH /customers/:id': { own: 200, foreign: noCustomer },
+  'DELETE /customers/:id': { own: [409, 'customer_has_licenses'], foreign: noCustomer },
+  'GET /policies': { own: 200, foreign: 200 },
+  'POST /policies': { own: 201, foreign: forbidden },
+  'GET /policies/:id': { own: 200, foreign: noPolicy },
+  'PATCH /policies/:id': { own: 200, foreign: noPolicy },
+  'DELETE /policies/:id': { own: [409, 'policy_in_use'], foreign: noPolicy },
+  'GET /entitlements': { own: 200, foreign: 200 },
+  'POST /entitlements': { own: 201, foreign: forbidden },
+  'GET /entitlements/:id': { own: 200, foreign: noEntitlement },
+  'PATCH /entitlements/:id': { own: 200, foreign: noEntitlement },
+  'DELETE /entitlements/:id': { own: 204, foreign: noEntitlement },
   'GET /api-keys': { own: forbidden, foreign: forbidden },
   'POST /api-keys': { own: forbidden, foreign: forbidden },
   'GET /api-keys/:id': { own: forbidden, foreign: forbidden },

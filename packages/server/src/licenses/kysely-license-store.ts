@@ -1,21 +1,26 @@
-import type { LicenseId, LicenseStatus } from '@keyturn/protocol'
+import type { EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { FilterRule, FilterValue, ListSlice } from '../core/list-query.js'
+import { isForeignKeyViolation } from '../storage/constraint-violations.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
+import { readMetadata } from '../storage/json.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
-import { writeTransaction } from '../storage/write-transaction.js'
+import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { expirationDateBound, type License } from './license.js'
 import {
   type LicenseChanges,
   type LicenseFilterField,
+  type LicenseGuard,
   type LicenseListQuery,
   type LicenseSortField,
   type LicenseStore,
   licenseStatuses,
+  type NewLicense,
 } from './license-store.js'
 
-export type LicenseRow = Selectable<LicensesTable>
+/** A license row with its entitlement codes (comma-separated; codes hold no comma), null for none. */
+export type LicenseRow = Selectable<LicensesTable> & { entitlement_codes: string | null }
 
 /** The only converter from a licenses row to the domain's license (the usage store reads the same rows). */
 export function rowToLicense(row: LicenseRow): License {
@@ -31,9 +36,68 @@ export function rowToLicense(row: LicenseRow): License {
     maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
     uses: Number(row.uses),
     usesResetAt: toNullableDate(row.uses_reset_at),
+    customerId: row.customer_id,
+    policyId: row.policy_id,
+    entitlements: row.entitlement_codes === null ? [] : [...new Set(row.entitlement_codes.split(','))].sort(),
+    metadata: readMetadata(row.metadata),
+    firstActivationDuration:
+      row.first_activation_duration === null ? null : Number(row.first_activation_duration),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
+}
+
+/**
+ * The license's own entitlement codes and its policy's, as one column of the same query that reads
+ * the license: two primary-key probes, so reading a license (validation by key) stays one query.
+ */
+function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
+  const aggregate = sqlite
+    ? sql`group_concat(entitlements.code, ',')`
+    : sql`string_agg(entitlements.code, ',')`
+  return sql`(select ${aggregate} from entitlements where entitlements.id in (
+      select license_entitlements.entitlement_id from license_entitlements where license_entitlements.license_id = licenses.id
+      union all
+      select policy_entitlements.entitlement_id from policy_entitlements where policy_entitlements.policy_id = licenses.policy_id
+    )) as entitlement_codes`
+}
+
+const jsonNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
+
+/**
+ * `metadata.<key>:eq:<value>`: the stored value is the string `<value>`, or a number equal to it, or
+ * the boolean it spells. PostgreSQL asks `metadata @> {"key": value}`, which the GIN index answers;
+ * SQLite reads every candidate row's JSON (docs/decisions.md has the measured cost).
+ */
+function metadataCondition(rule: FilterRule<LicenseFilterField>, sqlite: boolean): RawBuilder<SqlBool> {
+  if (rule.operator !== 'eq' || rule.key === undefined) {
+    throw new Error('metadata rules are key:eq:value') // parseFilter makes no other
+  }
+  const raw = String(rule.value)
+  const number = jsonNumber.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : undefined
+  const boolean = raw === 'true' ? true : raw === 'false' ? false : undefined
+  const metadata = sql.ref('licenses.metadata')
+  if (!sqlite) {
+    const contains = (value: string | number | boolean) =>
+      sql<SqlBool>`${metadata} @> ${JSON.stringify({ [rule.key as string]: value })}::jsonb`
+    const alternatives = [
+      contains(raw),
+      ...(number === undefined ? [] : [contains(number)]),
+      ...(boolean === undefined ? [] : [contains(boolean)]),
+    ]
+    return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`
+  }
+  const path = `$."${rule.key}"` // keys are [A-Za-z0-9_.-]: nothing to escape
+  const alternatives = [
+    sql<SqlBool>`(json_type(${metadata}, ${path}) = 'text' and json_extract(${metadata}, ${path}) = ${raw})`,
+    ...(number === undefined
+      ? []
+      : [
+          sql<SqlBool>`(json_type(${metadata}, ${path}) in ('integer', 'real') and json_extract(${metadata}, ${path}) = ${number})`,
+        ]),
+    ...(boolean === undefined ? [] : [sql<SqlBool>`json_type(${metadata}, ${path}) = ${String(boolean)}`]),
+  ]
+  return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`
 }
 
 /**
@@ -86,10 +150,11 @@ function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): Raw
 const isStatus = (value: FilterValue): value is LicenseStatus =>
   licenseStatuses.some((status) => status === value)
 
-function licenseTable(now: Date): ListTable<LicenseSortField, LicenseFilterField> {
+function licenseTable(now: Date, sqlite: boolean): ListTable<LicenseSortField, LicenseFilterField> {
   const at = now.toISOString()
   return {
     table: 'licenses',
+    columns: entitlementCodes(sqlite),
     sort: {
       createdAt: column('created_at'),
       updatedAt: column('updated_at'),
@@ -106,95 +171,177 @@ function licenseTable(now: Date): ListTable<LicenseSortField, LicenseFilterField
       createdAt: { column: 'created_at' },
       updatedAt: { column: 'updated_at' },
       maxActivations: { column: 'max_activations' },
+      customerId: { column: 'customer_id' },
+      policyId: { column: 'policy_id' },
+      metadata: { translate: (rule) => metadataCondition(rule, sqlite) },
     },
   }
 }
 
 export class KyselyLicenseStore implements LicenseStore {
   readonly #db: Kysely<Database>
+  readonly #sqlite: boolean
+  readonly #codes: RawBuilder<unknown>
 
   constructor(db: Kysely<Database>) {
     this.#db = db
+    this.#sqlite = isSqlite(db)
+    this.#codes = entitlementCodes(this.#sqlite)
   }
 
-  async insert(license: License): Promise<void> {
-    await this.#db
-      .insertInto('licenses')
-      .values({
-        id: license.id,
-        product_id: license.productId,
-        key: license.key,
-        max_activations: license.maxActivations,
-        expiration_date: license.expirationDate?.toISOString() ?? null,
-        revoked_at: license.revokedAt?.toISOString() ?? null,
-        heartbeat_ttl: license.heartbeatTtl,
-        max_uses: license.maxUses,
-        uses: license.uses,
-        uses_reset_at: license.usesResetAt?.toISOString() ?? null,
-        created_at: license.createdAt.toISOString(),
-        updated_at: license.updatedAt.toISOString(),
+  async insert(
+    license: NewLicense,
+    entitlementIds: readonly EntitlementId[],
+  ): Promise<'ok' | 'reference_gone'> {
+    const values = {
+      id: license.id,
+      product_id: license.productId,
+      key: license.key,
+      max_activations: license.maxActivations,
+      expiration_date: license.expirationDate?.toISOString() ?? null,
+      revoked_at: license.revokedAt?.toISOString() ?? null,
+      customer_id: license.customerId,
+      policy_id: license.policyId,
+      metadata: JSON.stringify(license.metadata),
+      first_activation_duration: license.firstActivationDuration,
+      heartbeat_ttl: license.heartbeatTtl,
+      max_uses: license.maxUses,
+      uses: license.uses,
+      uses_reset_at: license.usesResetAt?.toISOString() ?? null,
+      created_at: license.createdAt.toISOString(),
+      updated_at: license.updatedAt.toISOString(),
+    }
+    try {
+      if (entitlementIds.length === 0) {
+        await this.#db.insertInto('licenses').values(values).execute()
+        return 'ok'
+      }
+      await writeTransaction(this.#db, async (trx) => {
+        await trx.insertInto('licenses').values(values).execute()
+        await trx
+          .insertInto('license_entitlements')
+          .values(
+            entitlementIds.map((entitlementId) => ({
+              license_id: license.id,
+              entitlement_id: entitlementId,
+            })),
+          )
+          .execute()
       })
-      .execute()
+      return 'ok'
+    } catch (error) {
+      if (isForeignKeyViolation(error)) {
+        return 'reference_gone'
+      }
+      throw error
+    }
   }
 
   async findById(id: LicenseId): Promise<License | undefined> {
     if (!isStorableText(id)) {
       return undefined
     }
-    const row = await this.#db.selectFrom('licenses').selectAll().where('id', '=', id).executeTakeFirst()
-    return row === undefined ? undefined : rowToLicense(row)
+    return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, this.#db)
   }
 
   async findByKey(key: string): Promise<License | undefined> {
     if (!isStorableText(key)) {
       return undefined
     }
-    const row = await this.#db.selectFrom('licenses').selectAll().where('key', '=', key).executeTakeFirst()
+    return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
+  }
+
+  async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {
+    const { rows } =
+      await sql<LicenseRow>`select licenses.*, ${this.#codes} from licenses where ${where}`.execute(db)
+    const [row] = rows
     return row === undefined ? undefined : rowToLicense(row)
   }
 
-  async update(id: LicenseId, changes: LicenseChanges): Promise<License | undefined> {
-    if (changes.heartbeatTtl === undefined) {
-      return this.#update(this.#db, id, changes)
+  async update(
+    id: LicenseId,
+    changes: LicenseChanges,
+    guard?: LicenseGuard,
+  ): Promise<License | 'conflict' | 'reference_gone' | undefined> {
+    const set = {
+      updated_at: changes.updatedAt.toISOString(),
+      ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
+      ...(changes.expirationDate === undefined
+        ? {}
+        : { expiration_date: changes.expirationDate?.toISOString() ?? null }),
+      ...(changes.revokedAt === undefined ? {} : { revoked_at: changes.revokedAt?.toISOString() ?? null }),
+      ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
+      ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
+      ...(changes.customerId === undefined ? {} : { customer_id: changes.customerId }),
+      ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+      ...(changes.firstActivationDuration === undefined
+        ? {}
+        : { first_activation_duration: changes.firstActivationDuration }),
     }
-    const heartbeatTtl = changes.heartbeatTtl
-    return writeTransaction(this.#db, async (trx) => {
-      const license = await this.#update(trx, id, changes) // locks the license row first (lock order)
-      if (license !== undefined) {
-        const now = changes.updatedAt.toISOString()
-        await trx
-          .updateTable('activations')
-          .set({
-            expires_at:
-              heartbeatTtl === null
-                ? null
-                : new Date(changes.updatedAt.getTime() + heartbeatTtl * 1000).toISOString(),
-          })
-          .where('license_id', '=', id)
-          .where(sql<SqlBool>`(expires_at is null or expires_at > ${now})`)
-          .execute()
-      }
-      return license
-    })
-  }
-
-  async #update(db: Kysely<Database>, id: LicenseId, changes: LicenseChanges): Promise<License | undefined> {
-    const row = await db
-      .updateTable('licenses')
-      .set({
-        updated_at: changes.updatedAt.toISOString(),
-        ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
-        ...(changes.expirationDate === undefined
-          ? {}
-          : { expiration_date: changes.expirationDate?.toISOString() ?? null }),
-        ...(changes.revokedAt === undefined ? {} : { revoked_at: changes.revokedAt?.toISOString() ?? null }),
-        ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
-        ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
+    try {
+      return await writeTransaction(this.#db, async (trx) => {
+        let query = trx.updateTable('licenses').set(set).where('id', '=', id)
+        if (guard !== undefined) {
+          const { expirationDate, firstActivationDuration } = guard
+          query = query
+            .where(
+              'expiration_date',
+              expirationDate === null ? 'is' : '=',
+              expirationDate?.toISOString() ?? null,
+            )
+            .where(
+              'first_activation_duration',
+              firstActivationDuration === null ? 'is' : '=',
+              firstActivationDuration,
+            )
+        }
+        const updated = await query.returning('id').executeTakeFirst()
+        if (updated === undefined) {
+          if (guard === undefined) {
+            return undefined
+          }
+          const exists = await trx.selectFrom('licenses').select('id').where('id', '=', id).executeTakeFirst()
+          return exists === undefined ? undefined : 'conflict'
+        }
+        if (changes.heartbeatTtl !== undefined) {
+          // A new lease length renews the alive activations' leases under the new terms (null: they
+          // never lapse); lapsed ones stay lapsed. The license row is locked first (lock order).
+          const heartbeatTtl = changes.heartbeatTtl
+          const now = changes.updatedAt.toISOString()
+          await trx
+            .updateTable('activations')
+            .set({
+              expires_at:
+                heartbeatTtl === null
+                  ? null
+                  : new Date(changes.updatedAt.getTime() + heartbeatTtl * 1000).toISOString(),
+            })
+            .where('license_id', '=', id)
+            .where(sql<SqlBool>`(expires_at is null or expires_at > ${now})`)
+            .execute()
+        }
+        if (changes.entitlementIds !== undefined) {
+          await trx.deleteFrom('license_entitlements').where('license_id', '=', id).execute()
+          if (changes.entitlementIds.length > 0) {
+            await trx
+              .insertInto('license_entitlements')
+              .values(
+                changes.entitlementIds.map((entitlementId) => ({
+                  license_id: id,
+                  entitlement_id: entitlementId,
+                })),
+              )
+              .execute()
+          }
+        }
+        return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, trx)
       })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst()
-    return row === undefined ? undefined : rowToLicense(row)
+    } catch (error) {
+      if (isForeignKeyViolation(error)) {
+        return 'reference_gone'
+      }
+      throw error
+    }
   }
 
   async list(query: LicenseListQuery): Promise<ListSlice<License>> {
@@ -206,7 +353,7 @@ export class KyselyLicenseStore implements LicenseStore {
           : [sql<SqlBool>`1 = 0`] // no product has such an id
     const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
       this.#db,
-      licenseTable(query.now),
+      licenseTable(query.now, this.#sqlite),
       query.request,
       scope,
     )

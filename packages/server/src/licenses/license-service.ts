@@ -1,30 +1,55 @@
 import {
   type CreateLicenseBody,
+  type CustomerId,
   defaultMaxActivations,
+  type ExpirationBasis,
   type LicenseId,
   type ListLicensesQuery,
   type Paginated,
+  type PolicyId,
   type ProductId,
+  type RenewLicenseBody,
   type UpdateLicenseBody,
   type ValidateLicenseBody,
   type ValidationReason,
 } from '@keyturn/protocol'
 import type { ActivationCheck } from '../core/activation-check.js'
 import type { Clock } from '../core/clock.js'
+import type { EntitlementResolver } from '../core/entitlement-resolver.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
+import { mergeMetadata, newMetadata } from '../core/metadata.js'
 import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
-import { type LicenseChanges, type LicenseStore, licenseListSpec } from './license-store.js'
+import { type LicenseChanges, type LicenseStore, licenseListSpec, type NewLicense } from './license-store.js'
 import { toLicenseResource, toValidationResult } from './routes/license-resource.js'
 
 export interface LicenseValidation {
   readonly isValid: boolean
   readonly reason: ValidationReason | null
   readonly view: LicenseView
+}
+
+/** What licenses need of policies (PolicyService fits). */
+export interface PolicyLookup {
+  findPolicy(id: PolicyId): Promise<
+    | {
+        readonly productId: ProductId
+        readonly maxActivations: number | null
+        readonly duration: number | null
+        readonly expirationBasis: ExpirationBasis
+        readonly entitlements: readonly string[]
+      }
+    | undefined
+  >
+}
+
+/** What licenses need of customers (CustomerService fits). */
+export interface CustomerLookup {
+  exists(id: CustomerId): Promise<boolean>
 }
 
 export interface LicenseServiceDeps {
@@ -38,8 +63,14 @@ export interface LicenseServiceDeps {
   readonly recordsValidations: () => boolean
   readonly products: ProductLookup
   readonly activations: ActivationCheck
+  readonly policies: PolicyLookup
+  readonly customers: CustomerLookup
+  readonly entitlements: EntitlementResolver
   readonly clock: Clock
 }
+
+/** Renewals retried when a concurrent change moved the expiration date under them. */
+const renewalAttempts = 5
 
 export class LicenseService {
   readonly #licenses: LicenseStore
@@ -47,6 +78,9 @@ export class LicenseService {
   readonly #recordsValidations: () => boolean
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
+  readonly #policies: PolicyLookup
+  readonly #customers: CustomerLookup
+  readonly #entitlements: EntitlementResolver
   readonly #clock: Clock
 
   constructor(deps: LicenseServiceDeps) {
@@ -55,6 +89,9 @@ export class LicenseService {
     this.#recordsValidations = deps.recordsValidations
     this.#products = deps.products
     this.#activations = deps.activations
+    this.#policies = deps.policies
+    this.#customers = deps.customers
+    this.#entitlements = deps.entitlements
     this.#clock = deps.clock
   }
 
@@ -71,13 +108,29 @@ export class LicenseService {
       })
     }
     requireActiveProduct(product, 'no license is created for it')
-    const license: License = {
+    const policy = await this.#policyFor(input.policyId ?? null, input.productId)
+    await this.#requireCustomer(input.customerId ?? null)
+    const own = await this.#entitlements.resolve(input.productId, input.entitlements ?? [], '#/entitlements')
+    // The policy is a template: what the request gives wins, then the policy, then the defaults.
+    // Not `??`: null means unlimited (or never expires) and must not become the default.
+    const maxActivations =
+      input.maxActivations !== undefined
+        ? input.maxActivations
+        : policy !== undefined
+          ? policy.maxActivations
+          : defaultMaxActivations
+    const expiry =
+      input.expirationDate !== undefined || policy === undefined || policy.duration === null
+        ? { expirationDate: futureDate(input.expirationDate ?? null, now), firstActivationDuration: null }
+        : policy.expirationBasis === 'firstActivation'
+          ? { expirationDate: null, firstActivationDuration: policy.duration }
+          : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
+    const license: NewLicense = {
       id: newId('license'),
       productId: input.productId,
       key: newLicenseKey(), // 125 random bits: a collision is not a case to handle
-      // Not `??`: null means unlimited and must not become the default.
-      maxActivations: input.maxActivations === undefined ? defaultMaxActivations : input.maxActivations,
-      expirationDate: futureDate(input.expirationDate ?? null, now),
+      maxActivations,
+      ...expiry,
       revokedAt: null,
       activationCount: 0,
       // Absent and null both mean "none" here: no lease, unmetered.
@@ -85,12 +138,24 @@ export class LicenseService {
       maxUses: input.maxUses ?? null,
       uses: 0,
       usesResetAt: null,
+      customerId: input.customerId ?? null,
+      policyId: input.policyId ?? null,
+      metadata: newMetadata(input.metadata),
       createdAt: now,
       updatedAt: now,
     }
-    const view = viewAt(license, now)
+    const entitlements = [
+      ...new Set([...own.map((entitlement) => entitlement.code), ...(policy?.entitlements ?? [])]),
+    ]
+    const view = viewAt({ ...license, entitlements: entitlements.sort() }, now)
     await this.#storage.write(principal, async ({ licenses, events }) => {
-      await licenses.insert(license)
+      const inserted = await licenses.insert(
+        license,
+        own.map((entitlement) => entitlement.id),
+      )
+      if (inserted === 'reference_gone') {
+        throw new DomainError('customer_not_found', 'The customer or policy was deleted meanwhile.')
+      }
       events.record('license.created', license.productId, toLicenseResource(view))
     })
     return view
@@ -106,14 +171,25 @@ export class LicenseService {
     requireManagementKey(principal)
     const now = this.#clock.now()
     const current = await this.#visible(principal, id)
+    if (input.customerId !== undefined) {
+      await this.#requireCustomer(input.customerId)
+    }
+    const own =
+      input.entitlements === undefined
+        ? undefined
+        : await this.#entitlements.resolve(current.productId, input.entitlements, '#/entitlements')
     const changes: LicenseChanges = {
       updatedAt: now,
       ...(input.maxActivations === undefined ? {} : { maxActivations: input.maxActivations }),
+      // An explicit date replaces one a first activation would have set.
       ...(input.expirationDate === undefined
         ? {}
-        : { expirationDate: futureDate(input.expirationDate, now) }),
+        : { expirationDate: futureDate(input.expirationDate, now), firstActivationDuration: null }),
       ...(input.heartbeatTtl === undefined ? {} : { heartbeatTtl: input.heartbeatTtl }),
       ...(input.maxUses === undefined ? {} : { maxUses: input.maxUses }),
+      ...(input.customerId === undefined ? {} : { customerId: input.customerId }),
+      ...(input.metadata === undefined ? {} : { metadata: mergeMetadata(current.metadata, input.metadata) }),
+      ...(own === undefined ? {} : { entitlementIds: own.map((entitlement) => entitlement.id) }),
     }
     if (Object.keys(changes).length === 1) {
       return this.viewOf(current, now) // nothing to change: keep updatedAt honest
@@ -123,6 +199,68 @@ export class LicenseService {
       'its licenses cannot be changed',
     )
     return this.#apply(principal, 'license.updated', current, changes, now)
+  }
+
+  /**
+   * Extends the license by `duration` seconds (default: its policy's): the new expiration date is
+   * max(now, current one) + duration, so an early renewal loses no paid time and a lapsed one starts
+   * from now. A license waiting for its first activation gets the time added to what that
+   * activation will start. Revoked stays revoked. 409 `license_does_not_expire` for one that never expires.
+   */
+  async renew(principal: Principal, id: LicenseId, input: RenewLicenseBody): Promise<LicenseView> {
+    requireManagementKey(principal)
+    for (let attempt = 1; ; attempt++) {
+      const now = this.#clock.now()
+      const current = await this.#visible(principal, id)
+      const duration = input.duration ?? (await this.#policyDuration(current.policyId))
+      if (duration === null) {
+        throw new InvalidInputError(
+          '#/duration',
+          `duration is required: license ${id} has no policy with a duration to renew by.`,
+        )
+      }
+      let changes: LicenseChanges
+      if (current.firstActivationDuration !== null) {
+        changes = { updatedAt: now, firstActivationDuration: current.firstActivationDuration + duration }
+      } else if (current.expirationDate === null) {
+        throw new DomainError(
+          'license_does_not_expire',
+          `License ${id} never expires; there is nothing to renew.`,
+        )
+      } else {
+        const from = Math.max(current.expirationDate.getTime(), now.getTime())
+        const expirationDate = afterSeconds(new Date(from), duration)
+        if (!(expirationDate < expirationDateBound)) {
+          throw new InvalidInputError(
+            '#/duration',
+            `The renewed expiration date would pass ${expirationDateBound.toISOString()}.`,
+          )
+        }
+        changes = { updatedAt: now, expirationDate }
+      }
+      // Compare and set: two renewals at once both count, neither overwrites the other.
+      const renewed = await this.#storage.write(principal, async ({ licenses, events }) => {
+        const updated = await licenses.update(id, changes, {
+          expirationDate: current.expirationDate,
+          firstActivationDuration: current.firstActivationDuration,
+        })
+        if (updated === undefined || updated === 'reference_gone') {
+          throw licenseNotFound(id)
+        }
+        if (updated === 'conflict') {
+          return undefined
+        }
+        const view = viewAt(updated, now)
+        events.record('license.renewed', updated.productId, toLicenseResource(view))
+        return view
+      })
+      if (renewed !== undefined) {
+        return renewed
+      }
+      if (attempt === renewalAttempts) {
+        throw new Error(`License ${id} kept changing during its renewal`)
+      }
+    }
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */
@@ -179,7 +317,8 @@ export class LicenseService {
   /**
    * The online check (DESIGN.md): a known key gets a verdict, reason revoked > expired > suspended
    * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
-   * floating seat) > usage_exceeded (a metered license whose uses reached maxUses).
+   * floating seat) > entitlements_missing (only when entitlements are asked for; read with the
+   * license, no query) > usage_exceeded (a metered license whose uses reached maxUses).
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const view = await this.getByKey(principal, input.key, input.productId)
@@ -189,7 +328,10 @@ export class LicenseService {
       (input.fingerprint !== undefined &&
       (await this.#activations.findAlive(license.id, input.fingerprint, state.determinedAt)) === undefined
         ? 'not_activated'
-        : null) ??
+        : input.entitlements !== undefined &&
+            !input.entitlements.every((code) => view.license.entitlements.includes(code))
+          ? 'entitlements_missing'
+          : null) ??
       (license.maxUses !== null && license.uses >= license.maxUses ? 'usage_exceeded' : null)
     const validation = { isValid: reason === null, reason, view }
     if (this.#recordsValidations()) {
@@ -270,7 +412,12 @@ export class LicenseService {
         : ((await this.#activations.countLapsed([current.id], now)).get(current.id) ?? 0)
     return this.#storage.write(principal, async ({ licenses, events }) => {
       const updated = await licenses.update(current.id, changes)
-      if (updated === undefined) {
+      if (updated === 'reference_gone') {
+        throw new DomainError('customer_not_found', 'The customer was deleted meanwhile.', {
+          fieldErrors: [{ pointer: '#/customerId', detail: 'No such customer.' }],
+        })
+      }
+      if (updated === undefined || updated === 'conflict') {
         throw licenseNotFound(current.id)
       }
       const view = viewAt({ ...updated, activationCount: updated.activationCount - lapsed }, now)
@@ -278,10 +425,42 @@ export class LicenseService {
       return view
     })
   }
+
+  /** The policy a new license of `productId` is made from: it must be of the same product (else 400). */
+  async #policyFor(policyId: PolicyId | null, productId: ProductId) {
+    if (policyId === null) {
+      return undefined
+    }
+    const policy = await this.#policies.findPolicy(policyId)
+    if (policy === undefined || policy.productId !== productId) {
+      throw new InvalidInputError('#/policyId', `Product ${productId} has no policy ${policyId}.`)
+    }
+    return policy
+  }
+
+  async #policyDuration(policyId: PolicyId | null): Promise<number | null> {
+    if (policyId === null) {
+      return null
+    }
+    return (await this.#policies.findPolicy(policyId))?.duration ?? null
+  }
+
+  /** Any customer that exists may own a license (customers are not per product). */
+  async #requireCustomer(customerId: CustomerId | null): Promise<void> {
+    if (customerId !== null && !(await this.#customers.exists(customerId))) {
+      throw new DomainError('customer_not_found', `No customer ${customerId} exists.`, {
+        fieldErrors: [{ pointer: '#/customerId', detail: 'No such customer.' }],
+      })
+    }
+  }
 }
 
 function licenseNotFound(id: LicenseId): DomainError {
   return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
+}
+
+function afterSeconds(from: Date, seconds: number): Date {
+  return new Date(from.getTime() + seconds * 1000)
 }
 
 /** An expiration date must lie after `now` (and before `expirationDateBound`); null means the license never expires. */

@@ -1,4 +1,4 @@
-import type { LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
+import type { EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import type { License } from './license.js'
 
@@ -16,6 +16,9 @@ export type LicenseFilterField =
   | 'createdAt'
   | 'updatedAt'
   | 'maxActivations'
+  | 'customerId'
+  | 'policyId'
+  | 'metadata'
 
 export const licenseStatuses: readonly LicenseStatus[] = ['active', 'revoked', 'expired']
 
@@ -29,6 +32,9 @@ export const licenseListSpec = {
     createdAt: { type: 'timestamp' },
     updatedAt: { type: 'timestamp' },
     maxActivations: { type: 'integer', nullable: true },
+    customerId: { type: 'string' },
+    policyId: { type: 'string' },
+    metadata: { type: 'metadata' },
   } satisfies FieldKinds<LicenseFilterField>,
 } as const
 
@@ -41,21 +47,53 @@ export interface LicenseListQuery {
 }
 
 export type LicenseChanges = Partial<
-  Pick<License, 'maxActivations' | 'expirationDate' | 'revokedAt' | 'heartbeatTtl' | 'maxUses'>
+  Pick<
+    License,
+    | 'maxActivations'
+    | 'expirationDate'
+    | 'revokedAt'
+    | 'heartbeatTtl'
+    | 'maxUses'
+    | 'customerId'
+    | 'metadata'
+    | 'firstActivationDuration'
+  >
 > & {
   readonly updatedAt: Date
+  /** Replaces the license's own entitlements (its policy's stay). */
+  readonly entitlementIds?: readonly EntitlementId[]
 }
+
+/** Applies an update only while the license still has this expiration state (compare and set). */
+export interface LicenseGuard {
+  readonly expirationDate: Date | null
+  readonly firstActivationDuration: number | null
+}
+
+/** A license to insert: `entitlements` are filled in by the store when read back. */
+export type NewLicense = Omit<License, 'entitlements'>
 
 /** Storage port for licenses; product scoping is the caller's (the service's) job. */
 export interface LicenseStore {
-  insert(license: License): Promise<void>
+  /**
+   * Inserts the license and its own entitlements; `reference_gone` when its customer or policy was
+   * deleted meanwhile (the foreign keys refuse it).
+   */
+  insert(license: NewLicense, entitlementIds: readonly EntitlementId[]): Promise<'ok' | 'reference_gone'>
+  /** With its entitlement codes, read in the same query. */
   findById(id: LicenseId): Promise<License | undefined>
+  /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
-   * Applies the changes and returns the license as stored afterwards, or undefined if it is gone.
-   * A changed `heartbeatTtl` also renews the leases of the license's alive activations under the new
-   * terms (null: they never lapse), in the same transaction; lapsed ones stay lapsed.
+   * Applies the changes and returns the license as stored afterwards; undefined if it is gone,
+   * `conflict` if a guard was given and no longer holds, `reference_gone` if a customer given was
+   * deleted meanwhile. A changed `heartbeatTtl` also renews the leases of the license's alive
+   * activations under the new terms (null: they never lapse), in the same transaction.
    */
-  update(id: LicenseId, changes: LicenseChanges): Promise<License | undefined>
+  update(
+    id: LicenseId,
+    changes: LicenseChanges,
+    guard?: LicenseGuard,
+  ): Promise<License | 'conflict' | 'reference_gone' | undefined>
   list(query: LicenseListQuery): Promise<ListSlice<License>>
 }

@@ -1,4 +1,4 @@
-import type { LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
+import type { CustomerId, LicenseId, LicenseStatus, Metadata, PolicyId, ProductId } from '@keyturn/protocol'
 
 /** A license as the domain sees it: no derived status is stored (STYLE.md §6). */
 export interface License {
@@ -22,6 +22,18 @@ export interface License {
   readonly maxUses: number | null
   readonly uses: number
   readonly usesResetAt: Date | null
+  /** null: no customer. */
+  readonly customerId: CustomerId | null
+  /** The policy it was made from; null: none. */
+  readonly policyId: PolicyId | null
+  /** Its own entitlement codes and its policy's, as they are now: sorted, no duplicates. */
+  readonly entitlements: readonly string[]
+  readonly metadata: Metadata
+  /**
+   * Made from a `firstActivation` policy and not activated yet: the seconds its first activation adds
+   * to its time to make `expirationDate` (null until then). null once that happened, or otherwise.
+   */
+  readonly firstActivationDuration: number | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }

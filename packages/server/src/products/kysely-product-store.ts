@@ -3,6 +3,7 @@ import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListSlice } from '../core/list-query.js'
 import type { Database, ProductKeysTable, ProductsTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
+import { readMetadata } from '../storage/json.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { writeTransaction } from '../storage/write-transaction.js'
 import type { SigningKeyRecord } from '../tokens/signing-keys.js'
@@ -25,6 +26,7 @@ function rowToProduct(row: ProductRow): Product {
     suspendedAt: toNullableDate(row.suspended_at),
     clientTokenTtl: row.client_token_ttl,
     signResponses: row.sign_responses === 1,
+    metadata: readMetadata(row.metadata),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -91,6 +93,7 @@ export class KyselyProductStore implements ProductStore {
           suspended_at: null,
           client_token_ttl: product.clientTokenTtl,
           sign_responses: product.signResponses ? 1 : 0,
+          metadata: JSON.stringify(product.metadata),
           created_at: product.createdAt.toISOString(),
           updated_at: product.updatedAt.toISOString(),
         })
@@ -134,6 +137,7 @@ export class KyselyProductStore implements ProductStore {
       .set({
         updated_at: changes.updatedAt.toISOString(),
         ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
         ...(changes.suspendedAt === undefined
           ? {}
           : { suspended_at: changes.suspendedAt?.toISOString() ?? null }),

@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
+import { mergeMetadata, newMetadata } from '../core/metadata.js'
 import {
   canSeeProduct,
   type Principal,
@@ -60,6 +61,7 @@ export class ProductService {
       suspendedAt: null,
       clientTokenTtl: input.clientTokenTtl ?? defaultClientTokenTtlSeconds,
       signResponses: input.signResponses ?? false,
+      metadata: newMetadata(input.metadata),
       createdAt: now,
       updatedAt: now,
     }
@@ -79,7 +81,12 @@ export class ProductService {
   async update(principal: Principal, id: ProductId, input: UpdateProductBody): Promise<ProductView> {
     const current = await this.#visible(principal, id)
     requireAdmin(principal, 'change products')
-    if (input.name === undefined && input.clientTokenTtl === undefined && input.signResponses === undefined) {
+    if (
+      input.name === undefined &&
+      input.clientTokenTtl === undefined &&
+      input.signResponses === undefined &&
+      input.metadata === undefined
+    ) {
       return current
     }
     if (input.name !== undefined) {
@@ -90,6 +97,9 @@ export class ProductService {
       ...(input.clientTokenTtl === undefined ? {} : { clientTokenTtl: input.clientTokenTtl }),
       ...(input.signResponses === undefined ? {} : { signResponses: input.signResponses }),
       updatedAt: this.#clock.now(),
+      ...(input.metadata === undefined
+        ? {}
+        : { metadata: mergeMetadata(current.product.metadata, input.metadata) }),
     })
   }
 

@@ -26,7 +26,7 @@ export interface ProductListQuery {
 }
 
 export type ProductChanges = Partial<
-  Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl' | 'signResponses'>
+  Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl' | 'signResponses' | 'metadata'>
 > & {
   readonly updatedAt: Date
 }

@@ -1,4 +1,4 @@
-import type { ProductId, ProductStatus } from '@keyturn/protocol'
+import type { Metadata, ProductId, ProductStatus } from '@keyturn/protocol'
 
 export interface Product {
   readonly id: ProductId
@@ -9,6 +9,7 @@ export interface Product {
   readonly clientTokenTtl: number
   /** Its application-facing answers are signed even when the request does not ask (protection/). */
   readonly signResponses: boolean
+  readonly metadata: Metadata
   readonly createdAt: Date
   readonly updatedAt: Date
 }

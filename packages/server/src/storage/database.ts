@@ -1,4 +1,13 @@
-import type { ActivationId, ApiKeyId, ApiKeyRole, LicenseId, ProductId } from '@keyturn/protocol'
+import type {
+  ActivationId,
+  ApiKeyId,
+  ApiKeyRole,
+  CustomerId,
+  EntitlementId,
+  LicenseId,
+  PolicyId,
+  ProductId,
+} from '@keyturn/protocol'
 import type { ColumnType, Generated } from 'kysely'
 
 // Written as ISO-8601 strings (SQLite TEXT, PostgreSQL timestamptz); read back as a string (SQLite)
@@ -13,6 +22,7 @@ export interface ProductsTable {
   client_token_ttl: number
   /** 0 or 1 (2026-11-23-70-product-sign-responses). */
   sign_responses: ColumnType<number, number | undefined, number>
+  metadata: JsonObject
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -45,12 +55,60 @@ export interface LicensesTable {
   max_uses: number | string | null
   uses: ColumnType<number | string, number | undefined, number>
   uses_reset_at: Timestamp | null
+  customer_id: CustomerId | null
+  policy_id: PolicyId | null
+  metadata: JsonObject
+  /** Seconds the first activation adds to its time to make `expiration_date`; null once it happened. */
+  first_activation_duration: number | null
   created_at: Timestamp
   updated_at: Timestamp
 }
 
+export interface CustomersTable {
+  id: CustomerId
+  email: string
+  email_lower: string
+  name: string | null
+  metadata: JsonObject
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface EntitlementsTable {
+  id: EntitlementId
+  product_id: ProductId
+  code: string
+  name: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface PoliciesTable {
+  id: PolicyId
+  product_id: ProductId
+  name: string
+  max_activations: number | null
+  duration: number | null
+  expiration_basis: 'creation' | 'firstActivation'
+  metadata: JsonObject
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface PolicyEntitlementsTable {
+  policy_id: PolicyId
+  entitlement_id: EntitlementId
+}
+
+export interface LicenseEntitlementsTable {
+  license_id: LicenseId
+  entitlement_id: EntitlementId
+}
+
 /** JSON: text in SQLite, jsonb in PostgreSQL (which hands back parsed values). */
 export type Json = ColumnType<unknown, string, string>
+/** A JSON object column with a database default (`{}`): optional on insert. */
+export type JsonObject = ColumnType<unknown, string | undefined, string>
 
 export interface ActivationsTable {
   id: ActivationId
@@ -100,6 +158,11 @@ export interface Database {
   api_keys: ApiKeysTable
   activations: ActivationsTable
   events: EventsTable
+  customers: CustomersTable
+  entitlements: EntitlementsTable
+  policies: PoliciesTable
+  policy_entitlements: PolicyEntitlementsTable
+  license_entitlements: LicenseEntitlementsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

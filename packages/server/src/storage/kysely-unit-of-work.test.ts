@@ -21,6 +21,11 @@ function aLicense(test: TestApp): License {
     maxUses: null,
     uses: 0,
     usesResetAt: null,
+    customerId: null,
+    policyId: null,
+    entitlements: [],
+    metadata: {},
+    firstActivationDuration: null,
     createdAt: now,
     updatedAt: now,
   }
@@ -53,7 +58,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     const license = aLicense(test)
 
     await unitOfWork(test).write({ ...test.admin, requestId: 'req_test' }, async ({ licenses, events }) => {
-      await licenses.insert(license)
+      await licenses.insert(license, [])
       events.record('license.created', license.productId, { id: license.id })
     })
 
@@ -75,7 +80,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
         const license = aLicense(test)
-        await licenses.insert(license)
+        await licenses.insert(license, [])
         events.record('license.created', license.productId, { id: license.id })
         throw new Error('injected')
       }),
@@ -92,7 +97,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
         const license = aLicense(test)
-        await licenses.insert(license)
+        await licenses.insert(license, [])
         events.record('license.created', license.productId, { cannot: { be: 10n } }) // JSON cannot hold a BigInt
       }),
       /BigInt/,

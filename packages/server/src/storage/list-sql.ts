@@ -20,6 +20,8 @@ export interface ListTable<S extends string, F extends string> {
   readonly table: keyof Database & string
   readonly sort: { readonly [K in S]: SortExpression }
   readonly filters: { readonly [K in F]: FilterColumn<F> }
+  /** Computed columns read beside the row's own (a license's entitlement codes). */
+  readonly columns?: RawBuilder<unknown>
 }
 
 /**
@@ -144,8 +146,9 @@ export async function selectPage<Row, S extends string, F extends string>(
   // matching row instead (bench/README.md, "Lists at 1M": EXPLAIN before/after and the figures).
   const id = sql.ref(`${spec.table}.id`)
   const ordering = sql`order by ${sortBy(spec.table)} ${order}, ${id} ${order}`
+  const selected = spec.columns === undefined ? sql`*` : sql`${table}.*, ${spec.columns}`
   const rows = await sql<Row>`
-    select * from ${table} where ${id} in (
+    select ${selected} from ${table} where ${id} in (
       select ${id} from ${table} where ${window} ${ordering}
       limit ${request.limit} offset ${request.startingAfter === undefined ? offset : 0})
     ${ordering}`.execute(db)

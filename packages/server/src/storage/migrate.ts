@@ -7,6 +7,7 @@ import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 import { events } from './migrations/2026-11-23-40-events.js'
+import { vendors } from './migrations/2026-11-23-50-vendors.js'
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 
@@ -24,6 +25,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-40-events': events(kind),
     '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),
     '2026-11-23-70-product-sign-responses': productSignResponses(),
+    '2026-11-23-50-vendors': vendors(kind),
   }
 }
 

@@ -1,4 +1,12 @@
-import type { ActivationId, ApiKeyId, LicenseId, ProductId } from '@keyturn/protocol'
+import type {
+  ActivationId,
+  ApiKeyId,
+  CustomerId,
+  EntitlementId,
+  LicenseId,
+  PolicyId,
+  ProductId,
+} from '@keyturn/protocol'
 import type { HTTPMethods } from 'fastify'
 import type { App } from '../http/app-types.js'
 
@@ -16,7 +24,17 @@ export interface RouteFixture {
   readonly activationId: ActivationId
   /** The event of the license's creation. */
   readonly eventId: string
+  /** The customer owning the license. */
+  readonly customerId: CustomerId
+  /** The policy the license was made from (a year, one entitlement). */
+  readonly policyId: PolicyId
+  /** The policy's entitlement (code `fixture-feature`). */
+  readonly entitlementId: EntitlementId
 }
+
+let unique = 0
+/** A value no other catalogue request used: creates must not collide with one another. */
+const nextUnique = () => `${Date.now().toString(36)}${(unique++).toString(36)}`
 
 export interface ApiRoute {
   readonly method: Extract<HTTPMethods, 'GET' | 'POST' | 'PATCH' | 'DELETE'>
@@ -67,6 +85,12 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   { method: 'POST', path: '/licenses/:id/revoke', url: (f) => `/licenses/${f.licenseId}/revoke` },
   { method: 'POST', path: '/licenses/:id/reinstate', url: (f) => `/licenses/${f.licenseId}/reinstate` },
+  {
+    method: 'POST',
+    path: '/licenses/:id/renew',
+    url: (f) => `/licenses/${f.licenseId}/renew`,
+    payload: () => ({ duration: 86_400 }),
+  },
   {
     method: 'POST',
     path: '/licenses/activate',
@@ -132,6 +156,54 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: (f) => `/products/${f.productId}/keys/rotate`,
   },
 
+  { method: 'GET', path: '/customers', url: () => '/customers' },
+  {
+    method: 'POST',
+    path: '/customers',
+    url: () => '/customers',
+    payload: () => ({ email: `buyer-${nextUnique()}@example.com` }),
+  },
+  { method: 'GET', path: '/customers/:id', url: (f) => `/customers/${f.customerId}` },
+  {
+    method: 'PATCH',
+    path: '/customers/:id',
+    url: (f) => `/customers/${f.customerId}`,
+    payload: () => ({ name: 'Renamed', metadata: { crm: 'x1' } }),
+  },
+  { method: 'DELETE', path: '/customers/:id', url: (f) => `/customers/${f.customerId}` },
+
+  { method: 'GET', path: '/policies', url: () => '/policies' },
+  {
+    method: 'POST',
+    path: '/policies',
+    url: () => '/policies',
+    payload: (f) => ({ productId: f.productId, name: 'Another plan' }),
+  },
+  { method: 'GET', path: '/policies/:id', url: (f) => `/policies/${f.policyId}` },
+  {
+    method: 'PATCH',
+    path: '/policies/:id',
+    url: (f) => `/policies/${f.policyId}`,
+    payload: () => ({ name: 'Renamed plan' }),
+  },
+  { method: 'DELETE', path: '/policies/:id', url: (f) => `/policies/${f.policyId}` },
+
+  { method: 'GET', path: '/entitlements', url: () => '/entitlements' },
+  {
+    method: 'POST',
+    path: '/entitlements',
+    url: () => '/entitlements',
+    payload: (f) => ({ productId: f.productId, code: `feature-${nextUnique()}`, name: 'A feature' }),
+  },
+  { method: 'GET', path: '/entitlements/:id', url: (f) => `/entitlements/${f.entitlementId}` },
+  {
+    method: 'PATCH',
+    path: '/entitlements/:id',
+    url: (f) => `/entitlements/${f.entitlementId}`,
+    payload: () => ({ name: 'Renamed feature' }),
+  },
+  { method: 'DELETE', path: '/entitlements/:id', url: (f) => `/entitlements/${f.entitlementId}` },
+
   { method: 'GET', path: '/api-keys', url: () => '/api-keys' },
   {
     method: 'POST',
@@ -155,17 +227,35 @@ export function requestFor(route: ApiRoute, prefix: string, fixture: RouteFixtur
   }
 }
 
-/** Creates, with an admin key, what the catalogue's requests point at: a license and a product key. */
+/**
+ * Creates, with an admin key, what the catalogue's requests point at: a license (of a customer, made
+ * from a policy with an entitlement) and a product key.
+ */
 export async function seedRouteFixture(
   app: App,
   admin: { authorization: string },
   productId: ProductId,
 ): Promise<RouteFixture> {
+  const created = async (url: string, payload: Record<string, unknown>) => {
+    const res = await app.inject({ method: 'POST', url: `/api/v0${url}`, headers: admin, payload })
+    if (res.statusCode !== 201) {
+      throw new Error(`POST ${url} failed: ${res.body}`)
+    }
+    return res.json()
+  }
+  const entitlement = await created('/entitlements', { productId, code: 'fixture-feature', name: 'Feature' })
+  const policy = await created('/policies', {
+    productId,
+    name: 'Fixture plan',
+    duration: 365 * 86_400,
+    entitlements: ['fixture-feature'],
+  })
+  const customer = await created('/customers', { email: `owner-${nextUnique()}@example.com` })
   const license = await app.inject({
     method: 'POST',
     url: '/api/v0/licenses',
     headers: admin,
-    payload: { productId, maxActivations: null },
+    payload: { productId, maxActivations: null, policyId: policy.id, customerId: customer.id },
   })
   if (license.statusCode !== 201) {
     throw new Error(`creating a license failed: ${license.body}`)
@@ -204,6 +294,9 @@ export async function seedRouteFixture(
     licenseKey: license.json().key,
     apiKeyId: apiKey.json().id,
     activationId: activation.json().id,
+    customerId: customer.id,
+    policyId: policy.id,
+    entitlementId: entitlement.id,
   }
 }
 

@@ -107,6 +107,11 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
     maxUses: null,
     uses: 0,
     usesResetAt: null,
+    customerId: null,
+    policyId: null,
+    entitlements: [],
+    metadata: {},
+    firstActivationDuration: null,
     createdAt: at,
     updatedAt: at,
     ...fields,
@@ -117,7 +122,7 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
 export async function insertLicenses(connection: Connection, licenses: readonly License[]): Promise<void> {
   const store = new KyselyLicenseStore(connection.db)
   for (const license of licenses) {
-    await store.insert(license)
+    await store.insert(license, [])
   }
 }
 

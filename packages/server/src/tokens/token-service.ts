@@ -184,6 +184,7 @@ export class TokenService {
       createdAt: now.toISOString(),
       ...(customFields === undefined ? {} : { customFields }),
       ...(input.fingerprint === undefined ? {} : { fingerprint: input.fingerprint }),
+      entitlements: [...license.entitlements],
     }
     const claims: Omit<LicenseTokenClaims, 'iat' | 'exp' | 'nbf' | 'iss' | 'sub' | 'aud' | 'jti'> = payload
     // customPayload travels inside `customFields`, so it can never override a registered claim.

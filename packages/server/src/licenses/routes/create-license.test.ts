@@ -38,6 +38,10 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
       maxUses: null,
       uses: 0,
       usesResetAt: null,
+      customerId: null,
+      policyId: null,
+      entitlements: [],
+      metadata: {},
     })
   })
 

@@ -24,6 +24,10 @@ export function toLicenseResource({ license, state }: LicenseView): LicenseResou
     maxUses: license.maxUses,
     uses: license.uses,
     usesResetAt: license.usesResetAt?.toISOString() ?? null,
+    customerId: license.customerId,
+    policyId: license.policyId,
+    entitlements: [...license.entitlements],
+    metadata: license.metadata,
   }
 }
 

@@ -14,6 +14,7 @@ export function toProductResource({ product, currentKey }: ProductView): Product
     publicKey: currentKey.publicKeyPem,
     publicKeyJwk: publicKeyJwk(currentKey.publicKeyPem, currentKey.keyId),
     keyId: currentKey.keyId,
+    metadata: product.metadata,
     createdAt: product.createdAt.toISOString(),
     updatedAt: product.updatedAt.toISOString(),
   }

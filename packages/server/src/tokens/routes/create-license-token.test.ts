@@ -53,6 +53,7 @@ describeEachDatabase('POST /api/v0/licenses/:id/tokens', (database) => {
       productId: test.productId,
       createdAt: '2030-01-01T00:00:00.000Z',
       customFields: { plan: 'pro', seats: 5 },
+      entitlements: [],
     })
     assert.deepEqual(decodeProtectedHeader(token), { alg: 'EdDSA', typ: 'license+jwt', kid: keyId })
     const claims = decodeJwt(token)
@@ -75,6 +76,7 @@ describeEachDatabase('POST /api/v0/licenses/:id/tokens', (database) => {
       productId: payload.productId,
       customFields: payload.customFields,
       issuedAt: payload.createdAt,
+      entitlements: [],
     })
   })
 

@@ -1,0 +1,120 @@
+import { type Static, Type } from 'typebox'
+import {
+  listQueryProperties,
+  PaginatedSchema,
+  PolicyIdSchema,
+  ProductIdSchema,
+  TimestampSchema,
+} from './common.js'
+import { EntitlementCodeSchema, EntitlementCodesSchema } from './entitlements.js'
+import { examplePolicy } from './examples.js'
+import { MaxActivationsSchema } from './licenses.js'
+import { MetadataInputSchema, MetadataSchema } from './metadata.js'
+
+/** Shortest policy or renewal duration (seconds): one hour. */
+export const minDurationSeconds = 3600
+/** Longest duration (seconds): 100 years, so every date stays within four-digit years. */
+export const maxDurationSeconds = 100 * 366 * 24 * 3600
+
+export const DurationSchema = Type.Integer({
+  minimum: minDurationSeconds,
+  maximum: maxDurationSeconds,
+  description: `Seconds, at least ${minDurationSeconds} (one hour).`,
+  examples: [31_536_000],
+})
+
+export const ExpirationBasisSchema = Type.Enum(['creation', 'firstActivation'], {
+  description:
+    '`creation`: licenses expire `duration` after they are created; `firstActivation`: they do not expire until their first activation, which sets the expiration date to that time plus `duration`.',
+})
+export type ExpirationBasis = Static<typeof ExpirationBasisSchema>
+export const defaultExpirationBasis: ExpirationBasis = 'creation'
+
+export const PolicyNameSchema = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  examples: ['Pro, yearly, 3 machines'],
+})
+
+export const PolicyResourceSchema = Type.Object(
+  {
+    id: PolicyIdSchema,
+    object: Type.Literal('Policy'),
+    productId: ProductIdSchema,
+    name: PolicyNameSchema,
+    maxActivations: MaxActivationsSchema,
+    duration: Type.Union([DurationSchema, Type.Null()], { description: '`null`: licenses never expire.' }),
+    expirationBasis: ExpirationBasisSchema,
+    entitlements: Type.Array(EntitlementCodeSchema, { description: 'Codes, sorted.' }),
+    metadata: MetadataSchema,
+    createdAt: TimestampSchema,
+    updatedAt: TimestampSchema,
+  },
+  { additionalProperties: false, examples: [examplePolicy] },
+)
+export type PolicyResource = Static<typeof PolicyResourceSchema>
+
+export const CreatePolicyBodySchema = Type.Object(
+  {
+    productId: ProductIdSchema,
+    name: PolicyNameSchema,
+    maxActivations: Type.Optional(MaxActivationsSchema),
+    duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
+    expirationBasis: Type.Optional(ExpirationBasisSchema),
+    entitlements: Type.Optional(EntitlementCodesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        name: 'Pro, yearly, 3 machines',
+        maxActivations: 3,
+        duration: 31_536_000,
+        expirationBasis: 'creation',
+        entitlements: ['export-pdf'],
+      },
+    ],
+  },
+)
+export type CreatePolicyBody = Static<typeof CreatePolicyBodySchema>
+
+export const UpdatePolicyBodySchema = Type.Object(
+  {
+    name: Type.Optional(PolicyNameSchema),
+    maxActivations: Type.Optional(MaxActivationsSchema),
+    duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
+    expirationBasis: Type.Optional(ExpirationBasisSchema),
+    entitlements: Type.Optional(EntitlementCodesSchema),
+    metadata: Type.Optional(MetadataInputSchema),
+  },
+  { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
+)
+export type UpdatePolicyBody = Static<typeof UpdatePolicyBodySchema>
+
+export const ListPoliciesQuerySchema = Type.Object(
+  { ...listQueryProperties, productId: Type.Optional(ProductIdSchema) },
+  { additionalProperties: false },
+)
+export type ListPoliciesQuery = Static<typeof ListPoliciesQuerySchema>
+
+export const PolicyListSchema = PaginatedSchema(PolicyResourceSchema)
+
+export const policySortFields = ['createdAt', 'updatedAt', 'name'] as const
+export const policyFilterFields = ['productId', 'createdAt', 'updatedAt'] as const
+
+export const RenewLicenseBodySchema = Type.Object(
+  {
+    duration: Type.Optional(
+      Type.Integer({
+        minimum: minDurationSeconds,
+        maximum: maxDurationSeconds,
+        description:
+          "Seconds to add; defaults to the license's policy duration (required when it has none). The new expiration date is max(now, current expiration date) + duration.",
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ duration: 31_536_000 }] },
+)
+export type RenewLicenseBody = Static<typeof RenewLicenseBodySchema>

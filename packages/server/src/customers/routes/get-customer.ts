@@ -1,0 +1,21 @@
+import { CustomerIdSchema, CustomerResourceSchema, IdParamsSchema } from '@keyturn/protocol'
+import type { App } from '../../http/app-types.js'
+import { problemResponses } from '../../http/responses.js'
+import type { CustomerService } from '../customer-service.js'
+import { toCustomerResource } from './customer-resource.js'
+
+export function registerGetCustomer(api: App, customers: CustomerService): void {
+  api.get(
+    '/customers/:id',
+    {
+      schema: {
+        operationId: 'getCustomer',
+        summary: 'Retrieve a customer',
+        tags: ['customers'],
+        params: IdParamsSchema(CustomerIdSchema),
+        response: { 200: CustomerResourceSchema, ...problemResponses('forbidden', 'customer_not_found') },
+      },
+    },
+    async (request) => toCustomerResource(await customers.get(request.principal, request.params.id)),
+  )
+}

@@ -1,0 +1,18 @@
+import type { ExpirationBasis, Metadata, PolicyId, ProductId } from '@keyturn/protocol'
+
+/** A plan licenses are made from: a template for seats and expiry, and a live set of entitlements. */
+export interface Policy {
+  readonly id: PolicyId
+  readonly productId: ProductId
+  readonly name: string
+  /** null: unlimited. */
+  readonly maxActivations: number | null
+  /** Seconds; null: licenses never expire. */
+  readonly duration: number | null
+  readonly expirationBasis: ExpirationBasis
+  /** Entitlement codes, sorted. */
+  readonly entitlements: readonly string[]
+  readonly metadata: Metadata
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}

@@ -1,0 +1,19 @@
+import type { PolicyResource } from '@keyturn/protocol'
+import type { Policy } from '../policy.js'
+
+/** The only converter from the domain's policy to the wire shape. */
+export function toPolicyResource(policy: Policy): PolicyResource {
+  return {
+    id: policy.id,
+    object: 'Policy',
+    productId: policy.productId,
+    name: policy.name,
+    maxActivations: policy.maxActivations,
+    duration: policy.duration,
+    expirationBasis: policy.expirationBasis,
+    entitlements: [...policy.entitlements],
+    metadata: policy.metadata,
+    createdAt: policy.createdAt.toISOString(),
+    updatedAt: policy.updatedAt.toISOString(),
+  }
+}

@@ -1,0 +1,15 @@
+function codeOf(error: unknown): unknown {
+  return typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined
+}
+
+/** Whether a driver error is a unique-constraint violation (SQLite or PostgreSQL). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
+
+/** Whether a driver error is a foreign-key violation: a row still referenced, or a reference to none. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
+}
