@@ -91,6 +91,28 @@ export const scenarios = [
     },
   },
   {
+    id: 'metadata-lookup',
+    title: 'list by metadata (filter=metadata.<key>:eq:)',
+    ceiling: 'http',
+    prepare: async ({ pools }) => ({
+      method: 'GET',
+      requests: pools.subscriptions.map((subscription) => ({
+        path: `/api/v0/licenses?filter=${encodeURIComponent(`metadata.stripeSubscriptionId:eq:${subscription}`)}`,
+      })),
+    }),
+  },
+  {
+    id: 'customer-lookup',
+    title: "list a customer's licenses (filter=customerId:eq:)",
+    ceiling: 'http',
+    prepare: async ({ pools }) => ({
+      method: 'GET',
+      requests: pools.customerIds.map((customerId) => ({
+        path: `/api/v0/licenses?filter=${encodeURIComponent(`customerId:eq:${customerId}`)}`,
+      })),
+    }),
+  },
+  {
     id: 'create',
     title: 'create license',
     ceiling: 'insertCommit',

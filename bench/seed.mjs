@@ -88,6 +88,8 @@ export function licenseSeeder(database, productId, now = Date.now()) {
     ids: new Reservoir(poolSize),
     activeIds: new Reservoir(poolSize),
     unlimitedKeys: new Reservoir(poolSize),
+    subscriptions: new Reservoir(poolSize),
+    customerIds: new Reservoir(poolSize),
   }
   let seeded = 0
   return {
@@ -103,6 +105,10 @@ export function licenseSeeder(database, productId, now = Date.now()) {
           for (let i = 0; i < batch.id.length; i++) {
             reservoirs.keys.offer(batch.key[i])
             reservoirs.ids.offer(batch.id[i])
+            reservoirs.subscriptions.offer(batch.subscription[i])
+            if (batch.customerId[i] !== null) {
+              reservoirs.customerIds.offer(batch.customerId[i])
+            }
             if (batch.isActive[i]) {
               reservoirs.activeIds.offer(batch.id[i])
               if (batch.maxActivations[i] === null) {
@@ -143,10 +149,17 @@ function sqliteInserter(database) {
   }
   const statement = db.prepare(
     `insert into licenses (id, product_id, key, max_activations, expiration_date, revoked_at,
-       activation_count, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+       activation_count, created_at, updated_at, customer_id, metadata)
+     values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+  )
+  const customer = db.prepare(
+    'insert into customers (id, email, email_lower, metadata, created_at, updated_at) values (?, ?, ?, ?, ?, ?)',
   )
   const insertAll = db.transaction((batch) => {
+    for (let i = 0; i < batch.customers.id.length; i++) {
+      const at = batch.customers.createdAt[i]
+      customer.run(batch.customers.id[i], batch.customers.email[i], batch.customers.email[i], '{}', at, at)
+    }
     for (let i = 0; i < batch.id.length; i++) {
       statement.run(
         batch.id[i],
@@ -157,6 +170,8 @@ function sqliteInserter(database) {
         batch.revokedAt[i],
         batch.createdAt[i],
         batch.updatedAt[i],
+        batch.customerId[i],
+        batch.metadata[i],
       )
     }
   })
@@ -192,12 +207,20 @@ async function postgresInserter(database) {
     // One statement per batch: the columns travel as arrays and unnest() turns them into rows.
     batch: async (batch) => {
       await client.query(
+        `insert into customers (id, email, email_lower, created_at, updated_at)
+         select id, email, email, created_at, created_at
+         from unnest($1::text[], $2::text[], $3::timestamptz[]) as t(id, email, created_at)`,
+        [batch.customers.id, batch.customers.email, batch.customers.createdAt],
+      )
+      await client.query(
         `insert into licenses (id, product_id, key, max_activations, expiration_date, revoked_at,
-           created_at, updated_at)
-         select id, $2, key, max_activations, expiration_date, revoked_at, created_at, updated_at
+           created_at, updated_at, customer_id, metadata)
+         select id, $2, key, max_activations, expiration_date, revoked_at, created_at, updated_at,
+           customer_id, metadata
          from unnest($1::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[],
-           $7::timestamptz[], $8::timestamptz[])
-           as t(id, key, max_activations, expiration_date, revoked_at, created_at, updated_at)`,
+           $7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[])
+           as t(id, key, max_activations, expiration_date, revoked_at, created_at, updated_at,
+             customer_id, metadata)`,
         [
           batch.id,
           batch.productId,
@@ -207,6 +230,8 @@ async function postgresInserter(database) {
           batch.revokedAt,
           batch.createdAt,
           batch.updatedAt,
+          batch.customerId,
+          batch.metadata,
         ],
       )
     },
@@ -238,6 +263,10 @@ function licenseBatch(first, size, productId, now) {
     createdAt: new Array(size),
     updatedAt: new Array(size),
     isActive: new Array(size),
+    customerId: new Array(size),
+    subscription: new Array(size),
+    metadata: new Array(size),
+    customers: { id: [], email: [], createdAt: [] },
   }
   for (let i = 0; i < size; i++) {
     const n = first + i
@@ -252,6 +281,16 @@ function licenseBatch(first, size, productId, now) {
     batch.createdAt[i] = new Date(created).toISOString()
     batch.updatedAt[i] = new Date(revoked ?? created).toISOString()
     batch.isActive[i] = revoked === null && (expires === null || expires > now + day)
+    // Every license carries the subscription it came from (the metadata lookup); every fourth one
+    // belongs to a customer of its own (the customerId lookup).
+    batch.subscription[i] = `sub_${random.base62(14)}`
+    batch.metadata[i] = JSON.stringify({ stripeSubscriptionId: batch.subscription[i], plan: 'pro' })
+    batch.customerId[i] = n % 4 === 1 ? `cus_${random.base62(22)}` : null
+    if (batch.customerId[i] !== null) {
+      batch.customers.id.push(batch.customerId[i])
+      batch.customers.email.push(`${batch.customerId[i].toLowerCase()}@bench.example`)
+      batch.customers.createdAt.push(batch.createdAt[i])
+    }
   }
   return batch
 }

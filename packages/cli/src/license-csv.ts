@@ -1,8 +1,12 @@
 /**
  * @module The CSV form of licenses, shared by export and import: one header line, one license a
- * line, null written as `null` (an empty cell means "not given").
+ * line, null written as `null` (an empty cell means "not given"). `entitlements` are codes separated
+ * by spaces; `metadata` is a JSON object.
  */
 import type { LicenseResource } from '@keyturn/client'
+
+/** A license as exported: the API's, plus its customer's email (import finds or creates it). */
+export type ExportedLicense = LicenseResource & { readonly customerEmail: string | null }
 
 /** The columns `licenses export --format csv` writes, in order. */
 export const exportColumns = [
@@ -15,11 +19,23 @@ export const exportColumns = [
   'activationCount',
   'createdAt',
   'updatedAt',
-] as const satisfies readonly (keyof LicenseResource)[]
+  'customerId',
+  'customerEmail',
+  'policyId',
+  'entitlements',
+  'metadata',
+] as const satisfies readonly (keyof ExportedLicense)[]
 
 /** A cell as RFC 4180 writes it: quoted when it holds a comma, a quote, a line break or edge spaces. */
 function cell(value: unknown): string {
-  const text = value === null ? 'null' : String(value)
+  const text =
+    value === null
+      ? 'null'
+      : Array.isArray(value)
+        ? value.join(' ')
+        : typeof value === 'object'
+          ? JSON.stringify(value)
+          : String(value)
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
@@ -27,6 +43,6 @@ export function csvHeader(): string {
   return `${exportColumns.join(',')}\r\n`
 }
 
-export function csvLine(license: LicenseResource): string {
+export function csvLine(license: ExportedLicense): string {
   return `${exportColumns.map((column) => cell(license[column])).join(',')}\r\n`
 }

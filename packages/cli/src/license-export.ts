@@ -1,12 +1,12 @@
 import { once } from 'node:events'
 import { open } from 'node:fs/promises'
-import type { LicenseResource } from '@keyturn/client'
+import type { CustomerId } from '@keyturn/protocol'
 import { ListLicensesQuerySchema, maxPageLimit } from '@keyturn/protocol'
 import { type ApiOptions, clientFor } from './api.js'
 import { checked, defined } from './checks.js'
 import { UsageError } from './errors.js'
 import type { Io } from './io.js'
-import { csvHeader, csvLine } from './license-csv.js'
+import { csvHeader, csvLine, type ExportedLicense } from './license-csv.js'
 import { printJson } from './output.js'
 
 export interface ExportOptions extends ApiOptions {
@@ -17,7 +17,7 @@ export interface ExportOptions extends ApiOptions {
 
 const formats = {
   csv: { header: csvHeader, line: csvLine },
-  jsonl: { header: () => '', line: (license: LicenseResource) => `${JSON.stringify(license)}\n` },
+  jsonl: { header: () => '', line: (license: ExportedLicense) => `${JSON.stringify(license)}\n` },
 } as const
 
 /**
@@ -50,11 +50,24 @@ export async function exportLicenses(io: Io, options: ExportOptions): Promise<vo
       await once(out, 'drain')
     }
   }
+  // Each customer's email, read once: licenses of one customer usually come together.
+  const emails = new Map<CustomerId, Promise<string | null>>()
+  const emailOf = (id: CustomerId | null): Promise<string | null> => {
+    if (id === null) {
+      return Promise.resolve(null)
+    }
+    let email = emails.get(id)
+    if (email === undefined) {
+      email = client.getCustomer(id).then((customer) => customer.email)
+      emails.set(id, email)
+    }
+    return email
+  }
   let count = 0
   try {
     await write(format.header())
     for await (const license of client.iterateLicenses(query)) {
-      await write(format.line(license))
+      await write(format.line({ ...license, customerEmail: await emailOf(license.customerId) }))
       count++
     }
   } finally {

@@ -8,7 +8,13 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KeyturnApiError, KeyturnConnectionError, type LicenseResource } from '@keyturn/client'
-import { type CreateLicenseBody, CreateLicenseBodySchema, ProductIdSchema } from '@keyturn/protocol'
+import {
+  type CreateLicenseBody,
+  CreateLicenseBodySchema,
+  CustomerEmailSchema,
+  type CustomerId,
+  ProductIdSchema,
+} from '@keyturn/protocol'
 import { SingleBar } from 'cli-progress'
 import { parse } from 'csv-parse/sync'
 import { Check } from 'typebox/value'
@@ -25,7 +31,15 @@ export interface ImportOptions extends ApiOptions {
 }
 
 /** Fields a row may set. */
-const bodyFields = ['productId', 'maxActivations', 'expirationDate'] as const
+const bodyFields = [
+  'productId',
+  'maxActivations',
+  'expirationDate',
+  'customerId',
+  'policyId',
+  'entitlements',
+  'metadata',
+] as const
 /** Fields `licenses export` writes that a new license cannot take: accepted, and ignored. */
 const ignoredFields = new Set([
   'id',
@@ -37,7 +51,10 @@ const ignoredFields = new Set([
   'createdAt',
   'updatedAt',
 ])
-const knownFields = new Set<string>([...bodyFields, 'externalId', ...ignoredFields])
+const knownFields = new Set<string>([...bodyFields, 'externalId', 'customerEmail', ...ignoredFields])
+/** A CSV column `metadata.<key>` sets one metadata key (as text). */
+const metadataColumn = /^metadata\.([A-Za-z0-9_.-]{1,40})$/
+const isKnownField = (field: string) => knownFields.has(field) || metadataColumn.test(field)
 const maxExternalIdLength = 150
 const maxConcurrency = 64
 
@@ -52,6 +69,8 @@ interface Request {
   readonly line: number
   readonly body: CreateLicenseBody
   readonly idempotencyKey: string
+  /** Found or created as the license's customer before the license is sent. */
+  readonly customerEmail?: string
 }
 
 type Outcome =
@@ -103,6 +122,7 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
   const failedSoFar = () => outcomes.filter((outcome) => outcome.kind === 'failed').length
   let next = 0
   let unreachable: KeyturnConnectionError | undefined
+  const customerId = customerFinder(io, options)
   const worker = async () => {
     for (
       let request = requests[next++];
@@ -110,7 +130,7 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
       request = requests[next++]
     ) {
       try {
-        outcomes.push(await send(io, options, request))
+        outcomes.push(await send(io, options, request, customerId))
       } catch (error) {
         if (!(error instanceof KeyturnConnectionError)) {
           throw error
@@ -152,10 +172,10 @@ function readCsv(text: string): RawRow[] {
   const problems: Problem[] = []
   const records = parse(text, {
     columns: (header: string[]) => {
-      const unknown = header.filter((column) => !knownFields.has(column))
+      const unknown = header.filter((column) => !isKnownField(column))
       if (unknown.length > 0) {
         throw new UsageError(
-          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate and externalId`,
+          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>) and externalId`,
         )
       }
       return header
@@ -177,16 +197,45 @@ function readCsv(text: string): RawRow[] {
   return [...rows, ...problems].sort((a, b) => a.line - b.line)
 }
 
-/** CSV cells are text: empty is "not given", `null` is null, a maxActivations of digits a number. */
+/**
+ * CSV cells are text: empty is "not given", `null` is null, a maxActivations of digits a number,
+ * `entitlements` codes separated by spaces, `metadata` a JSON object, `metadata.<key>` one key's text.
+ */
 function fromCsvCells(record: Readonly<Record<string, string>>): Record<string, unknown> {
   const fields: Record<string, unknown> = {}
+  const metadata: Record<string, unknown> = {}
   for (const [column, text] of Object.entries(record)) {
+    const key = metadataColumn.exec(column)?.[1]
     if (text === '') {
       continue
     }
-    fields[column] = text === 'null' ? null : column === 'maxActivations' ? integer(text) : text
+    if (key !== undefined) {
+      metadata[key] = text
+    } else if (text === 'null') {
+      fields[column] = null
+    } else if (column === 'maxActivations') {
+      fields[column] = integer(text)
+    } else if (column === 'entitlements') {
+      fields[column] = text.split(/\s+/).filter((code) => code !== '')
+    } else if (column === 'metadata') {
+      fields[column] = parseJsonCell(text)
+    } else {
+      fields[column] = text
+    }
+  }
+  if (Object.keys(metadata).length > 0) {
+    fields.metadata = { ...(typeof fields.metadata === 'object' ? fields.metadata : {}), ...metadata }
   }
   return fields
+}
+
+/** A JSON cell as its value, or as the text itself (the schema check then names the field). */
+function parseJsonCell(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
 }
 
 function readJsonLines(text: string): RawRow[] {
@@ -224,24 +273,77 @@ function toRequest(
   if (product !== undefined) {
     body.productId = product
   }
+  const { customerEmail } = fields
+  if (customerEmail !== undefined && customerEmail !== null) {
+    if (!Check(CustomerEmailSchema, customerEmail)) {
+      return { line, problem: `customerEmail must be an email address, not ${JSON.stringify(customerEmail)}` }
+    }
+    if (body.customerId !== undefined && body.customerId !== null) {
+      // An export carries both: the email wins, so licenses move to the new server's customer.
+      delete body.customerId
+    }
+  }
   if (!Check(CreateLicenseBodySchema, body)) {
     const problems = describeProblems(CreateLicenseBodySchema, body)
     return { line, problem: problems.join('; ') }
   }
+  const customer = typeof customerEmail === 'string' ? { customerEmail } : {}
   const { externalId } = fields
   if (externalId === undefined || externalId === null) {
-    return { line, body, idempotencyKey: `keyturn-import:${body.productId}:${fileHash}:${line}` }
+    return { line, body, ...customer, idempotencyKey: `keyturn-import:${body.productId}:${fileHash}:${line}` }
   }
   if (typeof externalId !== 'string' || externalId.length > maxExternalIdLength) {
     return { line, problem: `externalId must be text of at most ${maxExternalIdLength} characters` }
   }
-  return { line, body, idempotencyKey: `keyturn-import:${body.productId}:id:${externalId}` }
+  return { line, body, ...customer, idempotencyKey: `keyturn-import:${body.productId}:id:${externalId}` }
+}
+
+/**
+ * Finds the customer with this email, or creates one: once per email per run (concurrent rows of the
+ * same customer share the lookup). A product key sees only customers owning its licenses, so an
+ * email of a customer it cannot see fails the row (409 customer_email_taken).
+ */
+function customerFinder(io: Io, options: ApiOptions): (email: string) => Promise<CustomerId> {
+  const client = clientFor(io, options)
+  const found = new Map<string, Promise<CustomerId>>()
+  const find = async (email: string): Promise<CustomerId> => {
+    const lookup = async () =>
+      (await client.listCustomers({ filter: `email:eq:${email}`, limit: 1 })).data[0]?.id
+    const existing = await lookup()
+    if (existing !== undefined) {
+      return existing
+    }
+    try {
+      return (await client.createCustomer({ email })).id
+    } catch (error) {
+      const again =
+        error instanceof KeyturnApiError && error.code === 'customer_email_taken' ? await lookup() : undefined
+      if (again === undefined) {
+        throw error
+      }
+      return again
+    }
+  }
+  return (email) => {
+    const key = email.toLowerCase()
+    let id = found.get(key)
+    if (id === undefined) {
+      id = find(email)
+      found.set(key, id)
+    }
+    return id
+  }
 }
 
 /** How long to wait for a row the server is still creating (a run that was interrupted sent it). */
 const inProgressRetries = [100, 200, 400, 800, 1600, 3200, 6400]
 
-async function send(io: Io, options: ApiOptions, request: Request): Promise<Outcome> {
+async function send(
+  io: Io,
+  options: ApiOptions,
+  request: Request,
+  customerId: (email: string) => Promise<CustomerId>,
+): Promise<Outcome> {
   let replayed = false
   // The client takes a fetch: this one notes whether the answer is a replay of an earlier run's.
   const fetch: typeof globalThis.fetch = async (input, init) => {
@@ -252,7 +354,11 @@ async function send(io: Io, options: ApiOptions, request: Request): Promise<Outc
   const client = clientFor(io, options, fetch)
   for (let attempt = 0; ; attempt++) {
     try {
-      const license = await client.createLicense(request.body, { idempotencyKey: request.idempotencyKey })
+      const body =
+        request.customerEmail === undefined
+          ? request.body
+          : { ...request.body, customerId: await customerId(request.customerEmail) }
+      const license = await client.createLicense(body, { idempotencyKey: request.idempotencyKey })
       return { line: request.line, kind: replayed ? 'existing' : 'created', license }
     } catch (error) {
       if (!(error instanceof KeyturnApiError)) {

@@ -339,9 +339,14 @@ export function registerLicenses(program: Command, io: Io): void {
     .addHelpText(
       'after',
       `
-Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, externalId.
-  maxActivations  an integer, or null for unlimited; empty: the server's default (1)
-  expirationDate  ISO 8601, in the future; null or empty: never expires
+Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, customerEmail,
+customerId, policyId, entitlements, metadata, externalId.
+  maxActivations  an integer, or null for unlimited; empty: the server's default (1), or the policy's
+  expirationDate  ISO 8601, in the future; null: never expires; empty: never, or the policy's
+  customerEmail   the customer's email: found, or created when there is none (wins over customerId)
+  policyId        a policy of the product, used as the license's template
+  entitlements    entitlement codes of the product (CSV: separated by spaces; JSON: an array)
+  metadata        a JSON object; in CSV also metadata.<key> columns, one key each (as text)
   externalId      optional: your id for the row; without it a row is known by the file and line
 The columns keyturn licenses export writes (id, key, status, …) are accepted and ignored: keys,
 status and activations are not carried over, the server makes new keys.

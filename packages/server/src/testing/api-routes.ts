@@ -30,6 +30,9 @@ export interface RouteFixture {
   readonly policyId: PolicyId
   /** The policy's entitlement (code `fixture-feature`). */
   readonly entitlementId: EntitlementId
+  /** A customer without licenses and a policy no license was made from: what the deletes remove. */
+  readonly spareCustomerId: CustomerId
+  readonly sparePolicyId: PolicyId
 }
 
 let unique = 0
@@ -170,7 +173,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: (f) => `/customers/${f.customerId}`,
     payload: () => ({ name: 'Renamed', metadata: { crm: 'x1' } }),
   },
-  { method: 'DELETE', path: '/customers/:id', url: (f) => `/customers/${f.customerId}` },
+  { method: 'DELETE', path: '/customers/:id', url: (f) => `/customers/${f.spareCustomerId}` },
 
   { method: 'GET', path: '/policies', url: () => '/policies' },
   {
@@ -186,7 +189,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: (f) => `/policies/${f.policyId}`,
     payload: () => ({ name: 'Renamed plan' }),
   },
-  { method: 'DELETE', path: '/policies/:id', url: (f) => `/policies/${f.policyId}` },
+  { method: 'DELETE', path: '/policies/:id', url: (f) => `/policies/${f.sparePolicyId}` },
 
   { method: 'GET', path: '/entitlements', url: () => '/entitlements' },
   {
@@ -251,6 +254,8 @@ export async function seedRouteFixture(
     entitlements: ['fixture-feature'],
   })
   const customer = await created('/customers', { email: `owner-${nextUnique()}@example.com` })
+  const spareCustomer = await created('/customers', { email: `spare-${nextUnique()}@example.com` })
+  const sparePolicy = await created('/policies', { productId, name: 'Spare plan' })
   const license = await app.inject({
     method: 'POST',
     url: '/api/v0/licenses',
@@ -297,6 +302,8 @@ export async function seedRouteFixture(
     customerId: customer.id,
     policyId: policy.id,
     entitlementId: entitlement.id,
+    spareCustomerId: spareCustomer.id,
+    sparePolicyId: sparePolicy.id,
   }
 }
 
