@@ -71,6 +71,9 @@ const notFoundByIdPrefix: Record<string, ErrorCode> = {
   lic_: 'license_not_found',
   act_: 'activation_not_found',
   key_: 'api_key_not_found',
+  cus_: 'customer_not_found',
+  pol_: 'policy_not_found',
+  ent_: 'entitlement_not_found',
 }
 
 /**

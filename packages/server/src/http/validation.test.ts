@@ -102,6 +102,9 @@ describeEachDatabase('values no database can store', (database) => {
       { url: '/products/prd_%00', code: 'product_not_found' },
       { url: '/products/prd_%00/keys', code: 'product_not_found' },
       { url: '/api-keys/key_%00', code: 'api_key_not_found' },
+      { url: '/customers/cus_%00', code: 'customer_not_found' },
+      { url: '/policies/pol_%00', code: 'policy_not_found' },
+      { url: '/entitlements/ent_%00', code: 'entitlement_not_found' },
     ] as const
     for (const { url, code } of cases) {
       const res = await app.inject({ method: 'GET', url: `/api/v0${url}`, headers })
