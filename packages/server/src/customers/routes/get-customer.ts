@@ -11,6 +11,8 @@ export function registerGetCustomer(api: App, customers: CustomerService): void 
       schema: {
         operationId: 'getCustomer',
         summary: 'Retrieve a customer',
+        description:
+          'A product key sees a customer only while it owns a license of its product (404 otherwise).',
         tags: ['customers'],
         params: IdParamsSchema(CustomerIdSchema),
         response: { 200: CustomerResourceSchema, ...problemResponses('forbidden', 'customer_not_found') },

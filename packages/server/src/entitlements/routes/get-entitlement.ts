@@ -11,6 +11,7 @@ export function registerGetEntitlement(api: App, entitlements: EntitlementServic
       schema: {
         operationId: 'getEntitlement',
         summary: 'Retrieve an entitlement',
+        description: "A product key sees only its own product's entitlements (404 otherwise).",
         tags: ['entitlements'],
         params: IdParamsSchema(EntitlementIdSchema),
         response: {

@@ -11,6 +11,7 @@ export function registerGetPolicy(api: App, policies: PolicyService): void {
       schema: {
         operationId: 'getPolicy',
         summary: 'Retrieve a policy',
+        description: "A product key sees only its own product's policies (404 otherwise).",
         tags: ['policies'],
         params: IdParamsSchema(PolicyIdSchema),
         response: { 200: PolicyResourceSchema, ...problemResponses('forbidden', 'policy_not_found') },
