@@ -207,7 +207,11 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       name: 'Photo Editor',
       status: 'active',
       clientTokenTtl: 604800,
+<<<<<<< HEAD
       signResponses: false,
+=======
+      metadata: {},
+>>>>>>> c466252 (Tests: products show metadata; a KeyturnClient journey through customers, entitlements, policies and renewal; the OpenAPI size guard per operation)
       createdAt: at,
       updatedAt: at,
     })
@@ -232,6 +236,55 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       ],
     )
     assert.equal(list.totalCount, 2)
+  })
+
+  it('manages customers, entitlements and policies, and renews a license made from a policy', async (t) => {
+    const { baseUrl, productId } = await startTestServer(t, database)
+    const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret })
+
+    const pdf = await keyturn.createEntitlement({ productId, code: 'pdf', name: 'PDF' })
+    const policy = await keyturn.createPolicy({
+      productId,
+      name: 'Monthly',
+      duration: 30 * 86_400,
+      entitlements: ['pdf'],
+    })
+    const customer = await keyturn.createCustomer({ email: 'ada@example.com', metadata: { crm: 'c1' } })
+    const license = await keyturn.createLicense({ productId, policyId: policy.id, customerId: customer.id })
+    assert.deepEqual(
+      [license.entitlements, license.expirationDate, license.customerId],
+      [['pdf'], '2030-01-31T00:00:00.000Z', customer.id],
+    )
+    assert.deepEqual(await keyturn.getCustomer(customer.id), customer)
+    assert.deepEqual((await keyturn.updateCustomer(customer.id, { metadata: { crm: null } })).metadata, {})
+    assert.deepEqual(await keyturn.getPolicy(policy.id), policy)
+    assert.deepEqual(await keyturn.getEntitlement(pdf.id), pdf)
+    assert.equal((await keyturn.updateEntitlement(pdf.id, { name: 'Export' })).name, 'Export')
+    assert.deepEqual((await keyturn.updatePolicy(policy.id, { entitlements: [] })).entitlements, [])
+    assert.deepEqual(
+      (await keyturn.listCustomers()).data.map((item) => item.id),
+      [customer.id],
+    )
+    assert.deepEqual(
+      (await keyturn.listPolicies({ productId })).data.map((item) => item.id),
+      [policy.id],
+    )
+    const entitlements = []
+    for await (const entitlement of keyturn.iterateEntitlements({ productId })) {
+      entitlements.push(entitlement.code)
+    }
+    assert.deepEqual(entitlements, ['pdf'])
+
+    const renewed = await keyturn.renewLicense(license.id, {}, { idempotencyKey: 'invoice-1' })
+    const retried = await keyturn.renewLicense(license.id, {}, { idempotencyKey: 'invoice-1' })
+    assert.equal(renewed.expirationDate, '2030-03-02T00:00:00.000Z')
+    assert.deepEqual(retried, renewed)
+    await assert.rejects(keyturn.deleteCustomer(customer.id), { code: 'customer_has_licenses' })
+    await assert.rejects(keyturn.deletePolicy(policy.id), { code: 'policy_in_use' })
+    await keyturn.deleteEntitlement(pdf.id)
+    await keyturn.updateLicense(license.id, { customerId: null })
+    await keyturn.deleteCustomer(customer.id)
+    await assert.rejects(keyturn.getCustomer(customer.id), { code: 'customer_not_found' })
   })
 
   it('lists product keys and rotates the signing key, keeping the retired one listed', async (t) => {
