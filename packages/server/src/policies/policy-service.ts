@@ -100,18 +100,22 @@ export class PolicyService {
       codes === undefined
         ? undefined
         : await this.#entitlements.resolve(current.productId, codes, '#/entitlements')
-    const updated = await this.#policies.update(id, {
+    const changes = {
       updatedAt: this.#clock.now(),
       ...fields,
       ...(metadata === undefined ? {} : { metadata: mergeMetadata(current.metadata, metadata) }),
       ...(entitlements === undefined
         ? {}
         : { entitlementIds: entitlements.map((entitlement) => entitlement.id) }),
-    })
-    if (updated === undefined) {
-      throw policyNotFound(id)
     }
-    return updated
+    return this.#storage.write(principal, async ({ policies, events }) => {
+      const updated = await policies.update(id, changes)
+      if (updated === undefined) {
+        throw policyNotFound(id)
+      }
+      events.record('policy.updated', updated.productId, toPolicyResource(updated))
+      return updated
+    })
   }
 
   /** Refused (409 `policy_in_use`) while licenses made from it exist. */
