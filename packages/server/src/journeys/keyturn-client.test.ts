@@ -207,11 +207,8 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       name: 'Photo Editor',
       status: 'active',
       clientTokenTtl: 604800,
-<<<<<<< HEAD
       signResponses: false,
-=======
       metadata: {},
->>>>>>> c466252 (Tests: products show metadata; a KeyturnClient journey through customers, entitlements, policies and renewal; the OpenAPI size guard per operation)
       createdAt: at,
       updatedAt: at,
     })

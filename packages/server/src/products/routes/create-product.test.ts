@@ -34,11 +34,8 @@ describeEachDatabase('POST /api/v0/products', (database) => {
       name: 'Acme Photo Editor',
       status: 'active',
       clientTokenTtl: 604800,
-<<<<<<< HEAD
       signResponses: false,
-=======
       metadata: {},
->>>>>>> c466252 (Tests: products show metadata; a KeyturnClient journey through customers, entitlements, policies and renewal; the OpenAPI size guard per operation)
       createdAt: testStart,
       updatedAt: testStart,
     })
