@@ -4,11 +4,17 @@ import { useCallback, useMemo, useState } from 'react'
 import { NavLink, Route, Routes, useNavigate } from 'react-router'
 import { ApiKeysScreen } from './api-keys/api-keys-screen.js'
 import { ProblemMessage } from './components/problem-message.js'
+import { CustomerDetailScreen } from './customers/customer-detail-screen.js'
+import { CustomersScreen } from './customers/customers-screen.js'
+import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
+import { EntitlementsScreen } from './entitlements/entitlements-screen.js'
 import { EventsScreen } from './events/events-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
+import { PoliciesScreen } from './policies/policies-screen.js'
+import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
 import { ProductDetailScreen } from './products/product-detail-screen.js'
 import { ProductsScreen } from './products/products-screen.js'
 import {
@@ -104,6 +110,15 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
               <NavLink to="/licenses">Licenses</NavLink>
             </li>
             <li>
+              <NavLink to="/customers">Customers</NavLink>
+            </li>
+            <li>
+              <NavLink to="/policies">Policies</NavLink>
+            </li>
+            <li>
+              <NavLink to="/entitlements">Entitlements</NavLink>
+            </li>
+            <li>
               <NavLink to="/events">Events</NavLink>
             </li>
             {isAdmin(session) && (
@@ -133,6 +148,12 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="licenses" element={<LicensesScreen />} />
           <Route path="licenses/new" element={<NewLicenseScreen />} />
           <Route path="licenses/:id" element={<LicenseDetailScreen />} />
+          <Route path="customers" element={<CustomersScreen />} />
+          <Route path="customers/:id" element={<CustomerDetailScreen />} />
+          <Route path="policies" element={<PoliciesScreen />} />
+          <Route path="policies/:id" element={<PolicyDetailScreen />} />
+          <Route path="entitlements" element={<EntitlementsScreen />} />
+          <Route path="entitlements/:id" element={<EntitlementDetailScreen />} />
           <Route path="events" element={<EventsScreen />} />
           {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />

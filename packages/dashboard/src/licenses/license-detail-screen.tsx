@@ -5,6 +5,7 @@ import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
 import { formatTime } from '../components/format.js'
+import { MetadataField, MetadataList, parseCodes, parseJsonObject } from '../components/metadata.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { LicenseEvents } from '../events/license-events.js'
@@ -12,10 +13,11 @@ import { useSession } from '../session/session.js'
 import { LicenseUsage } from './license-usage.js'
 
 type LicenseId = LicenseResource['id']
-const minutes = (seconds: number) => Number((seconds / 60).toFixed(2))
-
 type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
 type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicenseToken']>[1]>
+const minutes = (seconds: number) => Number((seconds / 60).toFixed(2))
+
+type RenewLicenseBody = NonNullable<Parameters<KeyturnClient['renewLicense']>[1]>
 
 export function LicenseDetailScreen() {
   const { client } = useSession()
@@ -25,6 +27,18 @@ export function LicenseDetailScreen() {
     queryKey: ['product', license.data?.productId],
     queryFn: () => client.getProduct(license.data?.productId ?? 'prd_'),
     enabled: license.data !== undefined,
+  })
+  const customerId = license.data?.customerId ?? null
+  const customer = useQuery({
+    queryKey: ['customer', customerId],
+    queryFn: () => client.getCustomer(customerId ?? 'cus_'),
+    enabled: customerId !== null,
+  })
+  const policyId = license.data?.policyId ?? null
+  const policy = useQuery({
+    queryKey: ['policy', policyId],
+    queryFn: () => client.getPolicy(policyId ?? 'pol_'),
+    enabled: policyId !== null,
   })
   return (
     <>
@@ -60,11 +74,37 @@ export function LicenseDetailScreen() {
             <dd>
               <Time value={license.data.expirationDate} empty="Never" />
             </dd>
+            <dt>Customer</dt>
+            <dd>
+              {license.data.customerId === null ? (
+                'None'
+              ) : (
+                <Link to={`/customers/${license.data.customerId}`}>
+                  {customer.data?.email ?? license.data.customerId}
+                </Link>
+              )}
+            </dd>
+            <dt>Policy</dt>
+            <dd>
+              {license.data.policyId === null ? (
+                'None'
+              ) : (
+                <Link to={`/policies/${license.data.policyId}`}>
+                  {policy.data?.name ?? license.data.policyId}
+                </Link>
+              )}
+            </dd>
             <dt>Seats</dt>
             <dd>
               {license.data.heartbeatTtl === null
                 ? 'Held until deactivated'
                 : `Floating: a seat lapses ${minutes(license.data.heartbeatTtl)} minutes after its last heartbeat`}
+            </dd>
+            <dt>Entitlements</dt>
+            <dd>{license.data.entitlements.join(', ') || 'None'}</dd>
+            <dt>Metadata</dt>
+            <dd>
+              <MetadataList metadata={license.data.metadata} />
             </dd>
             <dt>Created</dt>
             <dd>
@@ -76,6 +116,7 @@ export function LicenseDetailScreen() {
             </dd>
           </dl>
           <RevokeOrReinstate license={license.data} />
+          <RenewForm license={license.data} />
           <UpdateLicenseForm license={license.data} />
           <IssueTokenForm license={license.data} />
           <ValidateForm license={license.data} />
@@ -150,6 +191,18 @@ function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBo
   if (nextMaxUses !== license.maxUses) {
     body.maxUses = nextMaxUses
   }
+  const customerId = String(form.get('customerId') ?? '').trim()
+  if (customerId !== (license.customerId ?? '')) {
+    body.customerId = (customerId === '' ? null : customerId) as UpdateLicenseBody['customerId'] // the API checks it
+  }
+  const codes = parseCodes(form.get('entitlements'))
+  if (codes.join(',') !== license.entitlements.join(',')) {
+    body.entitlements = codes as UpdateLicenseBody['entitlements'] // the API checks each code
+  }
+  const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  if (metadata !== undefined) {
+    body.metadata = metadata
+  }
   return body
 }
 
@@ -158,7 +211,7 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
   const queryClient = useQueryClient()
   const id = useId()
   const update = useMutation({
-    mutationFn: (body: UpdateLicenseBody) => client.updateLicense(license.id, body),
+    mutationFn: (form: FormData) => client.updateLicense(license.id, toUpdateBody(form, license)),
     onSuccess: () => queryClient.invalidateQueries(),
   })
   return (
@@ -170,7 +223,7 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
         key={license.updatedAt}
         onSubmit={(event) => {
           event.preventDefault()
-          update.mutate(toUpdateBody(new FormData(event.currentTarget), license))
+          update.mutate(new FormData(event.currentTarget))
         }}
       >
         <div>
@@ -215,6 +268,15 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
             defaultValue={license.maxUses ?? ''}
           />
         </div>
+        <div>
+          <label htmlFor={`${id}-customer`}>Customer id (empty: none)</label>
+          <input id={`${id}-customer`} name="customerId" defaultValue={license.customerId ?? ''} />
+        </div>
+        <div>
+          <label htmlFor={`${id}-codes`}>Entitlements (comma-separated)</label>
+          <input id={`${id}-codes`} name="entitlements" defaultValue={license.entitlements.join(', ')} />
+        </div>
+        <MetadataField />
         <div className="actions">
           <button type="submit" disabled={update.isPending}>
             Save changes
@@ -223,6 +285,53 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
       </form>
       <ProblemMessage error={update.error} />
       {update.isSuccess && <p role="status">Saved.</p>}
+    </section>
+  )
+}
+
+/** Renewal: max(now, expiration) + the duration given, or the policy's. Idempotent per form, so a double submit renews once. */
+function RenewForm({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const [attempt, setAttempt] = useState(() => crypto.randomUUID())
+  const renew = useMutation({
+    mutationFn: (days: string) => {
+      const body: RenewLicenseBody = days === '' ? {} : { duration: Math.round(Number(days) * 86_400) }
+      return client.renewLicense(license.id, body, { idempotencyKey: `dashboard-renew-${attempt}` })
+    },
+    onSuccess: async () => {
+      setAttempt(crypto.randomUUID())
+      await queryClient.invalidateQueries()
+    },
+  })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Renew</h2>
+      <form
+        className="filters"
+        aria-labelledby={`${id}-heading`}
+        onSubmit={(event) => {
+          event.preventDefault()
+          renew.mutate(String(new FormData(event.currentTarget).get('days') ?? '').trim())
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-days`}>Extend by days (empty: the policy's duration)</label>
+          <input id={`${id}-days`} name="days" type="number" min={0.05} step="any" />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={renew.isPending}>
+            Renew license
+          </button>
+        </div>
+      </form>
+      <ProblemMessage error={renew.error} />
+      {renew.isSuccess && (
+        <p role="status">
+          Renewed: expires <Time value={renew.data.expirationDate} empty="never" />.
+        </p>
+      )}
     </section>
   )
 }
@@ -303,12 +412,16 @@ function ValidateForm({ license }: { license: LicenseResource }) {
   const { client } = useSession()
   const id = useId()
   const validate = useMutation({
-    mutationFn: (fingerprint: string) =>
-      client.validateLicense({
+    mutationFn: (form: FormData) => {
+      const fingerprint = String(form.get('fingerprint') ?? '').trim()
+      const entitlements = parseCodes(form.get('entitlements'))
+      return client.validateLicense({
         key: license.key,
         productId: license.productId,
         ...(fingerprint === '' ? {} : { fingerprint }),
-      }),
+        ...(entitlements.length === 0 ? {} : { entitlements: entitlements as never[] }), // the API checks each code
+      })
+    },
   })
   return (
     <section aria-labelledby={`${id}-heading`}>
@@ -318,12 +431,16 @@ function ValidateForm({ license }: { license: LicenseResource }) {
         aria-labelledby={`${id}-heading`}
         onSubmit={(event) => {
           event.preventDefault()
-          validate.mutate(String(new FormData(event.currentTarget).get('fingerprint') ?? '').trim())
+          validate.mutate(new FormData(event.currentTarget))
         }}
       >
         <div>
           <label htmlFor={`${id}-fingerprint`}>Machine fingerprint (optional)</label>
           <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
+        </div>
+        <div>
+          <label htmlFor={`${id}-codes`}>Required entitlements (optional)</label>
+          <input id={`${id}-codes`} name="entitlements" />
         </div>
         <div className="actions">
           <button type="submit" disabled={validate.isPending}>

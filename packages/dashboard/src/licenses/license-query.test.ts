@@ -22,6 +22,15 @@ describe('the licenses view in the URL', () => {
     })
   })
 
+  it('filters by customer, policy and a metadata value when the URL names them', () => {
+    const search = new URLSearchParams('customerId=cus_1&policyId=pol_2&metaKey=plan&metaValue=pro')
+
+    assert.equal(
+      licenseListQuery(search).filter,
+      'customerId:eq:cus_1,policyId:eq:pol_2,metadata.plan:eq:pro',
+    )
+  })
+
   it('pages by starting_after instead of a page number when the URL holds a cursor', () => {
     assert.deepEqual(licenseListQuery(new URLSearchParams('after=lic_xyz&page=4')), {
       limit: 30,

@@ -16,9 +16,23 @@ export interface LicenseFilters {
   /** Dates (YYYY-MM-DD, UTC) bounding the expiration date, both inclusive. */
   readonly expiresFrom: string
   readonly expiresTo: string
+  readonly customerId: string
+  readonly policyId: string
+  /** A metadata key and the value it must equal. */
+  readonly metaKey: string
+  readonly metaValue: string
 }
 
-export const filterNames = ['status', 'productId', 'expiresFrom', 'expiresTo'] as const
+export const filterNames = [
+  'status',
+  'productId',
+  'expiresFrom',
+  'expiresTo',
+  'customerId',
+  'policyId',
+  'metaKey',
+  'metaValue',
+] as const
 
 export function readLicenseFilters(search: URLSearchParams): LicenseFilters {
   return {
@@ -26,6 +40,10 @@ export function readLicenseFilters(search: URLSearchParams): LicenseFilters {
     productId: search.get('productId') ?? '',
     expiresFrom: search.get('expiresFrom') ?? '',
     expiresTo: search.get('expiresTo') ?? '',
+    customerId: search.get('customerId') ?? '',
+    policyId: search.get('policyId') ?? '',
+    metaKey: search.get('metaKey') ?? '',
+    metaValue: search.get('metaValue') ?? '',
   }
 }
 
@@ -45,6 +63,15 @@ export function licenseListQuery(search: URLSearchParams, productScope?: string)
   }
   if (filters.expiresTo !== '') {
     rules.push(`expirationDate:lte:${filters.expiresTo}T23:59:59.999Z`)
+  }
+  if (filters.customerId !== '') {
+    rules.push(`customerId:eq:${filters.customerId}`)
+  }
+  if (filters.policyId !== '') {
+    rules.push(`policyId:eq:${filters.policyId}`)
+  }
+  if (filters.metaKey !== '') {
+    rules.push(`metadata.${filters.metaKey}:eq:${filters.metaValue}`)
   }
   return {
     ...pagingQuery(readListParams(search)),

@@ -148,6 +148,27 @@ function LicenseFilterForm({ products }: { products: ProductResource[] | undefin
         <label htmlFor={`${id}-to`}>Expires until</label>
         <input id={`${id}-to`} name="expiresTo" type="date" defaultValue={filters.expiresTo} />
       </div>
+      <div>
+        <label htmlFor={`${id}-customer`}>Customer id</label>
+        <input
+          id={`${id}-customer`}
+          name="customerId"
+          defaultValue={filters.customerId}
+          placeholder="cus_…"
+        />
+      </div>
+      <div>
+        <label htmlFor={`${id}-policy`}>Policy id</label>
+        <input id={`${id}-policy`} name="policyId" defaultValue={filters.policyId} placeholder="pol_…" />
+      </div>
+      <div>
+        <label htmlFor={`${id}-meta-key`}>Metadata key</label>
+        <input id={`${id}-meta-key`} name="metaKey" defaultValue={filters.metaKey} maxLength={40} />
+      </div>
+      <div>
+        <label htmlFor={`${id}-meta-value`}>equals</label>
+        <input id={`${id}-meta-value`} name="metaValue" defaultValue={filters.metaValue} />
+      </div>
       <div className="actions">
         <button type="submit">Apply filters</button>
         <button
@@ -155,10 +176,7 @@ function LicenseFilterForm({ products }: { products: ProductResource[] | undefin
           onClick={() =>
             setSearch(
               withParams(search, {
-                status: '',
-                productId: '',
-                expiresFrom: '',
-                expiresTo: '',
+                ...Object.fromEntries(filterNames.map((name) => [name, undefined])),
                 page: undefined,
                 after: undefined,
               }),

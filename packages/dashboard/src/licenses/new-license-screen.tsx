@@ -1,41 +1,74 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate } from 'react-router'
+import { MetadataField, parseCodes, parseJsonObject } from '../components/metadata.js'
 import { ProblemMessage } from '../components/problem-message.js'
-import { useProductChoices } from '../components/product-choices.js'
+import { ProductField } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
 
 type CreateLicenseBody = Parameters<ReturnType<typeof useSession>['client']['createLicense']>[0]
 
-/** Reads the create form: an empty "maximum activations" is unlimited, an empty date never expires. */
+/**
+ * Reads the create form. Without a policy, an empty "maximum activations" is unlimited and an
+ * empty date never expires; with one, empty fields are left out so the policy's values apply.
+ */
 function toCreateBody(form: FormData): CreateLicenseBody {
+  const policyId = String(form.get('policyId') ?? '')
+  const fromPolicy = policyId !== ''
   const maxActivations = String(form.get('maxActivations') ?? '').trim()
   const expirationDate = String(form.get('expirationDate') ?? '')
-  const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
-  const maxUses = String(form.get('maxUses') ?? '').trim()
-  return {
+  const customerId = String(form.get('customerId') ?? '').trim()
+  const entitlements = parseCodes(form.get('entitlements'))
+  const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  const body: CreateLicenseBody = {
     productId: String(form.get('productId') ?? '') as CreateLicenseBody['productId'], // the API checks it
-    maxActivations: maxActivations === '' ? null : Number(maxActivations),
-    expirationDate: expirationDate === '' ? null : `${expirationDate}T23:59:59.999Z`,
-    ...(leaseMinutes === '' ? {} : { heartbeatTtl: Math.round(Number(leaseMinutes) * 60) }),
-    ...(maxUses === '' ? {} : { maxUses: Number(maxUses) }),
   }
+  if (fromPolicy) {
+    body.policyId = policyId as NonNullable<CreateLicenseBody['policyId']> // from the API's own list
+  }
+  if (maxActivations !== '' || !fromPolicy) {
+    body.maxActivations = maxActivations === '' ? null : Number(maxActivations)
+  }
+  if (expirationDate !== '' || !fromPolicy) {
+    body.expirationDate = expirationDate === '' ? null : `${expirationDate}T23:59:59.999Z`
+  }
+  const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
+  if (leaseMinutes !== '') {
+    body.heartbeatTtl = Math.round(Number(leaseMinutes) * 60)
+  }
+  const maxUses = String(form.get('maxUses') ?? '').trim()
+  if (maxUses !== '') {
+    body.maxUses = Number(maxUses)
+  }
+  if (customerId !== '') {
+    body.customerId = customerId as NonNullable<CreateLicenseBody['customerId']> // the API checks it
+  }
+  if (entitlements.length > 0) {
+    body.entitlements = entitlements as CreateLicenseBody['entitlements'] // the API checks each code
+  }
+  if (metadata !== undefined) {
+    body.metadata = metadata
+  }
+  return body
 }
 
 export function NewLicenseScreen() {
   const session = useSession()
-  const products = useProductChoices()
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   const id = useId()
+  const policies = useQuery({
+    queryKey: ['policies', 'choices'],
+    queryFn: () => session.client.listPolicies({ limit: 100, sort: 'name:asc' }),
+    select: (page) => (page.hasNextPage ? undefined : page),
+  })
   const create = useMutation({
-    mutationFn: (body: CreateLicenseBody) => session.client.createLicense(body),
+    mutationFn: (form: FormData) => session.client.createLicense(toCreateBody(form)),
     onSuccess: async (license) => {
       await queryClient.invalidateQueries()
       void navigate(`/licenses/${license.id}`)
     },
   })
-  const scoped = session.access.role === 'product' ? session.access.productId : undefined
   return (
     <>
       <p>
@@ -47,21 +80,31 @@ export function NewLicenseScreen() {
         aria-label="Create a license"
         onSubmit={(event) => {
           event.preventDefault()
-          create.mutate(toCreateBody(new FormData(event.currentTarget)))
+          create.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-product`}>Product</label>
-        {products.data ? (
-          <select id={`${id}-product`} name="productId" required defaultValue={scoped}>
-            {products.data.data.map((product) => (
-              <option key={product.id} value={product.id}>
-                {product.name}
+        <ProductField id={`${id}-product`} />
+        <label htmlFor={`${id}-policy`}>Policy (optional)</label>
+        {policies.data ? (
+          <select id={`${id}-policy`} name="policyId" defaultValue="" aria-describedby={`${id}-policy-help`}>
+            <option value="">None</option>
+            {policies.data.data.map((policy) => (
+              <option key={policy.id} value={policy.id}>
+                {policy.name}
               </option>
             ))}
           </select>
         ) : (
-          <input id={`${id}-product`} name="productId" required placeholder="prd_…" defaultValue={scoped} />
+          <input
+            id={`${id}-policy`}
+            name="policyId"
+            placeholder="pol_…"
+            aria-describedby={`${id}-policy-help`}
+          />
         )}
+        <p id={`${id}-policy-help`} className="muted">
+          A policy of the same product: its activations, duration and entitlements apply unless given below.
+        </p>
         <label htmlFor={`${id}-max`}>Maximum activations</label>
         <input
           id={`${id}-max`}
@@ -73,7 +116,7 @@ export function NewLicenseScreen() {
           aria-describedby={`${id}-max-help`}
         />
         <p id={`${id}-max-help`} className="muted">
-          Empty: unlimited machines.
+          Empty: unlimited machines (or the policy's number).
         </p>
         <label htmlFor={`${id}-expires`}>Expires on (UTC, end of day)</label>
         <input
@@ -83,12 +126,17 @@ export function NewLicenseScreen() {
           aria-describedby={`${id}-expires-help`}
         />
         <p id={`${id}-expires-help`} className="muted">
-          Empty: never expires.
+          Empty: never expires (or as the policy says).
         </p>
         <label htmlFor={`${id}-lease`}>Floating seat lease in minutes (optional)</label>
         <input id={`${id}-lease`} name="heartbeatMinutes" type="number" min={1} step="any" />
         <label htmlFor={`${id}-uses`}>Maximum uses (optional; empty: unmetered)</label>
         <input id={`${id}-uses`} name="maxUses" type="number" min={1} step={1} />
+        <label htmlFor={`${id}-customer`}>Customer id (optional)</label>
+        <input id={`${id}-customer`} name="customerId" placeholder="cus_…" />
+        <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated, optional)</label>
+        <input id={`${id}-codes`} name="entitlements" />
+        <MetadataField />
         <div className="actions">
           <button type="submit" className="primary" disabled={create.isPending}>
             Create license

@@ -301,6 +301,77 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test(
+    'manages entitlements, policies and customers, and makes and renews a license from a policy',
+    async () => {
+      await navigate(page, 'Entitlements')
+      const entitlementForm = page.getByRole('form', { name: 'Create an entitlement' })
+      await page.getByText('Create an entitlement').click()
+      await entitlementForm.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await entitlementForm.getByLabel('Code').fill('export-pdf')
+      await entitlementForm.getByLabel('Name').fill('Export to PDF')
+      await entitlementForm.getByRole('button', { name: 'Create entitlement' }).click()
+      await page.getByRole('link', { name: 'export-pdf' }).waitFor()
+      await checkScreen(page, '13-entitlements')
+
+      await navigate(page, 'Policies')
+      const policyForm = page.getByRole('form', { name: 'Create a policy' })
+      await page.getByText('Create a policy').click()
+      await policyForm.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await policyForm.getByLabel('Name').fill('Pro yearly')
+      await policyForm.getByLabel('Maximum activations').fill('2')
+      await policyForm.getByLabel('Duration in days').fill('365')
+      await policyForm.getByLabel('Entitlements').fill('export-pdf')
+      await policyForm.getByRole('button', { name: 'Create policy' }).click()
+      await page.getByRole('heading', { name: 'Pro yearly', level: 1 }).waitFor()
+      await checkScreen(page, '14-policy')
+
+      await navigate(page, 'Customers')
+      const customerForm = page.getByRole('form', { name: 'Create a customer' })
+      await page.getByText('Create a customer').click()
+      await customerForm.getByLabel('Email').fill('ada@example.com')
+      await customerForm.getByLabel('Name').fill(hostileName)
+      await customerForm.getByLabel('Metadata').fill('{"crm": "4711"}')
+      await customerForm.getByRole('button', { name: 'Create customer' }).click()
+      await page.getByRole('heading', { name: hostileName, level: 1 }).waitFor()
+      const customerId = page.url().split('/').at(-1) ?? ''
+      assert.match(customerId, /^cus_/)
+      await checkScreen(page, '15-customer')
+      await navigate(page, 'Customers')
+      await page.getByRole('link', { name: 'ada@example.com' }).waitFor()
+      await checkScreen(page, '16-customers')
+
+      await navigate(page, 'Licenses')
+      await page.getByRole('link', { name: 'Create license' }).click()
+      await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await page.getByLabel('Policy').selectOption({ label: 'Pro yearly' })
+      await page.getByLabel('Maximum activations').fill('')
+      await page.getByLabel('Customer id').fill(customerId)
+      await page.getByLabel('Metadata').fill('{"seller": "shop"}')
+      await page.getByRole('button', { name: 'Create license' }).click()
+      await page.getByRole('heading', { name: /^License / }).waitFor()
+      const fromPolicy = await admin.getLicense((page.url().split('/').at(-1) ?? '') as `lic_${string}`)
+      assert.equal(fromPolicy.maxActivations, 2, 'the policy decides what the form left empty')
+      assert.deepEqual(fromPolicy.entitlements, ['export-pdf'])
+      assert.equal(fromPolicy.customerId, customerId)
+      assert.ok(fromPolicy.expirationDate !== null)
+
+      await page.getByLabel('Extend by days').fill('10')
+      await page.getByRole('button', { name: 'Renew license' }).click()
+      await page.getByText(/^Renewed: expires/).waitFor()
+      const renewed = await admin.getLicense(fromPolicy.id)
+      assert.equal(
+        Date.parse(renewed.expirationDate ?? '') - Date.parse(fromPolicy.expirationDate ?? ''),
+        10 * 86_400_000,
+      )
+      await checkScreen(page, '17-license-from-policy')
+
+      await page.goto(`${base}/dashboard/licenses?customerId=${customerId}&metaKey=seller&metaValue=shop`)
+      await page.getByText('1–1 of 1 license').waitFor()
+      await page.getByRole('link', { name: fromPolicy.key }).waitFor()
+    },
+  )
+
   await t.test("meters a license's usage and resets it after a confirmation", async () => {
     await page.goto(`${base}/dashboard/licenses/${licenseId}`)
     await page.getByLabel('Maximum uses').fill('5')
@@ -320,7 +391,8 @@ it('runs the licensing business from the dashboard in Chromium', {
   await t.test('shows the latest events on the overview and filters the event log', async () => {
     await navigate(page, 'Overview')
     await page.getByRole('heading', { name: 'Latest events' }).waitFor()
-    await page.getByRole('table', { name: 'Latest events' }).getByText('api_key.deleted').waitFor()
+    const latest = page.getByRole('table', { name: 'Latest events' })
+    await latest.getByRole('row').nth(5).waitFor() // a header and the five latest
     await checkScreen(page, '18-overview-events')
     await navigate(page, 'Events')
     await page.getByLabel('Type').selectOption('license.revoked')
@@ -364,7 +436,7 @@ it('runs the licensing business from the dashboard in Chromium', {
     }
     await checkScreen(page, '12-product-as-product-key')
     await navigate(page, 'Licenses')
-    await page.getByText('1–1 of 1 license').waitFor()
+    await page.getByText('1–2 of 2 licenses').waitFor()
     await page.goto(`${base}/dashboard/products/${other.id}`)
     await page
       .getByRole('alert')

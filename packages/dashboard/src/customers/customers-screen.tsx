@@ -1,0 +1,132 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useNavigate, useSearchParams } from 'react-router'
+import { pagingQuery, readListParams, withParams } from '../components/list-params.js'
+import { MetadataField, parseJsonObject } from '../components/metadata.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+
+type CreateCustomerBody = Parameters<KeyturnClient['createCustomer']>[0]
+const defaultSort = 'createdAt:desc'
+
+function toCreateBody(form: FormData): CreateCustomerBody {
+  const name = String(form.get('name') ?? '').trim()
+  const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  return {
+    email: String(form.get('email') ?? '').trim(),
+    ...(name === '' ? {} : { name }),
+    ...(metadata === undefined ? {} : { metadata }),
+  }
+}
+
+export function CustomersScreen() {
+  const { client } = useSession()
+  const [search, setSearch] = useSearchParams()
+  const email = search.get('email') ?? ''
+  const query = {
+    ...pagingQuery(readListParams(search)),
+    ...(email === '' ? {} : { filter: `email:eq:${email}` }),
+  }
+  const customers = useQuery({
+    queryKey: ['customers', query],
+    queryFn: () => client.listCustomers(query),
+    placeholderData: (previous) => previous,
+  })
+  const id = useId()
+  return (
+    <>
+      <h1>Customers</h1>
+      <CreateCustomerForm />
+      <form
+        className="filters"
+        aria-label="Find customers"
+        key={email}
+        onSubmit={(event) => {
+          event.preventDefault()
+          const next = String(new FormData(event.currentTarget).get('email') ?? '').trim()
+          setSearch(withParams(search, { email: next, page: undefined, after: undefined }))
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-email`}>Email</label>
+          <input id={`${id}-email`} name="email" type="email" defaultValue={email} />
+        </div>
+        <div className="actions">
+          <button type="submit">Find</button>
+        </div>
+      </form>
+      <ProblemMessage error={customers.error} />
+      {customers.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Customers</caption>
+            <thead>
+              <tr>
+                <SortHeader field="email" label="Email" defaultSort={defaultSort} />
+                <SortHeader field="name" label="Name" defaultSort={defaultSort} />
+                <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
+              </tr>
+            </thead>
+            <tbody>
+              {customers.data.data.map((customer) => (
+                <tr key={customer.id}>
+                  <td>
+                    <Link to={`/customers/${customer.id}`}>{customer.email}</Link>
+                  </td>
+                  <td>{customer.name ?? '—'}</td>
+                  <td>
+                    <Time value={customer.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={customers.data} noun="customer" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreateCustomerForm() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const id = useId()
+  const create = useMutation({
+    mutationFn: (form: FormData) => client.createCustomer(toCreateBody(form)),
+    onSuccess: async (customer) => {
+      await queryClient.invalidateQueries()
+      void navigate(`/customers/${customer.id}`)
+    },
+  })
+  return (
+    <details className="create">
+      <summary>Create a customer</summary>
+      <form
+        className="stacked"
+        aria-label="Create a customer"
+        onSubmit={(event) => {
+          event.preventDefault()
+          create.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <label htmlFor={`${id}-email`}>Email</label>
+        <input id={`${id}-email`} name="email" type="email" required maxLength={254} />
+        <label htmlFor={`${id}-name`}>Name (optional)</label>
+        <input id={`${id}-name`} name="name" maxLength={200} />
+        <MetadataField />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create customer
+          </button>
+        </div>
+        <ProblemMessage error={create.error} />
+      </form>
+    </details>
+  )
+}

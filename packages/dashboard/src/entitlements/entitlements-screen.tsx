@@ -1,0 +1,120 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useSearchParams } from 'react-router'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { ProductField, useProductNames } from '../components/product-field.js'
+import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+
+type CreateEntitlementBody = Parameters<KeyturnClient['createEntitlement']>[0]
+const defaultSort = 'createdAt:desc'
+
+export function EntitlementsScreen() {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const entitlements = useQuery({
+    queryKey: ['entitlements', query],
+    queryFn: () => client.listEntitlements(query),
+    placeholderData: (previous) => previous,
+  })
+  const names = useProductNames()
+  return (
+    <>
+      <h1>Entitlements</h1>
+      <p className="muted">
+        Features a license may unlock, by code; applications check them in validation and in tokens.
+      </p>
+      <CreateEntitlementForm />
+      <ProblemMessage error={entitlements.error} />
+      {entitlements.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Entitlements</caption>
+            <thead>
+              <tr>
+                <SortHeader field="code" label="Code" defaultSort={defaultSort} />
+                <SortHeader field="name" label="Name" defaultSort={defaultSort} />
+                <th scope="col">Product</th>
+                <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
+              </tr>
+            </thead>
+            <tbody>
+              {entitlements.data.data.map((entitlement) => (
+                <tr key={entitlement.id}>
+                  <td>
+                    <Link to={`/entitlements/${entitlement.id}`}>
+                      <code>{entitlement.code}</code>
+                    </Link>
+                  </td>
+                  <td>{entitlement.name}</td>
+                  <td>{names.get(entitlement.productId) ?? <code>{entitlement.productId}</code>}</td>
+                  <td>
+                    <Time value={entitlement.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={entitlements.data} noun="entitlement" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreateEntitlementForm() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const create = useMutation({
+    mutationFn: (form: FormData) =>
+      client.createEntitlement({
+        productId: String(form.get('productId') ?? '') as CreateEntitlementBody['productId'], // the API checks it
+        code: String(form.get('code') ?? '').trim(),
+        name: String(form.get('name') ?? '').trim(),
+      }),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <details className="create">
+      <summary>Create an entitlement</summary>
+      <form
+        className="stacked"
+        aria-label="Create an entitlement"
+        onSubmit={(event) => {
+          event.preventDefault()
+          create.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <ProductField id={`${id}-product`} />
+        <label htmlFor={`${id}-code`}>Code</label>
+        <input
+          id={`${id}-code`}
+          name="code"
+          required
+          maxLength={64}
+          pattern="[a-z0-9][a-z0-9._\-]{0,63}"
+          aria-describedby={`${id}-code-help`}
+        />
+        <p id={`${id}-code-help`} className="muted">
+          Lower-case letters, digits, <code>.</code>, <code>_</code> and <code>-</code>, e.g.{' '}
+          <code>export-pdf</code>.
+        </p>
+        <label htmlFor={`${id}-name`}>Name</label>
+        <input id={`${id}-name`} name="name" required maxLength={200} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create entitlement
+          </button>
+        </div>
+        <ProblemMessage error={create.error} />
+        {create.isSuccess && <p role="status">Created {create.data.code}.</p>}
+      </form>
+    </details>
+  )
+}

@@ -1,0 +1,109 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { Link, useNavigate, useSearchParams } from 'react-router'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { ProductField, useProductNames } from '../components/product-field.js'
+import { SortHeader } from '../components/sort-header.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+import { durationInDays, PolicyFieldset, toPolicyFields } from './policy-form.js'
+
+type ProductId = Parameters<KeyturnClient['getProduct']>[0]
+const defaultSort = 'createdAt:desc'
+
+export function PoliciesScreen() {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const policies = useQuery({
+    queryKey: ['policies', query],
+    queryFn: () => client.listPolicies(query),
+    placeholderData: (previous) => previous,
+  })
+  const names = useProductNames()
+  return (
+    <>
+      <h1>Policies</h1>
+      <p className="muted">Templates for licenses: activations, duration, entitlements and metadata.</p>
+      <CreatePolicyForm />
+      <ProblemMessage error={policies.error} />
+      {policies.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Policies</caption>
+            <thead>
+              <tr>
+                <SortHeader field="name" label="Name" defaultSort={defaultSort} />
+                <th scope="col">Product</th>
+                <th scope="col">Activations</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Entitlements</th>
+                <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
+              </tr>
+            </thead>
+            <tbody>
+              {policies.data.data.map((policy) => (
+                <tr key={policy.id}>
+                  <td>
+                    <Link to={`/policies/${policy.id}`}>{policy.name}</Link>
+                  </td>
+                  <td>{names.get(policy.productId) ?? <code>{policy.productId}</code>}</td>
+                  <td>{policy.maxActivations ?? 'Unlimited'}</td>
+                  <td>{durationInDays(policy.duration)}</td>
+                  <td>{policy.entitlements.join(', ') || '—'}</td>
+                  <td>
+                    <Time value={policy.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={policies.data} noun="policy" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreatePolicyForm() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const id = useId()
+  const create = useMutation({
+    mutationFn: (form: FormData) =>
+      client.createPolicy({
+        productId: String(form.get('productId') ?? '') as ProductId, // the API checks it
+        ...toPolicyFields(form),
+      }),
+    onSuccess: async (policy) => {
+      await queryClient.invalidateQueries()
+      void navigate(`/policies/${policy.id}`)
+    },
+  })
+  return (
+    <details className="create">
+      <summary>Create a policy</summary>
+      <form
+        className="stacked"
+        aria-label="Create a policy"
+        onSubmit={(event) => {
+          event.preventDefault()
+          create.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <ProductField id={`${id}-product`} />
+        <PolicyFieldset />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create policy
+          </button>
+        </div>
+        <ProblemMessage error={create.error} />
+      </form>
+    </details>
+  )
+}

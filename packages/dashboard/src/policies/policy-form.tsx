@@ -1,0 +1,67 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useId } from 'react'
+import { MetadataField, parseCodes, parseJsonObject } from '../components/metadata.js'
+
+type PolicyResource = Awaited<ReturnType<KeyturnClient['getPolicy']>>
+export type PolicyFields = Omit<Parameters<KeyturnClient['createPolicy']>[0], 'productId'>
+
+const secondsPerDay = 86_400
+
+/**
+ * What a policy's form says: empty "maximum activations" is unlimited, empty "duration" never
+ * expires; codes are comma- or space-separated.
+ */
+export function toPolicyFields(form: FormData): PolicyFields {
+  const maxActivations = String(form.get('maxActivations') ?? '').trim()
+  const days = String(form.get('durationDays') ?? '').trim()
+  const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  return {
+    name: String(form.get('name') ?? '').trim(),
+    maxActivations: maxActivations === '' ? null : Number(maxActivations),
+    duration: days === '' ? null : Math.round(Number(days) * secondsPerDay),
+    expirationBasis: form.get('expirationBasis') === 'firstActivation' ? 'firstActivation' : 'creation',
+    entitlements: parseCodes(form.get('entitlements')) as PolicyFields['entitlements'], // the API checks each code
+    ...(metadata === undefined ? {} : { metadata }),
+  }
+}
+
+export function durationInDays(seconds: number | null): string {
+  return seconds === null ? 'Never expires' : `${Number((seconds / secondsPerDay).toFixed(2))} days`
+}
+
+/** The fields a policy's create and edit forms share, filled from `policy` when editing. */
+export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
+  const id = useId()
+  return (
+    <>
+      <label htmlFor={`${id}-name`}>Name</label>
+      <input id={`${id}-name`} name="name" required maxLength={200} defaultValue={policy?.name} />
+      <label htmlFor={`${id}-max`}>Maximum activations (empty: unlimited)</label>
+      <input
+        id={`${id}-max`}
+        name="maxActivations"
+        type="number"
+        min={1}
+        step={1}
+        defaultValue={policy === undefined ? 1 : (policy.maxActivations ?? '')}
+      />
+      <label htmlFor={`${id}-duration`}>Duration in days (empty: never expires)</label>
+      <input
+        id={`${id}-duration`}
+        name="durationDays"
+        type="number"
+        min={0.05}
+        step="any"
+        defaultValue={policy?.duration ? Number((policy.duration / secondsPerDay).toFixed(4)) : ''}
+      />
+      <label htmlFor={`${id}-basis`}>Expiry counts from</label>
+      <select id={`${id}-basis`} name="expirationBasis" defaultValue={policy?.expirationBasis ?? 'creation'}>
+        <option value="creation">the license's creation</option>
+        <option value="firstActivation">its first activation</option>
+      </select>
+      <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
+      <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />
+      <MetadataField defaultValue={policy?.metadata} />
+    </>
+  )
+}
