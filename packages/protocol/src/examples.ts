@@ -83,6 +83,8 @@ export const examplePolicy = {
   maxActivations: 3,
   duration: 31_536_000,
   expirationBasis: 'creation',
+  heartbeatTtl: null,
+  maxUses: null,
   entitlements: ['export-pdf'],
   metadata: {},
   createdAt: exampleTime,

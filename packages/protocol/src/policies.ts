@@ -8,7 +8,7 @@ import {
 } from './common.js'
 import { EntitlementCodeSchema, EntitlementCodesSchema } from './entitlements.js'
 import { examplePolicy } from './examples.js'
-import { MaxActivationsSchema } from './licenses.js'
+import { HeartbeatTtlSchema, MaxActivationsSchema, MaxUsesSchema } from './licenses.js'
 import { MetadataInputSchema, MetadataSchema } from './metadata.js'
 
 /** Shortest policy or renewal duration (seconds): one hour. */
@@ -45,6 +45,8 @@ export const PolicyResourceSchema = Type.Object(
     maxActivations: MaxActivationsSchema,
     duration: Type.Union([DurationSchema, Type.Null()], { description: '`null`: licenses never expire.' }),
     expirationBasis: ExpirationBasisSchema,
+    heartbeatTtl: HeartbeatTtlSchema,
+    maxUses: MaxUsesSchema,
     entitlements: Type.Array(EntitlementCodeSchema, { description: 'Codes, sorted.' }),
     metadata: MetadataSchema,
     createdAt: TimestampSchema,
@@ -61,6 +63,8 @@ export const CreatePolicyBodySchema = Type.Object(
     maxActivations: Type.Optional(MaxActivationsSchema),
     duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
     expirationBasis: Type.Optional(ExpirationBasisSchema),
+    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+    maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
   },
@@ -86,6 +90,8 @@ export const UpdatePolicyBodySchema = Type.Object(
     maxActivations: Type.Optional(MaxActivationsSchema),
     duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
     expirationBasis: Type.Optional(ExpirationBasisSchema),
+    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+    maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
   },

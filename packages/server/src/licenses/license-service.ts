@@ -41,6 +41,8 @@ export interface PolicyLookup {
         readonly maxActivations: number | null
         readonly duration: number | null
         readonly expirationBasis: ExpirationBasis
+        readonly heartbeatTtl: number | null
+        readonly maxUses: number | null
         readonly entitlements: readonly string[]
       }
     | undefined
@@ -134,8 +136,9 @@ export class LicenseService {
       revokedAt: null,
       activationCount: 0,
       // Absent and null both mean "none" here: no lease, unmetered.
-      heartbeatTtl: input.heartbeatTtl ?? null,
-      maxUses: input.maxUses ?? null,
+      // What the request gives wins, then the policy; absent and null both mean "none" here.
+      heartbeatTtl: input.heartbeatTtl !== undefined ? input.heartbeatTtl : (policy?.heartbeatTtl ?? null),
+      maxUses: input.maxUses !== undefined ? input.maxUses : (policy?.maxUses ?? null),
       uses: 0,
       usesResetAt: null,
       customerId: input.customerId ?? null,

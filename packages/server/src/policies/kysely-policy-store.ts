@@ -20,6 +20,8 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     maxActivations: row.max_activations === null ? null : Number(row.max_activations),
     duration: row.duration === null ? null : Number(row.duration),
     expirationBasis: row.expiration_basis === 'firstActivation' ? 'firstActivation' : 'creation',
+    heartbeatTtl: row.heartbeat_ttl === null ? null : Number(row.heartbeat_ttl),
+    maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
     entitlements,
     metadata: readMetadata(row.metadata),
     createdAt: toDate(row.created_at),
@@ -76,6 +78,8 @@ export class KyselyPolicyStore implements PolicyStore {
           max_activations: policy.maxActivations,
           duration: policy.duration,
           expiration_basis: policy.expirationBasis,
+          heartbeat_ttl: policy.heartbeatTtl,
+          max_uses: policy.maxUses,
           metadata: JSON.stringify(policy.metadata),
           created_at: policy.createdAt.toISOString(),
           updated_at: policy.updatedAt.toISOString(),
@@ -108,6 +112,8 @@ export class KyselyPolicyStore implements PolicyStore {
           ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
           ...(changes.duration === undefined ? {} : { duration: changes.duration }),
           ...(changes.expirationBasis === undefined ? {} : { expiration_basis: changes.expirationBasis }),
+          ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
+          ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
           ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
         })
         .where('id', '=', id)

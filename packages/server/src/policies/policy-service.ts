@@ -69,6 +69,9 @@ export class PolicyService {
       maxActivations: input.maxActivations === undefined ? defaultMaxActivations : input.maxActivations,
       duration: input.duration === undefined ? null : input.duration,
       expirationBasis: input.expirationBasis ?? defaultExpirationBasis,
+      // Absent and null both mean "none" here: no lease, unmetered (as on licenses).
+      heartbeatTtl: input.heartbeatTtl ?? null,
+      maxUses: input.maxUses ?? null,
       metadata: newMetadata(input.metadata),
       createdAt: now,
       updatedAt: now,

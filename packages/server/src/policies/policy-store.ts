@@ -16,7 +16,10 @@ export const policyListSpec = {
 } as const
 
 export type PolicyChanges = Partial<
-  Pick<Policy, 'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'metadata'>
+  Pick<
+    Policy,
+    'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'heartbeatTtl' | 'maxUses' | 'metadata'
+  >
 > & {
   readonly updatedAt: Date
   /** Replaces the set of entitlements. */

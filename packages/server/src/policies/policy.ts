@@ -10,6 +10,10 @@ export interface Policy {
   /** Seconds; null: licenses never expire. */
   readonly duration: number | null
   readonly expirationBasis: ExpirationBasis
+  /** Floating seats of its licenses (seconds a heartbeat holds a seat); null: seats never lapse. */
+  readonly heartbeatTtl: number | null
+  /** Metered uses of its licenses; null: unmetered. */
+  readonly maxUses: number | null
   /** Entitlement codes, sorted. */
   readonly entitlements: readonly string[]
   readonly metadata: Metadata

@@ -90,6 +90,9 @@ export interface PoliciesTable {
   max_activations: number | null
   duration: number | null
   expiration_basis: 'creation' | 'firstActivation'
+  heartbeat_ttl: number | null
+  /** bigint in PostgreSQL (read back as a string). */
+  max_uses: number | string | null
   metadata: JsonObject
   created_at: Timestamp
   updated_at: Timestamp

@@ -8,6 +8,7 @@ import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 import { events } from './migrations/2026-11-23-40-events.js'
 import { vendors } from './migrations/2026-11-23-50-vendors.js'
+import { policySeatsAndUsage } from './migrations/2026-11-23-51-policy-seats-and-usage.js'
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 
@@ -26,6 +27,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),
     '2026-11-23-70-product-sign-responses': productSignResponses(),
     '2026-11-23-50-vendors': vendors(kind),
+    '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
   }
 }
 

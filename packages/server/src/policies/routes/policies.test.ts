@@ -21,6 +21,8 @@ describeEachDatabase('/api/v0/policies', (database) => {
       maxActivations: 1,
       duration: null,
       expirationBasis: 'creation',
+      heartbeatTtl: null,
+      maxUses: null,
       entitlements: [],
       metadata: {},
       createdAt: testStart,
@@ -86,10 +88,17 @@ describeEachDatabase('/api/v0/policies', (database) => {
       name: 'Pro yearly',
       maxActivations: 3,
       duration: year,
+      maxUses: 1000,
+      heartbeatTtl: 3600,
       entitlements: ['pdf'],
     })
 
     const plain = await call(app, headers, 'POST', '/licenses', 201, { productId, policyId: policy.id })
+    assert.deepEqual(
+      [plain.maxUses, plain.heartbeatTtl],
+      [1000, 3600],
+      'seats and usage come from the policy',
+    )
     assert.equal(plain.policyId, policy.id)
     assert.equal(plain.maxActivations, 3)
     assert.equal(plain.expirationDate, '2031-01-01T00:00:00.000Z')

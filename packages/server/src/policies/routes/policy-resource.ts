@@ -11,6 +11,8 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     maxActivations: policy.maxActivations,
     duration: policy.duration,
     expirationBasis: policy.expirationBasis,
+    heartbeatTtl: policy.heartbeatTtl,
+    maxUses: policy.maxUses,
     entitlements: [...policy.entitlements],
     metadata: policy.metadata,
     createdAt: policy.createdAt.toISOString(),
