@@ -7,12 +7,14 @@ import { registerApiKeys } from './commands/api-keys.js'
 import { registerBackup } from './commands/backup.js'
 import { registerCustomers } from './commands/customers.js'
 import { registerEntitlements } from './commands/entitlements.js'
+import { registerEvents } from './commands/events.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerServe } from './commands/serve.js'
 import { registerToken } from './commands/token.js'
+import { registerWebhooks } from './commands/webhooks.js'
 import { CommandFailed, UsageError } from './errors.js'
 import type { Io } from './io.js'
 
@@ -69,6 +71,8 @@ registerCustomers(program, io)
 registerEntitlements(program, io)
 registerPolicies(program, io)
 registerToken(program, io)
+registerEvents(program, io)
+registerWebhooks(program, io)
 // Subcommands inherit exitOverride only when it is set before they are added: set it on all.
 for (const command of [program, ...allCommands(program)]) {
   command.exitOverride().showHelpAfterError('(add --help for the options and an example)')

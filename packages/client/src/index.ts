@@ -9,6 +9,7 @@ export type {
   CustomerResource,
   EntitlementResource,
   EventResource,
+  EventType,
   LicenseResource,
   LicenseTokenResource,
   Paginated,
@@ -17,6 +18,9 @@ export type {
   ProductKeyResource,
   ProductResource,
   ValidationResult,
+  WebhookDeliveryResource,
+  WebhookEndpointResource,
+  WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
 export {
   KeyturnApiError,
@@ -46,3 +50,4 @@ export {
   type ValidateLicenseTokenOptions,
   validateLicenseToken,
 } from './validate-license-token.js'
+export { type VerifyWebhookOptions, verifyWebhook, WebhookSignatureError } from './verify-webhook.js'

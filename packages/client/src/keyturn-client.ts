@@ -14,6 +14,7 @@ import type {
   CreateLicenseTokenByKeyBody,
   CreatePolicyBody,
   CreateProductBody,
+  CreateWebhookEndpointBody,
   CustomerId,
   CustomerResource,
   DeactivateByKeyBody,
@@ -36,6 +37,8 @@ import type {
   ListPoliciesQuery,
   ListProductKeysQuery,
   ListProductsQuery,
+  ListWebhookDeliveriesQuery,
+  ListWebhookEndpointsQuery,
   Paginated,
   PolicyId,
   PolicyResource,
@@ -49,8 +52,14 @@ import type {
   UpdateLicenseBody,
   UpdatePolicyBody,
   UpdateProductBody,
+  UpdateWebhookEndpointBody,
   ValidateLicenseBody,
   ValidationResult,
+  WebhookDeliveryId,
+  WebhookDeliveryResource,
+  WebhookEndpointId,
+  WebhookEndpointResource,
+  WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
@@ -552,6 +561,70 @@ export class KeyturnClient {
 
   getEvent(id: EventId, options: RequestOptions = {}): Promise<EventResource> {
     return this.#request('GET', `/events/${encodeURIComponent(id)}`, options)
+  }
+
+  // Webhook endpoints and deliveries
+
+  listWebhookEndpoints(
+    query: ListWebhookEndpointsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<WebhookEndpointResource>> {
+    return this.#request('GET', '/webhook-endpoints', { query, ...options })
+  }
+
+  /** The response's `secret` (`whsec_…`) is shown only here: give it to your receiver. */
+  createWebhookEndpoint(
+    body: CreateWebhookEndpointBody,
+    options: RequestOptions = {},
+  ): Promise<WebhookEndpointWithSecretResource> {
+    return this.#request('POST', '/webhook-endpoints', { body, ...options })
+  }
+
+  getWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
+    return this.#request('GET', `/webhook-endpoints/${encodeURIComponent(id)}`, options)
+  }
+
+  updateWebhookEndpoint(
+    id: WebhookEndpointId,
+    body: UpdateWebhookEndpointBody,
+    options: RequestOptions = {},
+  ): Promise<WebhookEndpointResource> {
+    return this.#request('PATCH', `/webhook-endpoints/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  async deleteWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/webhook-endpoints/${encodeURIComponent(id)}`, options)
+  }
+
+  /** A new `secret`, shown only here; the old one stops signing at once. */
+  rotateWebhookEndpointSecret(
+    id: WebhookEndpointId,
+    options: RequestOptions = {},
+  ): Promise<WebhookEndpointWithSecretResource> {
+    return this.#request('POST', `/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`, options)
+  }
+
+  /** Sends a `webhook_endpoint.test` event to this endpoint only. */
+  testWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
+    return this.#request('POST', `/webhook-endpoints/${encodeURIComponent(id)}/test`, options)
+  }
+
+  listWebhookDeliveries(
+    id: WebhookEndpointId,
+    query: ListWebhookDeliveriesQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<WebhookDeliveryResource>> {
+    return this.#request('GET', `/webhook-endpoints/${encodeURIComponent(id)}/deliveries`, {
+      query,
+      ...options,
+    })
+  }
+
+  retryWebhookDelivery(
+    id: WebhookDeliveryId,
+    options: RequestOptions = {},
+  ): Promise<WebhookDeliveryResource> {
+    return this.#request('POST', `/webhook-deliveries/${encodeURIComponent(id)}/retry`, options)
   }
 
   async *#iterate<T extends { id: string }>(

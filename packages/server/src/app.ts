@@ -39,6 +39,7 @@ import { registerDeleteEntitlement } from './entitlements/routes/delete-entitlem
 import { registerGetEntitlement } from './entitlements/routes/get-entitlement.js'
 import { registerListEntitlements } from './entitlements/routes/list-entitlements.js'
 import { registerUpdateEntitlement } from './entitlements/routes/update-entitlement.js'
+import { EventRetention } from './events/event-retention.js'
 import { EventService } from './events/event-service.js'
 import { KyselyEventStore } from './events/kysely-event-store.js'
 import { registerGetEvent } from './events/routes/get-event.js'
@@ -113,6 +114,21 @@ import { registerIncrementLicenseUsage } from './usage/routes/increment-license-
 import { registerIncrementLicenseUsageByKey } from './usage/routes/increment-license-usage-by-key.js'
 import { registerResetLicenseUsage } from './usage/routes/reset-license-usage.js'
 import { UsageService } from './usage/usage-service.js'
+import { serverVersion } from './version.js'
+import { registerDeliveryMetrics } from './webhooks/delivery-metrics.js'
+import { DeliveryWorker } from './webhooks/delivery-worker.js'
+import { HttpWebhookSender, type WebhookSender } from './webhooks/http-webhook-sender.js'
+import { KyselyWebhookStore } from './webhooks/kysely-webhook-store.js'
+import { registerCreateWebhookEndpoint } from './webhooks/routes/create-webhook-endpoint.js'
+import { registerDeleteWebhookEndpoint } from './webhooks/routes/delete-webhook-endpoint.js'
+import { registerGetWebhookEndpoint } from './webhooks/routes/get-webhook-endpoint.js'
+import { registerListWebhookDeliveries } from './webhooks/routes/list-webhook-deliveries.js'
+import { registerListWebhookEndpoints } from './webhooks/routes/list-webhook-endpoints.js'
+import { registerRetryWebhookDelivery } from './webhooks/routes/retry-webhook-delivery.js'
+import { registerRotateWebhookEndpointSecret } from './webhooks/routes/rotate-webhook-endpoint-secret.js'
+import { registerTestWebhookEndpoint } from './webhooks/routes/test-webhook-endpoint.js'
+import { registerUpdateWebhookEndpoint } from './webhooks/routes/update-webhook-endpoint.js'
+import { WebhookService } from './webhooks/webhook-service.js'
 
 export interface AppDeps {
   readonly db: Kysely<Database>
@@ -134,6 +150,12 @@ export interface AppDeps {
   readonly trustProxy?: boolean | number | string
   /** Origins allowed by CORS (KEYTURN_CORS_ORIGINS); default none: CORS off. */
   readonly corsOrigins?: readonly string[]
+  /** Webhook settings (KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE); both false by default. */
+  readonly webhooks?: { readonly allowHttp: boolean; readonly allowPrivate: boolean }
+  /** KEYTURN_EVENT_RETENTION_DAYS; default 90. */
+  readonly eventRetentionDays?: number
+  /** How webhooks are sent; tests may replace the HTTP sender (a port). */
+  readonly webhookSender?: WebhookSender
 }
 
 export interface Services {
@@ -149,6 +171,10 @@ export interface Services {
   readonly customers: CustomerService
   readonly entitlements: EntitlementService
   readonly policies: PolicyService
+  readonly webhooks: WebhookService
+  /** Background work, run by main.ts on every process (tests call `tick`). */
+  readonly deliveries: DeliveryWorker
+  readonly eventRetention: EventRetention
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -213,7 +239,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
 
   closeConnectionsWhenClosing(app)
   registerRequestLog(app)
-  registerMetrics(app)
+  registerMetrics(app, (registry) => registerDeliveryMetrics(registry, services.deliveries))
   app.register(async (ops: App) => {
     ops.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true }
@@ -263,6 +289,18 @@ function createServices(deps: AppDeps): Services {
     new KyselyUnitOfWork({ db, clock, stores })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   let tokens: TokenService | undefined
+  const webhookStore = new KyselyWebhookStore(db)
+  const webhookStorage = unitOfWork((trx) => ({ webhooks: new KyselyWebhookStore(trx) }))
+  const deliveries = new DeliveryWorker({
+    webhooks: webhookStore,
+    storage: webhookStorage,
+    sender:
+      deps.webhookSender ??
+      new HttpWebhookSender({ allowPrivate: deps.webhooks?.allowPrivate ?? false, version: serverVersion }),
+    clock,
+    secretEncryption: deps.secretKeys.webhookSecretEncryption,
+    validationRecording,
+  })
   const products = new ProductService({
     products: new KyselyProductStore(deps.db),
     storage: unitOfWork((trx) => ({ products: new KyselyProductStore(trx) })),
@@ -346,6 +384,21 @@ function createServices(deps: AppDeps): Services {
       licenses,
       clock: deps.clock,
     }),
+    webhooks: new WebhookService({
+      webhooks: webhookStore,
+      storage: webhookStorage,
+      products,
+      clock,
+      secretEncryption: deps.secretKeys.webhookSecretEncryption,
+      allowHttp: deps.webhooks?.allowHttp ?? false,
+      onEndpointsChanged: () => deliveries.refreshSubscriptions(),
+    }),
+    deliveries,
+    eventRetention: new EventRetention({
+      events: new KyselyEventStore(db),
+      clock,
+      retentionDays: deps.eventRetentionDays ?? 90,
+    }),
   }
 }
 
@@ -425,6 +478,16 @@ function registerApi(
   registerResumeProduct(api, services.products)
   registerListProductKeys(api, services.tokens)
   registerRotateProductKey(api, services.tokens)
+
+  registerListWebhookEndpoints(api, services.webhooks)
+  registerCreateWebhookEndpoint(api, services.webhooks)
+  registerGetWebhookEndpoint(api, services.webhooks)
+  registerUpdateWebhookEndpoint(api, services.webhooks)
+  registerDeleteWebhookEndpoint(api, services.webhooks)
+  registerRotateWebhookEndpointSecret(api, services.webhooks)
+  registerTestWebhookEndpoint(api, services.webhooks)
+  registerListWebhookDeliveries(api, services.webhooks)
+  registerRetryWebhookDelivery(api, services.webhooks)
 
   registerListEvents(api, services.events)
   registerGetEvent(api, services.events)

@@ -6,8 +6,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { Redis } from 'ioredis'
-import { buildApp } from './app.js'
+import { buildApp, type Services } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { runLoop } from './core/background-loop.js'
 import { systemClock } from './core/clock.js'
 import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
@@ -98,6 +99,8 @@ export async function serve(
       },
       trustProxy: protection.trustProxy,
       corsOrigins: protection.corsOrigins,
+      webhooks: { allowHttp: config.webhookAllowHttp, allowPrivate: config.webhookAllowPrivate },
+      eventRetentionDays: config.eventRetentionDays,
     })
     app = built.app
     const opened = counters
@@ -116,10 +119,13 @@ export async function serve(
     }
     const running = app
     const background = startBackgroundWork(running, connection)
+    const webhookWork = startWebhookWork(built.services, (error) =>
+      running.log.error({ err: error }, 'webhook delivery or event retention failed; retrying'),
+    )
     return {
       url,
       close: async () => {
-        await background.stop()
+        await Promise.all([background.stop(), webhookWork.stop()])
         await shutdown(running, connection)
       },
     }
@@ -172,6 +178,49 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
     return { store, close: async () => store.close() }
   }
   return { store: memoryCounters(), close: async () => {} }
+}
+
+/** Concurrent delivery loops per process: a slow receiver holds one, the others go on. */
+const deliveryLoops = 4
+const idleMs = 500
+
+/**
+ * Webhook deliveries and the event retention sweep, on every `keyturn serve` process (DESIGN.md), coordinated through the database, each tick bounded. `stop` waits for the ticks
+ * in flight (a delivery attempt lasts at most 10 s).
+ */
+function startWebhookWork(
+  services: Pick<Services, 'deliveries' | 'eventRetention'>,
+  onError: (error: unknown) => void,
+): { stop(): Promise<void> } {
+  const stopping = new AbortController()
+  const loops = [
+    ...Array.from({ length: deliveryLoops }, () =>
+      runLoop({
+        task: async () => {
+          const done = await services.deliveries.tick()
+          return done.attempted > 0 || done.dispatched > 0
+        },
+        idleMs,
+        signal: stopping.signal,
+        onError,
+      }),
+    ),
+    runLoop({
+      task: async () => {
+        await services.eventRetention.tick()
+        return false
+      },
+      idleMs: 60_000,
+      signal: stopping.signal,
+      onError,
+    }),
+  ]
+  return {
+    async stop() {
+      stopping.abort()
+      await Promise.all(loops)
+    },
+  }
 }
 
 /** The primary's share of `keyturn serve --workers`, between `prepare` and the workers' start. */

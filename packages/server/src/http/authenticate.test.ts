@@ -32,10 +32,10 @@ describeEachDatabase('authentication', (database) => {
   })
 
   it('answers every catalogue request with a 2xx for the admin key, under both prefixes', async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
+    const { app, headers, productId, services } = await buildTestApp(t, database)
 
     for (const prefix of apiPrefixes) {
-      const fixture = await seedRouteFixture(app, headers, productId)
+      const fixture = await seedRouteFixture(app, headers, productId, services.deliveries)
       for (const route of apiRoutes) {
         const res = await app.inject({ ...requestFor(route, prefix, fixture), headers })
 

@@ -15,8 +15,9 @@ const tokens = new Set(['createLicenseToken', 'createLicenseTokenByKey'])
  * global one, so several apps in one process (tests) keep separate counts. Labels use the route
  * pattern (`/api/v0/licenses/:id`), not the URL, so the number of series stays bounded.
  */
-export function registerMetrics(app: App): void {
+export function registerMetrics(app: App, extra?: (registry: Registry) => void): void {
   const registry = new Registry()
+  extra?.(registry)
   const requests = new Counter({
     name: 'keyturn_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status code.',

@@ -94,6 +94,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'customers', description: 'Customers: who owns licenses' },
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
+      { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },
     ],
   },
   // Paths in the document are relative to the server URL above. The route schema is copied with

@@ -16,6 +16,7 @@ const noActivation = [404, 'activation_not_found'] as const
 const noCustomer = [404, 'customer_not_found'] as const
 const noPolicy = [404, 'policy_not_found'] as const
 const noEntitlement = [404, 'entitlement_not_found'] as const
+const noEndpoint = [404, 'webhook_endpoint_not_found'] as const
 
 /**
  * What a product key gets on each route (DESIGN.md "Authentication and roles"): on its own product,
@@ -75,6 +76,15 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'DELETE /api-keys/:id': { own: forbidden, foreign: forbidden },
   'GET /events': { own: 200, foreign: 200 },
   'GET /events/:id': { own: 200, foreign: [404, 'event_not_found'] },
+  'GET /webhook-endpoints': { own: 200, foreign: 200 },
+  'POST /webhook-endpoints': { own: 201, foreign: forbidden },
+  'GET /webhook-endpoints/:id': { own: 200, foreign: noEndpoint },
+  'PATCH /webhook-endpoints/:id': { own: 200, foreign: noEndpoint },
+  'POST /webhook-endpoints/:id/rotate-secret': { own: 200, foreign: noEndpoint },
+  'POST /webhook-endpoints/:id/test': { own: 202, foreign: noEndpoint },
+  'GET /webhook-endpoints/:id/deliveries': { own: 200, foreign: noEndpoint },
+  'POST /webhook-deliveries/:id/retry': { own: 200, foreign: [404, 'webhook_delivery_not_found'] },
+  'DELETE /webhook-endpoints/:id': { own: 204, foreign: noEndpoint },
 }
 
 const routeKey = (route: ApiRoute) => `${route.method} ${route.path}`
@@ -94,10 +104,10 @@ describeEachDatabase('a product key against every route', (database) => {
 
   for (const prefix of apiPrefixes) {
     it(`works on its own product and sees nothing of another one, under ${prefix}`, async (t) => {
-      const { app, headers, productId } = await buildTestApp(t, database)
+      const { app, headers, productId, services } = await buildTestApp(t, database)
       const otherId = await createProduct(app, headers, 'Other Product')
-      const own = await seedRouteFixture(app, headers, productId)
-      const foreign = await seedRouteFixture(app, headers, otherId)
+      const own = await seedRouteFixture(app, headers, productId, services.deliveries)
+      const foreign = await seedRouteFixture(app, headers, otherId, services.deliveries)
       const productKey = await productKeyHeaders(app, headers, productId)
       const before = {
         license: (

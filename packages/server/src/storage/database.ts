@@ -154,6 +154,40 @@ export interface EventsTable {
   dispatched_at: Timestamp | null
 }
 
+export interface WebhookEndpointsTable {
+  id: string
+  url: string
+  description: string | null
+  /** JSON array of event type patterns. */
+  event_types: Json
+  product_id: ProductId | null
+  /** AES-256-GCM: base64url of iv || tag || ciphertext of the `whsec_…` secret. */
+  secret_encrypted: string
+  disabled_at: Timestamp | null
+  failing_since: Timestamp | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  endpoint_id: string
+  event_id: string
+  event_type: string
+  product_id: ProductId | null
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: Generated<number>
+  next_attempt_at: Timestamp | null
+  lease_id: string | null
+  lease_until: Timestamp | null
+  last_attempt_at: Timestamp | null
+  last_response_status: number | null
+  last_response_body: string | null
+  last_error: string | null
+  delivered_at: Timestamp | null
+  created_at: Timestamp
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -166,6 +200,8 @@ export interface Database {
   policies: PoliciesTable
   policy_entitlements: PolicyEntitlementsTable
   license_entitlements: LicenseEntitlementsTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_deliveries: WebhookDeliveriesTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

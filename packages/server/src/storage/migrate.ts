@@ -7,6 +7,7 @@ import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
 import { events } from './migrations/2026-11-23-40-events.js'
+import { webhooks } from './migrations/2026-11-23-41-webhooks.js'
 import { vendors } from './migrations/2026-11-23-50-vendors.js'
 import { policySeatsAndUsage } from './migrations/2026-11-23-51-policy-seats-and-usage.js'
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
@@ -28,6 +29,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-70-product-sign-responses': productSignResponses(),
     '2026-11-23-50-vendors': vendors(kind),
     '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
+    '2026-11-23-41-webhooks': webhooks(kind),
   }
 }
 

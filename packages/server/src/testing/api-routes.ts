@@ -33,6 +33,10 @@ export interface RouteFixture {
   /** A customer without licenses and a policy no license was made from: what the deletes remove. */
   readonly spareCustomerId: CustomerId
   readonly sparePolicyId: PolicyId
+  /** A webhook endpoint of the product (its URL is refused at delivery: nothing leaves the machine). */
+  readonly webhookEndpointId: string
+  /** A delivery of that endpoint (`dlv_none` when the fixture was seeded without a delivery worker). */
+  readonly webhookDeliveryId: string
 }
 
 let unique = 0
@@ -219,6 +223,47 @@ export const apiRoutes: readonly ApiRoute[] = [
 
   { method: 'GET', path: '/events', url: () => '/events' },
   { method: 'GET', path: '/events/:id', url: (f) => `/events/${f.eventId}` },
+
+  { method: 'GET', path: '/webhook-endpoints', url: () => '/webhook-endpoints' },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints',
+    url: () => '/webhook-endpoints',
+    payload: (f) => ({ url: 'https://127.0.0.1:9/catalogue', eventTypes: ['*'], productId: f.productId }),
+  },
+  { method: 'GET', path: '/webhook-endpoints/:id', url: (f) => `/webhook-endpoints/${f.webhookEndpointId}` },
+  {
+    method: 'PATCH',
+    path: '/webhook-endpoints/:id',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}`,
+    payload: () => ({ description: 'changed' }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/:id/rotate-secret',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/rotate-secret`,
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/:id/test',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/test`,
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints/:id/deliveries',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/deliveries`,
+  },
+  {
+    method: 'POST',
+    path: '/webhook-deliveries/:id/retry',
+    url: (f) => `/webhook-deliveries/${f.webhookDeliveryId}/retry`,
+  },
+  // Last: the routes above use the endpoint.
+  {
+    method: 'DELETE',
+    path: '/webhook-endpoints/:id',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}`,
+  },
 ]
 
 /** A request for `route` under `prefix`, ready for `app.inject` once headers are added. */
@@ -238,6 +283,8 @@ export async function seedRouteFixture(
   app: App,
   admin: { authorization: string },
   productId: ProductId,
+  /** The app's delivery worker, to give the fixture a webhook delivery. */
+  deliveries?: { tick(): Promise<unknown> },
 ): Promise<RouteFixture> {
   const created = async (url: string, payload: Record<string, unknown>) => {
     const res = await app.inject({ method: 'POST', url: `/api/v0${url}`, headers: admin, payload })
@@ -292,9 +339,36 @@ export async function seedRouteFixture(
   if (events.statusCode !== 200 || typeof eventId !== 'string') {
     throw new Error(`finding the license's event failed: ${events.body}`)
   }
+  const endpoint = await app.inject({
+    method: 'POST',
+    url: '/api/v0/webhook-endpoints',
+    headers: admin,
+    payload: { url: 'https://127.0.0.1:9/fixture', eventTypes: ['license.created'], productId },
+  })
+  if (endpoint.statusCode !== 201) {
+    throw new Error(`creating a webhook endpoint failed: ${endpoint.body}`)
+  }
+  const webhookEndpointId: string = endpoint.json().id
+  let webhookDeliveryId = 'dlv_none'
+  if (deliveries !== undefined) {
+    await app.inject({
+      method: 'POST',
+      url: `/api/v0/webhook-endpoints/${webhookEndpointId}/test`,
+      headers: admin,
+    })
+    await deliveries.tick()
+    const list = await app.inject({
+      method: 'GET',
+      url: `/api/v0/webhook-endpoints/${webhookEndpointId}/deliveries`,
+      headers: admin,
+    })
+    webhookDeliveryId = list.json().data?.[0]?.id ?? 'dlv_none'
+  }
   return {
     productId,
     eventId,
+    webhookEndpointId,
+    webhookDeliveryId,
     licenseId: license.json().id,
     licenseKey: license.json().key,
     apiKeyId: apiKey.json().id,

@@ -35,6 +35,8 @@ export interface TestApp {
 export interface TestAppOptions extends Pick<AppDeps, 'protection' | 'trustProxy' | 'corsOrigins'> {
   readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
   readonly recordValidations?: boolean
+  /** KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE (a loopback receiver needs both). */
+  readonly webhooks?: { readonly allowHttp: boolean; readonly allowPrivate: boolean }
 }
 
 /** A real app on a fresh migrated database, with an admin key, a product and a fixed clock; closed after the test. */
@@ -58,6 +60,7 @@ export async function buildTestApp(
     ...(options.protection === undefined ? {} : { protection: options.protection }),
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
+    ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
   })
   t.after(async () => {
     await app.close()

@@ -1,0 +1,41 @@
+import type { Clock } from '../core/clock.js'
+import type { EventStore } from './event-store.js'
+
+/** Events deleted per statement, and statements per sweep: never one long DELETE over the log. */
+const batchSize = 1_000
+const maxBatches = 20
+/** How often a process sweeps (each sweep is bounded; several processes sweeping is harmless). */
+export const retentionSweepIntervalMs = 10 * 60 * 1000
+
+/** Deletes events older than KEYTURN_EVENT_RETENTION_DAYS, in small batches. */
+export class EventRetention {
+  readonly #events: EventStore
+  readonly #clock: Clock
+  readonly #retentionMs: number
+  #lastSweep: number | undefined
+
+  constructor(deps: { readonly events: EventStore; readonly clock: Clock; readonly retentionDays: number }) {
+    this.#events = deps.events
+    this.#clock = deps.clock
+    this.#retentionMs = deps.retentionDays * 24 * 60 * 60 * 1000
+  }
+
+  /** Sweeps when the last sweep is `retentionSweepIntervalMs` old; returns how many events it deleted. */
+  async tick(): Promise<number> {
+    const now = this.#clock.now().getTime()
+    if (this.#lastSweep !== undefined && now - this.#lastSweep < retentionSweepIntervalMs) {
+      return 0
+    }
+    this.#lastSweep = now
+    const cutoff = new Date(now - this.#retentionMs)
+    let deleted = 0
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const count = await this.#events.deleteOlderThan(cutoff, batchSize)
+      deleted += count
+      if (count < batchSize) {
+        break
+      }
+    }
+    return deleted
+  }
+}

@@ -1,0 +1,42 @@
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { DeliveryWorker } from './delivery-worker.js'
+
+/**
+ * Webhook delivery metrics: this process's delivered and failed attempts (counters; Prometheus sums
+ * the processes), and the shared backlog read from the database at scrape time (gauges).
+ */
+export function registerDeliveryMetrics(registry: Registry, worker: DeliveryWorker): void {
+  new Counter({
+    name: 'keyturn_webhook_deliveries_delivered_total',
+    help: 'Webhook deliveries answered with a 2xx by this process.',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(worker.counters.delivered)
+    },
+  })
+  new Counter({
+    name: 'keyturn_webhook_delivery_failed_attempts_total',
+    help: 'Webhook delivery attempts by this process that failed (non-2xx, timeout, refused).',
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(worker.counters.failedAttempts)
+    },
+  })
+  const backlog = new Gauge({
+    name: 'keyturn_webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting to be sent (all processes).',
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'keyturn_webhook_oldest_pending_delivery_age_seconds',
+    help: 'Age of the oldest pending webhook delivery; 0 when none.',
+    registers: [registry],
+    async collect() {
+      const { count, oldest } = await worker.pendingBacklog()
+      backlog.set(count)
+      this.set(oldest === null ? 0 : Math.max(0, (worker.now().getTime() - oldest.getTime()) / 1000))
+    },
+  })
+}

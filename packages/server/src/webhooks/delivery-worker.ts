@@ -1,0 +1,143 @@
+import { webhookDisableAfterSeconds, webhookRetrySchedule } from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { decryptText } from '../core/secrets.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
+import type { ValidationRecording } from '../events/validation-recording.js'
+import type { WebhookSender } from './http-webhook-sender.js'
+import { toWebhookEndpointResource } from './routes/webhook-resource.js'
+import { type AttemptResult, deliveryLeaseMs } from './webhook-delivery.js'
+import type { ClaimedDelivery, WebhookStore } from './webhook-store.js'
+
+/** Events turned into deliveries per tick, and deliveries sent per tick: each tick stays bounded. */
+const dispatchBatch = 200
+const sendBatch = 25
+/** How often each process re-reads whether an endpoint subscribes to validation events. */
+const subscriptionRefreshMs = 5_000
+
+export interface TickResult {
+  readonly dispatched: number
+  readonly attempted: number
+  readonly delivered: number
+}
+
+/** Counters for /metrics, per process (Prometheus sums them across processes). */
+export interface DeliveryCounters {
+  delivered: number
+  failedAttempts: number
+}
+
+/**
+ * The webhook delivery worker: every `keyturn serve` process runs `tick` in a loop. A tick turns new
+ * events into deliveries, leases due deliveries (no database transaction is held while sending),
+ * sends them concurrently and records each outcome; a failed attempt is retried on the published
+ * schedule, and an endpoint whose attempts have all failed for 5 days is disabled.
+ */
+export class DeliveryWorker {
+  readonly #webhooks: WebhookStore
+  readonly #storage: UnitOfWork<{ readonly webhooks: WebhookStore }>
+  readonly #sender: WebhookSender
+  readonly #clock: Clock
+  readonly #secretEncryption: Buffer
+  readonly #validationRecording: ValidationRecording
+  readonly #random: () => number
+  readonly counters: DeliveryCounters = { delivered: 0, failedAttempts: 0 }
+  #subscriptionReadAt: number | undefined
+
+  constructor(deps: {
+    readonly webhooks: WebhookStore
+    readonly storage: UnitOfWork<{ readonly webhooks: WebhookStore }>
+    readonly sender: WebhookSender
+    readonly clock: Clock
+    readonly secretEncryption: Buffer
+    readonly validationRecording: ValidationRecording
+    /** Jitter source, 0 ≤ x < 1. */
+    readonly random?: () => number
+  }) {
+    this.#webhooks = deps.webhooks
+    this.#storage = deps.storage
+    this.#sender = deps.sender
+    this.#clock = deps.clock
+    this.#secretEncryption = deps.secretEncryption
+    this.#validationRecording = deps.validationRecording
+    this.#random = deps.random ?? Math.random
+  }
+
+  async tick(): Promise<TickResult> {
+    const now = this.#clock.now()
+    if (
+      this.#subscriptionReadAt === undefined ||
+      now.getTime() - this.#subscriptionReadAt >= subscriptionRefreshMs
+    ) {
+      await this.refreshSubscriptions()
+    }
+    const dispatched = await this.#webhooks.dispatch(now, dispatchBatch)
+    const claimed = await this.#webhooks.claimDue(now, new Date(now.getTime() + deliveryLeaseMs), sendBatch)
+    const outcomes = await Promise.all(claimed.map((delivery) => this.#attempt(delivery)))
+    return { dispatched, attempted: claimed.length, delivered: outcomes.filter(Boolean).length }
+  }
+
+  /** For /metrics: the shared backlog. */
+  pendingBacklog(): Promise<{ readonly count: number; readonly oldest: Date | null }> {
+    return this.#webhooks.pendingBacklog()
+  }
+
+  now(): Date {
+    return this.#clock.now()
+  }
+
+  /** Re-reads whether any enabled endpoint wants validation events (so validation records them). */
+  async refreshSubscriptions(): Promise<void> {
+    this.#subscriptionReadAt = this.#clock.now().getTime()
+    this.#validationRecording.setSubscribed(
+      await this.#webhooks.isAnySubscribedTo(['license.validated', 'license.validation_failed']),
+    )
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<boolean> {
+    const result: AttemptResult = await this.#sender.send({
+      url: delivery.endpoint.url,
+      id: delivery.eventId,
+      timestamp: this.#clock.now(),
+      body: delivery.payload,
+      secret: decryptText(this.#secretEncryption, delivery.endpoint.secretEncrypted),
+    })
+    const at = this.#clock.now()
+    const isDelivered = result.kind === 'answered' && result.status >= 200 && result.status < 300
+    const recorded = await this.#webhooks.recordAttempt(
+      delivery,
+      at,
+      result,
+      isDelivered ? null : this.#nextAttempt(delivery.attempts, at),
+    )
+    if (isDelivered) {
+      this.counters.delivered++
+      return true
+    }
+    this.counters.failedAttempts++
+    const failingSince = recorded?.failingSince
+    if (failingSince != null && at.getTime() - failingSince.getTime() >= webhookDisableAfterSeconds * 1000) {
+      await this.#disable(delivery, at)
+    }
+    return false
+  }
+
+  /** After attempt number `attemptsBefore + 1` failed: when to try again (±10% jitter), or null. */
+  #nextAttempt(attemptsBefore: number, at: Date): Date | null {
+    const delay = webhookRetrySchedule[attemptsBefore]
+    if (delay === undefined) {
+      return null
+    }
+    const jitter = 0.9 + 0.2 * this.#random()
+    return new Date(at.getTime() + Math.round(delay * 1000 * jitter))
+  }
+
+  async #disable(delivery: ClaimedDelivery, at: Date): Promise<void> {
+    await this.#storage.write('system', async ({ webhooks, events }) => {
+      const endpoint = await webhooks.disableEndpoint(delivery.endpoint.id, at)
+      if (endpoint !== undefined) {
+        events.record('webhook_endpoint.disabled', endpoint.productId, toWebhookEndpointResource(endpoint))
+      }
+    })
+    await this.refreshSubscriptions()
+  }
+}
