@@ -25,11 +25,11 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-03-list-indexes': listIndexes(),
     '2026-11-23-30-client-token-ttl': clientTokenTtl(),
     '2026-11-23-40-events': events(kind),
+    '2026-11-23-41-webhooks': webhooks(kind),
     '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),
     '2026-11-23-70-product-sign-responses': productSignResponses(),
     '2026-11-23-50-vendors': vendors(kind),
     '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
-    '2026-11-23-41-webhooks': webhooks(kind),
   }
 }
 
