@@ -15,7 +15,11 @@ export function toPolicyFields(form: FormData): PolicyFields {
   const maxActivations = String(form.get('maxActivations') ?? '').trim()
   const days = String(form.get('durationDays') ?? '').trim()
   const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
+  const maxUses = String(form.get('maxUses') ?? '').trim()
   return {
+    heartbeatTtl: leaseMinutes === '' ? null : Math.round(Number(leaseMinutes) * 60),
+    maxUses: maxUses === '' ? null : Number(maxUses),
     name: String(form.get('name') ?? '').trim(),
     maxActivations: maxActivations === '' ? null : Number(maxActivations),
     duration: days === '' ? null : Math.round(Number(days) * secondsPerDay),
@@ -59,6 +63,24 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         <option value="creation">the license's creation</option>
         <option value="firstActivation">its first activation</option>
       </select>
+      <label htmlFor={`${id}-lease`}>Floating seat lease, minutes (empty: none)</label>
+      <input
+        id={`${id}-lease`}
+        name="heartbeatMinutes"
+        type="number"
+        min={1}
+        step="any"
+        defaultValue={policy?.heartbeatTtl ? Number((policy.heartbeatTtl / 60).toFixed(2)) : ''}
+      />
+      <label htmlFor={`${id}-uses`}>Maximum uses (empty: unmetered)</label>
+      <input
+        id={`${id}-uses`}
+        name="maxUses"
+        type="number"
+        min={1}
+        step={1}
+        defaultValue={policy?.maxUses ?? ''}
+      />
       <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
       <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />
       <MetadataField defaultValue={policy?.metadata} />
