@@ -35,6 +35,8 @@ const bodyFields = [
   'productId',
   'maxActivations',
   'expirationDate',
+  'heartbeatTtl',
+  'maxUses',
   'customerId',
   'policyId',
   'entitlements',
@@ -48,6 +50,8 @@ const ignoredFields = new Set([
   'status',
   'statusDetails',
   'activationCount',
+  'uses',
+  'usesResetAt',
   'createdAt',
   'updatedAt',
 ])
@@ -175,7 +179,7 @@ function readCsv(text: string): RawRow[] {
       const unknown = header.filter((column) => !isKnownField(column))
       if (unknown.length > 0) {
         throw new UsageError(
-          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>) and externalId`,
+          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate, heartbeatTtl, maxUses, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>) and externalId`,
         )
       }
       return header
@@ -198,7 +202,8 @@ function readCsv(text: string): RawRow[] {
 }
 
 /**
- * CSV cells are text: empty is "not given", `null` is null, a maxActivations of digits a number,
+ * CSV cells are text: empty is "not given", `null` is null, a maxActivations, heartbeatTtl or
+ * maxUses of digits a number,
  * `entitlements` codes separated by spaces, `metadata` a JSON object, `metadata.<key>` one key's text.
  */
 function fromCsvCells(record: Readonly<Record<string, string>>): Record<string, unknown> {
@@ -213,7 +218,7 @@ function fromCsvCells(record: Readonly<Record<string, string>>): Record<string, 
       metadata[key] = text
     } else if (text === 'null') {
       fields[column] = null
-    } else if (column === 'maxActivations') {
+    } else if (column === 'maxActivations' || column === 'heartbeatTtl' || column === 'maxUses') {
       fields[column] = integer(text)
     } else if (column === 'entitlements') {
       fields[column] = text.split(/\s+/).filter((code) => code !== '')

@@ -49,6 +49,7 @@ describe('keyturn token verify', () => {
         `expires        ${token.payload.expirationDate}`,
         `issued         ${token.payload.createdAt}`,
         'fingerprint    -',
+        'entitlements   -',
         'custom fields  {"plan":"pro"}',
         '',
       ].join('\n'),
