@@ -125,6 +125,7 @@ describeEachDatabase('values no database can store', (database) => {
       products: fixture.productId,
       activations: fixture.activationId,
       'api-keys': fixture.apiKeyId,
+      'webhook-endpoints': fixture.webhookEndpointId,
     }
     const lists = served.filter((route) => {
       const query = route.schema?.querystring as { properties?: Record<string, unknown> } | undefined
