@@ -1,35 +1,10 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { newId, newLicenseKey } from '../core/ids.js'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
-import type { License } from '../licenses/license.js'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { aLicense } from '../testing/licenses.js'
 import { KyselyUnitOfWork } from './kysely-unit-of-work.js'
-
-function aLicense(test: TestApp): License {
-  const now = test.clock.now()
-  return {
-    id: newId('license'),
-    productId: test.productId,
-    key: newLicenseKey(),
-    maxActivations: 1,
-    expirationDate: null,
-    revokedAt: null,
-    activationCount: 0,
-    heartbeatTtl: null,
-    maxUses: null,
-    uses: 0,
-    usesResetAt: null,
-    customerId: null,
-    policyId: null,
-    entitlements: [],
-    metadata: {},
-    firstActivationDuration: null,
-    createdAt: now,
-    updatedAt: now,
-  }
-}
 
 async function counts(test: TestApp) {
   const count = async (table: 'licenses' | 'events') =>
@@ -55,7 +30,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
   it('writes the change and its event, with actor and request id, when the work succeeds', async (t) => {
     const test = await buildTestApp(t, database)
     const before = await counts(test)
-    const license = aLicense(test)
+    const license = aLicense({ productId: test.productId })
 
     await unitOfWork(test).write({ ...test.admin, requestId: 'req_test' }, async ({ licenses, events }) => {
       await licenses.insert(license, [])
@@ -79,7 +54,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
 
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
-        const license = aLicense(test)
+        const license = aLicense({ productId: test.productId })
         await licenses.insert(license, [])
         events.record('license.created', license.productId, { id: license.id })
         throw new Error('injected')
@@ -96,7 +71,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
 
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
-        const license = aLicense(test)
+        const license = aLicense({ productId: test.productId })
         await licenses.insert(license, [])
         events.record('license.created', license.productId, { cannot: { be: 10n } }) // JSON cannot hold a BigInt
       }),
