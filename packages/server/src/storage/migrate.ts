@@ -45,29 +45,34 @@ class ListedMigrations implements MigrationProvider {
 
 /**
  * Applies every pending migration; returns the names applied. Several processes may start at once:
- * on PostgreSQL Kysely's migrator takes a lock; on SQLite it takes none, so a process that loses the
- * race (its DDL finds the tables the winner just made) reads the migration state again.
+ * on PostgreSQL Kysely's migrator takes an advisory lock. On SQLite it takes none and its deferred
+ * transaction lets two processes read "nothing applied" and then collide on the DDL, so Keyturn holds
+ * SQLite's write lock (`BEGIN IMMEDIATE`, waiting up to busy_timeout) around the whole migration: the
+ * second process waits, then finds everything applied.
  */
 export async function migrateToLatest(connection: Connection): Promise<string[]> {
+  const isSqlite = connection.kind === 'sqlite'
   const migrator = new Migrator({
     db: connection.db as unknown as Kysely<unknown>, // migrations see a frozen, untyped schema
     provider: new ListedMigrations(connection.kind),
     // Kysely looks for its bookkeeping tables in every schema unless told which one: another
     // schema's tables (a second Keyturn, a parallel test) would make it skip creating its own.
-    migrationTableSchema: connection.kind === 'postgres' ? await currentSchema(connection) : undefined,
+    migrationTableSchema: isSqlite ? undefined : await currentSchema(connection),
+    // SQLite: the transaction is ours (below); its driver has one connection, so it spans every query.
+    disableTransactions: isSqlite,
   })
-  for (let attempt = 1; ; attempt++) {
-    const { error, results = [] } = await migrator.migrateToLatest()
-    if (error === undefined) {
-      return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
-    }
-    if (connection.kind !== 'sqlite' || attempt === sqliteMigrationAttempts) {
-      throw new Error('Database migration failed', { cause: error })
-    }
+  if (isSqlite) {
+    await sql`begin immediate`.execute(connection.db)
   }
+  const { error, results = [] } = await migrator.migrateToLatest()
+  if (isSqlite) {
+    await sql.raw(error === undefined ? 'commit' : 'rollback').execute(connection.db)
+  }
+  if (error !== undefined) {
+    throw new Error('Database migration failed', { cause: error })
+  }
+  return results.filter((result) => result.status === 'Success').map((result) => result.migrationName)
 }
-
-const sqliteMigrationAttempts = 3
 
 /** The schema unqualified names resolve to: the first of the search_path (`?options=-c search_path=…`). */
 async function currentSchema(connection: Connection): Promise<string> {
