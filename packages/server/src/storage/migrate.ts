@@ -14,8 +14,11 @@ import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 
 /**
- * Every migration: an explicit list, never a directory scan. Kysely applies them in the names'
- * alphabetical order, so names are the date plus a sequence number within the day.
+ * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
+ * names' alphabetical order, so names are the date plus a sequence number within the day. Work done
+ * in parallel takes numbers from separate slots (docs/decisions.md), so a database may already have
+ * run a later-numbered migration when an earlier-numbered one lands: each migration depends only on
+ * tables of migrations merged before it, and they run unordered (`allowUnorderedMigrations`).
  */
 function migrations(kind: DatabaseKind): Record<string, Migration> {
   return {
@@ -60,6 +63,8 @@ export async function migrateToLatest(connection: Connection): Promise<string[]>
     migrationTableSchema: isSqlite ? undefined : await currentSchema(connection),
     // SQLite: the transaction is ours (below); its driver has one connection, so it spans every query.
     disableTransactions: isSqlite,
+    // A migration that sorts before ones already applied (a slot merged later) is applied, not refused.
+    allowUnorderedMigrations: true,
   })
   if (isSqlite) {
     await sql`begin immediate`.execute(connection.db)
