@@ -27,6 +27,8 @@ import {
   storedApiKey,
 } from './session/session.js'
 import { SignInScreen } from './session/sign-in-screen.js'
+import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
+import { WebhooksScreen } from './webhooks/webhooks-screen.js'
 
 /** Signed in or not; the query cache is created per sign-in and dropped at sign-out. */
 export function App() {
@@ -121,6 +123,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
             <li>
               <NavLink to="/events">Events</NavLink>
             </li>
+            <li>
+              <NavLink to="/webhooks">Webhooks</NavLink>
+            </li>
             {isAdmin(session) && (
               <li>
                 <NavLink to="/api-keys">API keys</NavLink>
@@ -155,6 +160,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="entitlements" element={<EntitlementsScreen />} />
           <Route path="entitlements/:id" element={<EntitlementDetailScreen />} />
           <Route path="events" element={<EventsScreen />} />
+          <Route path="webhooks" element={<WebhooksScreen />} />
+          <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
           {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>

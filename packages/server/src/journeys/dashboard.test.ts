@@ -109,7 +109,13 @@ it('runs the licensing business from the dashboard in Chromium', {
   mkdirSync(screenshotDir, { recursive: true })
   await buildDashboard()
   const env = await sqliteServerEnvironment().fresh(t)
-  const server = await startServerProcess(t, { ...env, KEYTURN_ADMIN_KEY: adminKey })
+  const server = await startServerProcess(t, {
+    ...env,
+    KEYTURN_ADMIN_KEY: adminKey,
+    // The test's endpoint is a closed port on this machine: every delivery fails, and can be retried.
+    KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
+    KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
+  })
   const base = server.url
   const admin = new KeyturnClient({ baseUrl: base, apiKey: adminKey })
   const other = await admin.createProduct({ name: hostileName })
@@ -408,6 +414,35 @@ it('runs the licensing business from the dashboard in Chromium', {
       .getByText('license.reinstated')
       .waitFor()
   })
+
+  await t.test(
+    'adds a webhook endpoint with its secret shown once, sends a test event and retries it',
+    async () => {
+      await navigate(page, 'Webhooks')
+      await page.getByText('Add an endpoint').click()
+      const form = page.getByRole('form', { name: 'Add a webhook endpoint' })
+      await form.getByLabel('URL').fill('http://127.0.0.1:9/keyturn')
+      await form.getByLabel('Description').fill('Billing sync')
+      await form.getByLabel('Event types').fill('license.*')
+      await form.getByRole('button', { name: 'Add endpoint' }).click()
+      const secret = await page.getByLabel('Secret').inputValue()
+      assert.match(secret, /^whsec_/)
+      await page.getByRole('button', { name: 'I have stored it' }).click()
+      await page.getByRole('link', { name: 'http://127.0.0.1:9/keyturn' }).click()
+      await page.getByRole('heading', { name: 'Billing sync', level: 1 }).waitFor()
+      await page.getByRole('button', { name: 'Send a test event' }).click()
+      await page.getByText('Test event queued.').waitFor()
+      const retry = page.getByRole('button', { name: 'Retry webhook_endpoint.test' })
+      await retry.waitFor()
+      await retry.click()
+      await page.getByRole('table', { name: 'Deliveries' }).getByText('webhook_endpoint.test').waitFor()
+      const deliveries = page.getByRole('region', { name: 'Delivery log' })
+      assert.equal(await deliveries.getByRole('alert').count(), 0)
+      await checkScreen(page, '21-webhook')
+      await navigate(page, 'Webhooks')
+      await checkScreen(page, '22-webhooks')
+    },
+  )
 
   await t.test('signs out and forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click()

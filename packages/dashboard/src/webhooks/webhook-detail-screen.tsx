@@ -1,0 +1,210 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId, useState } from 'react'
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
+import { ConfirmButton } from '../components/confirm-button.js'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { SecretPanel } from '../components/secret-panel.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
+
+type EndpointId = Parameters<KeyturnClient['getWebhookEndpoint']>[0]
+type Delivery = Awaited<ReturnType<KeyturnClient['listWebhookDeliveries']>>['data'][number]
+
+export function WebhookDetailScreen() {
+  const { client } = useSession()
+  const id = (useParams().id ?? '') as EndpointId // the route's :id; the API answers 404 for a bad one
+  const endpoint = useQuery({
+    queryKey: ['webhook-endpoint', id],
+    queryFn: () => client.getWebhookEndpoint(id),
+  })
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const formId = useId()
+  const [secret, setSecret] = useState<string>()
+  const done = () => queryClient.invalidateQueries()
+  const update = useMutation({
+    mutationFn: (form: FormData) => client.updateWebhookEndpoint(id, toEndpointFields(form)),
+    onSuccess: done,
+  })
+  const test = useMutation({ mutationFn: () => client.testWebhookEndpoint(id), onSuccess: done })
+  const rotate = useMutation({
+    mutationFn: () => client.rotateWebhookEndpointSecret(id),
+    onSuccess: async (rotated) => {
+      setSecret(rotated.secret)
+      await done()
+    },
+  })
+  const remove = useMutation({
+    mutationFn: () => client.deleteWebhookEndpoint(id),
+    onSuccess: async () => {
+      await done()
+      void navigate('/webhooks')
+    },
+  })
+  return (
+    <>
+      <p>
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
+      <ProblemMessage error={endpoint.error} />
+      {endpoint.data && (
+        <>
+          <h1>{endpoint.data.description ?? endpoint.data.url}</h1>
+          <dl className="facts">
+            <dt>URL</dt>
+            <dd>{endpoint.data.url}</dd>
+            <dt>Id</dt>
+            <dd>
+              <code>{endpoint.data.id}</code>
+            </dd>
+            <dt>Events</dt>
+            <dd>
+              <code>{endpoint.data.eventTypes.join(', ')}</code>
+            </dd>
+            <dt>State</dt>
+            <dd>{endpoint.data.enabled ? 'Enabled' : 'Disabled: nothing is sent'}</dd>
+            <dt>Updated</dt>
+            <dd>
+              <Time value={endpoint.data.updatedAt} />
+            </dd>
+          </dl>
+          {secret !== undefined && (
+            <SecretPanel title="New signing secret" secret={secret} onDismiss={() => setSecret(undefined)} />
+          )}
+          <section aria-label="Actions" className="inline-form">
+            <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
+              Send a test event
+            </button>
+            <ConfirmButton
+              label="Rotate secret"
+              title="Rotate the signing secret?"
+              confirmLabel="Rotate secret"
+              danger
+              onConfirm={() => rotate.mutate()}
+            >
+              <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
+            </ConfirmButton>
+            <ConfirmButton
+              label="Delete endpoint"
+              title="Delete this endpoint?"
+              confirmLabel="Delete endpoint"
+              danger
+              onConfirm={() => remove.mutate()}
+            >
+              <p>
+                Nothing more is sent to <strong>{endpoint.data.url}</strong>; its delivery log goes with it.
+              </p>
+            </ConfirmButton>
+            {test.isSuccess && <p role="status">Test event queued.</p>}
+            <ProblemMessage error={test.error ?? rotate.error ?? remove.error} />
+          </section>
+          <section aria-labelledby={`${formId}-heading`}>
+            <h2 id={`${formId}-heading`}>Edit</h2>
+            <form
+              className="stacked"
+              aria-labelledby={`${formId}-heading`}
+              key={endpoint.data.updatedAt}
+              onSubmit={(event) => {
+                event.preventDefault()
+                update.mutate(new FormData(event.currentTarget))
+              }}
+            >
+              <EndpointFieldset endpoint={endpoint.data} />
+              <div className="actions">
+                <button type="submit" disabled={update.isPending}>
+                  Save endpoint
+                </button>
+              </div>
+              <ProblemMessage error={update.error} />
+              {update.isSuccess && <p role="status">Saved.</p>}
+            </form>
+          </section>
+          <Deliveries endpointId={id} />
+        </>
+      )}
+    </>
+  )
+}
+
+function Deliveries({ endpointId }: { endpointId: EndpointId }) {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const queryClient = useQueryClient()
+  const deliveries = useQuery({
+    queryKey: ['webhook-deliveries', endpointId, query],
+    queryFn: () => client.listWebhookDeliveries(endpointId, query),
+    placeholderData: (previous) => previous,
+  })
+  const retry = useMutation({
+    mutationFn: (id: Delivery['id']) => client.retryWebhookDelivery(id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['webhook-deliveries', endpointId] }),
+  })
+  return (
+    <section aria-labelledby="deliveries-heading">
+      <h2 id="deliveries-heading">Delivery log</h2>
+      <ProblemMessage error={deliveries.error ?? retry.error} />
+      {deliveries.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Deliveries</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.data.map((delivery) => (
+                <tr key={delivery.id}>
+                  <td>
+                    <Time value={delivery.createdAt} />
+                  </td>
+                  <td>
+                    <code>{delivery.eventType}</code>
+                  </td>
+                  <td>
+                    <span className={`badge ${delivery.status === 'delivered' ? 'active' : 'revoked'}`}>
+                      {delivery.status}
+                    </span>
+                  </td>
+                  <td>{delivery.attempts}</td>
+                  <td>
+                    {delivery.lastResponseStatus !== null ? `HTTP ${delivery.lastResponseStatus}` : ''}
+                    {delivery.lastError !== null ? ` ${delivery.lastError}` : ''}
+                  </td>
+                  <td>
+                    <Time value={delivery.nextAttemptAt} />
+                  </td>
+                  <td>
+                    {delivery.status !== 'delivered' && (
+                      <button
+                        type="button"
+                        onClick={() => retry.mutate(delivery.id)}
+                        disabled={retry.isPending}
+                      >
+                        Retry {delivery.eventType}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={deliveries.data} noun="delivery" />
+        </>
+      )}
+    </section>
+  )
+}

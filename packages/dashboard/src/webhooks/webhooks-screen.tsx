@@ -1,0 +1,142 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId, useState } from 'react'
+import { Link, useSearchParams } from 'react-router'
+import { pagingQuery, readListParams } from '../components/list-params.js'
+import { Pager } from '../components/pager.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { useProductChoices } from '../components/product-choices.js'
+import { SecretPanel } from '../components/secret-panel.js'
+import { isAdmin, useSession } from '../session/session.js'
+import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
+
+type CreateEndpointBody = Parameters<KeyturnClient['createWebhookEndpoint']>[0]
+type CreatedEndpoint = Awaited<ReturnType<KeyturnClient['createWebhookEndpoint']>>
+
+export function WebhooksScreen() {
+  const { client } = useSession()
+  const [search] = useSearchParams()
+  const query = pagingQuery(readListParams(search))
+  const endpoints = useQuery({
+    queryKey: ['webhook-endpoints', query],
+    queryFn: () => client.listWebhookEndpoints(query),
+    placeholderData: (previous) => previous,
+  })
+  const products = useProductChoices()
+  const names = new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <p className="muted">
+        Keyturn POSTs signed events (Standard Webhooks) to these endpoints and retries failures.
+      </p>
+      <CreateEndpointForm />
+      <ProblemMessage error={endpoints.error} />
+      {endpoints.data && (
+        <>
+          <table>
+            <caption className="visually-hidden">Webhook endpoints</caption>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Description</th>
+                <th scope="col">Events</th>
+                <th scope="col">Product</th>
+                <th scope="col">State</th>
+              </tr>
+            </thead>
+            <tbody>
+              {endpoints.data.data.map((endpoint) => (
+                <tr key={endpoint.id}>
+                  <td>
+                    <Link to={`/webhooks/${endpoint.id}`}>{endpoint.url}</Link>
+                  </td>
+                  <td>{endpoint.description ?? '—'}</td>
+                  <td>
+                    <code>{endpoint.eventTypes.join(', ')}</code>
+                  </td>
+                  <td>
+                    {endpoint.productId === null
+                      ? 'All'
+                      : (names.get(endpoint.productId) ?? endpoint.productId)}
+                  </td>
+                  <td>
+                    <span className={`badge ${endpoint.enabled ? 'active' : 'suspended'}`}>
+                      {endpoint.enabled ? 'enabled' : 'disabled'}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager result={endpoints.data} noun="endpoint" />
+        </>
+      )}
+    </>
+  )
+}
+
+function CreateEndpointForm() {
+  const session = useSession()
+  const queryClient = useQueryClient()
+  const products = useProductChoices()
+  const id = useId()
+  const [created, setCreated] = useState<CreatedEndpoint>()
+  const create = useMutation({
+    mutationFn: (form: FormData) => {
+      const productId = String(form.get('productId') ?? '')
+      const body: CreateEndpointBody = {
+        ...toEndpointFields(form),
+        ...(productId === '' ? {} : { productId: productId as NonNullable<CreateEndpointBody['productId']> }),
+      }
+      return session.client.createWebhookEndpoint(body)
+    },
+    onSuccess: async (endpoint) => {
+      setCreated(endpoint)
+      await queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] })
+    },
+  })
+  if (created !== undefined) {
+    return (
+      <SecretPanel
+        title={`Signing secret of ${created.url}`}
+        secret={created.secret}
+        onDismiss={() => {
+          setCreated(undefined)
+          create.reset()
+        }}
+      />
+    )
+  }
+  const scoped = session.access.role === 'product' ? session.access.productId : undefined
+  return (
+    <details className="create">
+      <summary>Add an endpoint</summary>
+      <form
+        className="stacked"
+        aria-label="Add a webhook endpoint"
+        onSubmit={(event) => {
+          event.preventDefault()
+          create.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <EndpointFieldset />
+        <label htmlFor={`${id}-product`}>Product</label>
+        <select id={`${id}-product`} name="productId" defaultValue={scoped ?? ''}>
+          {isAdmin(session) && <option value="">Every product, and global events</option>}
+          {(products.data?.data ?? []).map((product) => (
+            <option key={product.id} value={product.id}>
+              {product.name}
+            </option>
+          ))}
+        </select>
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Add endpoint
+          </button>
+        </div>
+        <ProblemMessage error={create.error} />
+      </form>
+    </details>
+  )
+}
