@@ -30,7 +30,15 @@ export function WebhookDetailScreen() {
     mutationFn: (form: FormData) => client.updateWebhookEndpoint(id, toEndpointFields(form)),
     onSuccess: done,
   })
-  const test = useMutation({ mutationFn: () => client.testWebhookEndpoint(id), onSuccess: done })
+  // A test event becomes a delivery when a worker picks it up (within a second or so): watch for it.
+  const [watchUntil, setWatchUntil] = useState(0)
+  const test = useMutation({
+    mutationFn: () => client.testWebhookEndpoint(id),
+    onSuccess: async () => {
+      setWatchUntil(Date.now() + watchMs)
+      await done()
+    },
+  })
   const rotate = useMutation({
     mutationFn: () => client.rotateWebhookEndpointSecret(id),
     onSuccess: async (rotated) => {
@@ -123,26 +131,49 @@ export function WebhookDetailScreen() {
               {update.isSuccess && <p role="status">Saved.</p>}
             </form>
           </section>
-          <Deliveries endpointId={id} />
+          <Deliveries endpointId={id} watchUntil={watchUntil} />
         </>
       )}
     </>
   )
 }
 
-function Deliveries({ endpointId }: { endpointId: EndpointId }) {
+const deliveryBadge: Record<Delivery['status'], string> = {
+  delivered: 'active',
+  pending: 'suspended',
+  failed: 'revoked',
+}
+
+/** How long the delivery log is polled quickly after a test event or a retry. */
+const watchMs = 30_000
+
+/**
+ * The endpoint's delivery log. Deliveries are made and sent by the server's workers, not by the
+ * requests that cause them, so the log polls: twice a second while a delivery is pending or one is
+ * expected, every 10 s otherwise (one page each time; never in a background tab).
+ */
+function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchUntil: number }) {
   const { client } = useSession()
   const [search] = useSearchParams()
   const query = pagingQuery(readListParams(search))
   const queryClient = useQueryClient()
+  const [retriedAt, setRetriedAt] = useState(0)
   const deliveries = useQuery({
     queryKey: ['webhook-deliveries', endpointId, query],
     queryFn: () => client.listWebhookDeliveries(endpointId, query),
     placeholderData: (previous) => previous,
+    refetchInterval: (current) =>
+      Date.now() < Math.max(watchUntil, retriedAt + watchMs) ||
+      current.state.data?.data.some((delivery) => delivery.status === 'pending')
+        ? 500
+        : 10_000,
   })
   const retry = useMutation({
     mutationFn: (id: Delivery['id']) => client.retryWebhookDelivery(id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['webhook-deliveries', endpointId] }),
+    onSuccess: async () => {
+      setRetriedAt(Date.now())
+      await queryClient.invalidateQueries({ queryKey: ['webhook-deliveries', endpointId] })
+    },
   })
   return (
     <section aria-labelledby="deliveries-heading">
@@ -175,9 +206,7 @@ function Deliveries({ endpointId }: { endpointId: EndpointId }) {
                     <code>{delivery.eventType}</code>
                   </td>
                   <td>
-                    <span className={`badge ${delivery.status === 'delivered' ? 'active' : 'revoked'}`}>
-                      {delivery.status}
-                    </span>
+                    <span className={`badge ${deliveryBadge[delivery.status]}`}>{delivery.status}</span>
                   </td>
                   <td>{delivery.attempts}</td>
                   <td>

@@ -15,6 +15,7 @@ import type { Page } from 'playwright-core'
 import { launchChromium, skipWithoutChromium } from '../testing/browser.js'
 import { sqliteServerEnvironment } from '../testing/server-environments.js'
 import { startServerProcess } from '../testing/server-process.js'
+import { startWebhookReceiver } from '../testing/webhook-receiver.js'
 
 const adminKey = 'kt_admin_dashboard-journey-in-chromium-000001'
 const hostileName = '<img src=x onerror="window.__pwned=true">'
@@ -112,7 +113,7 @@ it('runs the licensing business from the dashboard in Chromium', {
   const server = await startServerProcess(t, {
     ...env,
     KEYTURN_ADMIN_KEY: adminKey,
-    // The test's endpoint is a closed port on this machine: every delivery fails, and can be retried.
+    // The test's webhook receiver listens on loopback over plain HTTP: the SSRF guard must let it through.
     KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
     KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
   })
@@ -416,31 +417,53 @@ it('runs the licensing business from the dashboard in Chromium', {
   })
 
   await t.test(
-    'adds a webhook endpoint with its secret shown once, sends a test event and retries it',
+    'manages a webhook endpoint: secret shown once, edit, test event delivered after a retry, rotate, delete',
     async () => {
+      const receiver = await startWebhookReceiver(t, 503) // down at first: the delivery waits for a retry
       await navigate(page, 'Webhooks')
       await page.getByText('Add an endpoint').click()
       const form = page.getByRole('form', { name: 'Add a webhook endpoint' })
-      await form.getByLabel('URL').fill('http://127.0.0.1:9/keyturn')
+      await form.getByLabel('URL').fill(receiver.url)
       await form.getByLabel('Description').fill('Billing sync')
       await form.getByLabel('Event types').fill('license.*')
       await form.getByRole('button', { name: 'Add endpoint' }).click()
-      const secret = await page.getByLabel('Secret').inputValue()
+      const secret = await page.getByRole('textbox', { name: 'Secret', exact: true }).inputValue()
       assert.match(secret, /^whsec_/)
       await page.getByRole('button', { name: 'I have stored it' }).click()
-      await page.getByRole('link', { name: 'http://127.0.0.1:9/keyturn' }).click()
+      await page.getByRole('link', { name: receiver.url }).waitFor()
+      assert.equal(await page.getByRole('textbox', { name: 'Secret', exact: true }).count(), 0)
+      await checkScreen(page, '22-webhooks')
+      await page.getByRole('link', { name: receiver.url }).click()
       await page.getByRole('heading', { name: 'Billing sync', level: 1 }).waitFor()
+      const edit = page.getByRole('form', { name: 'Edit' })
+      await edit.getByLabel('Description').fill('Billing sync (EU)')
+      await edit.getByRole('button', { name: 'Save endpoint' }).click()
+      await page.getByRole('heading', { name: 'Billing sync (EU)', level: 1 }).waitFor()
+
       await page.getByRole('button', { name: 'Send a test event' }).click()
       await page.getByText('Test event queued.').waitFor()
-      const retry = page.getByRole('button', { name: 'Retry webhook_endpoint.test' })
-      await retry.waitFor()
-      await retry.click()
-      await page.getByRole('table', { name: 'Deliveries' }).getByText('webhook_endpoint.test').waitFor()
-      const deliveries = page.getByRole('region', { name: 'Delivery log' })
-      assert.equal(await deliveries.getByRole('alert').count(), 0)
+      const deliveries = page.getByRole('table', { name: 'Deliveries' })
+      await deliveries.getByText('HTTP 503').waitFor()
+      const [first] = receiver.received
+      assert.equal(JSON.parse(first?.body ?? '{}').type, 'webhook_endpoint.test')
+      assert.ok(first?.headers['webhook-signature']?.startsWith('v1,'))
+      receiver.status = 200
+      await page.getByRole('button', { name: 'Retry webhook_endpoint.test' }).click()
+      await deliveries.getByText('delivered', { exact: true }).waitFor()
+      assert.equal(receiver.received.length, 2)
+      assert.equal(await page.getByRole('region', { name: 'Delivery log' }).getByRole('alert').count(), 0)
       await checkScreen(page, '21-webhook')
-      await navigate(page, 'Webhooks')
-      await checkScreen(page, '22-webhooks')
+
+      await dialogConfirm(page, 'Rotate secret', 'Rotate secret')
+      const rotated = await page.getByRole('textbox', { name: 'Secret', exact: true }).inputValue()
+      assert.match(rotated, /^whsec_/)
+      assert.notEqual(rotated, secret)
+      await page.getByRole('button', { name: 'I have stored it' }).click()
+      await dialogConfirm(page, 'Delete endpoint', 'Delete endpoint')
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor()
+      await page.getByRole('table', { name: 'Webhook endpoints' }).waitFor()
+      assert.equal(await page.getByRole('link', { name: receiver.url }).count(), 0)
+      assert.equal((await admin.listWebhookEndpoints()).data.length, 0)
     },
   )
 
