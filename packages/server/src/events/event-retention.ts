@@ -2,22 +2,36 @@ import type { Clock } from '../core/clock.js'
 import type { EventStore } from './event-store.js'
 
 /** Events deleted per statement, and statements per sweep: never one long DELETE over the log. */
-const batchSize = 1_000
-const maxBatches = 20
+const defaultBatchSize = 1_000
+const defaultMaxBatches = 20
 /** How often a process sweeps (each sweep is bounded; several processes sweeping is harmless). */
 export const retentionSweepIntervalMs = 10 * 60 * 1000
 
-/** Deletes events older than KEYTURN_EVENT_RETENTION_DAYS, in small batches. */
+/**
+ * Deletes events older than KEYTURN_EVENT_RETENTION_DAYS, in small batches, at most
+ * `batchSize × maxBatches` per sweep (the rest waits for the next). Events a webhook delivery still
+ * waits for are kept until it is delivered or has failed for good.
+ */
 export class EventRetention {
   readonly #events: EventStore
   readonly #clock: Clock
   readonly #retentionMs: number
+  readonly #batchSize: number
+  readonly #maxBatches: number
   #lastSweep: number | undefined
 
-  constructor(deps: { readonly events: EventStore; readonly clock: Clock; readonly retentionDays: number }) {
+  constructor(deps: {
+    readonly events: EventStore
+    readonly clock: Clock
+    readonly retentionDays: number
+    readonly batchSize?: number
+    readonly maxBatches?: number
+  }) {
     this.#events = deps.events
     this.#clock = deps.clock
     this.#retentionMs = deps.retentionDays * 24 * 60 * 60 * 1000
+    this.#batchSize = deps.batchSize ?? defaultBatchSize
+    this.#maxBatches = deps.maxBatches ?? defaultMaxBatches
   }
 
   /** Sweeps when the last sweep is `retentionSweepIntervalMs` old; returns how many events it deleted. */
@@ -29,10 +43,10 @@ export class EventRetention {
     this.#lastSweep = now
     const cutoff = new Date(now - this.#retentionMs)
     let deleted = 0
-    for (let batch = 0; batch < maxBatches; batch++) {
-      const count = await this.#events.deleteOlderThan(cutoff, batchSize)
+    for (let batch = 0; batch < this.#maxBatches; batch++) {
+      const count = await this.#events.deleteOlderThan(cutoff, this.#batchSize)
       deleted += count
-      if (count < batchSize) {
+      if (count < this.#batchSize) {
         break
       }
     }

@@ -27,6 +27,9 @@ export interface EventStore {
     request: ListRequest<EventSortField, EventFilterField>,
     productId: ProductId | undefined,
   ): Promise<ListSlice<Event>>
-  /** Deletes at most `limit` events that occurred before `cutoff`; returns how many. */
+  /**
+   * Deletes at most `limit` events that occurred before `cutoff`, oldest first, except those the
+   * webhook worker still needs (not yet dispatched, or with a delivery pending); returns how many.
+   */
   deleteOlderThan(cutoff: Date, limit: number): Promise<number>
 }

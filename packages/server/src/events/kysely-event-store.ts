@@ -97,11 +97,25 @@ export class KyselyEventStore implements EventStore {
 
   async deleteOlderThan(cutoff: Date, limit: number): Promise<number> {
     // A bounded batch by primary key, never one long DELETE holding locks on the whole log.
+    // An event a delivery still waits for stays until that delivery is delivered or has failed for
+    // good: a receiver down across the cutoff still gets it (the deliveries would go with the event).
     const doomed = this.#db
       .selectFrom('events')
-      .select('id')
-      .where('occurred_at', '<', cutoff.toISOString())
-      .orderBy('occurred_at')
+      .select('events.id')
+      .where('events.occurred_at', '<', cutoff.toISOString())
+      .where('events.dispatched_at', 'is not', null)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries')
+              .select('webhook_deliveries.id')
+              .whereRef('webhook_deliveries.event_id', '=', 'events.id')
+              .where('webhook_deliveries.status', '=', 'pending'),
+          ),
+        ),
+      )
+      .orderBy('events.occurred_at')
       .limit(limit)
     const result = await this.#db.deleteFrom('events').where('id', 'in', doomed).executeTakeFirst()
     return Number(result.numDeletedRows)

@@ -24,18 +24,22 @@ export function registerDeliveryMetrics(registry: Registry, worker: DeliveryWork
       this.inc(worker.counters.failedAttempts)
     },
   })
-  const backlog = new Gauge({
+  // Each gauge reads the backlog itself: a value set from another metric's collect would show the
+  // previous scrape's (the registry serialises each metric as soon as its own collect is done).
+  new Gauge({
     name: 'keyturn_webhook_deliveries_pending',
     help: 'Webhook deliveries waiting to be sent (all processes).',
     registers: [registry],
+    async collect() {
+      this.set((await worker.pendingBacklog()).count)
+    },
   })
   new Gauge({
     name: 'keyturn_webhook_oldest_pending_delivery_age_seconds',
     help: 'Age of the oldest pending webhook delivery; 0 when none.',
     registers: [registry],
     async collect() {
-      const { count, oldest } = await worker.pendingBacklog()
-      backlog.set(count)
+      const { oldest } = await worker.pendingBacklog()
       this.set(oldest === null ? 0 : Math.max(0, (worker.now().getTime() - oldest.getTime()) / 1000))
     },
   })
