@@ -121,8 +121,11 @@ type Query = Readonly<Record<string, string | number | undefined>>
 interface RequestParts {
   readonly query?: Query
   readonly body?: unknown
-  /** A POST that changes nothing (validation): retried like a GET, without a generated key. */
-  readonly isReadOnly?: boolean
+  /**
+   * A POST that may run twice with the effect of once (a validation changes nothing; a heartbeat
+   * only moves a lease forward): retried like a GET, without a generated key and its stored answer.
+   */
+  readonly isRepeatable?: boolean
   /** An application-facing answer: with `publicKey`, sent with a nonce and checked (signed-answers.ts). */
   readonly isSigned?: boolean
 }
@@ -242,7 +245,12 @@ export class KeyturnClient {
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
   validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
     // The hot path: no generated Idempotency-Key, which would make every check a write on the server.
-    return this.#request('POST', '/licenses/validate', { body, ...options, isReadOnly: true, isSigned: true })
+    return this.#request('POST', '/licenses/validate', {
+      body,
+      ...options,
+      isRepeatable: true,
+      isSigned: true,
+    })
   }
 
   createLicenseToken(
@@ -281,11 +289,19 @@ export class KeyturnClient {
 
   /** Renews a floating seat's lease; rejects with `activation_not_found` once it has lapsed. */
   heartbeatLicenseByKey(body: HeartbeatByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
-    return this.#request('POST', '/licenses/heartbeat', { body, ...options, isSigned: true })
+    return this.#request('POST', '/licenses/heartbeat', {
+      body,
+      ...options,
+      isRepeatable: true,
+      isSigned: true,
+    })
   }
 
   heartbeatActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
-    return this.#request('POST', `/activations/${encodeURIComponent(id)}/heartbeat`, options)
+    return this.#request('POST', `/activations/${encodeURIComponent(id)}/heartbeat`, {
+      ...options,
+      isRepeatable: true,
+    })
   }
 
   /**
@@ -660,14 +676,14 @@ export class KeyturnClient {
     // response instead of running it twice. With retries on, each call gets its own key.
     const idempotencyKey =
       options.idempotencyKey ??
-      (method === 'POST' && !options.isReadOnly && this.#retry.maxRetries > 0
+      (method === 'POST' && !options.isRepeatable && this.#retry.maxRetries > 0
         ? newIdempotencyKey()
         : undefined)
     if (idempotencyKey !== undefined) {
       headers['idempotency-key'] = idempotencyKey
     }
     const isRetryable =
-      method === 'GET' || options.isReadOnly === true || (method === 'POST' && idempotencyKey !== undefined)
+      method === 'GET' || options.isRepeatable === true || (method === 'POST' && idempotencyKey !== undefined)
     // One nonce per call (its retries resend the same body): the answer must echo it, signed.
     const signature = options.isSigned === true ? this.#signature : undefined
     const nonce = signature === undefined ? undefined : newNonce()

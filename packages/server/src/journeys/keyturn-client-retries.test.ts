@@ -127,17 +127,23 @@ describe('KeyturnClient retries, against a loopback server', () => {
     assert.notEqual(keys[3], keys[0], 'another call gets another key')
   })
 
-  it('retries a validation, which changes nothing, without making it a write with a generated key', async (t) => {
-    const { baseUrl, requests } = await scriptedServer(t, [status(503), ok])
+  it('retries a validation and a heartbeat, whose repeats change nothing more, without a generated key', async (t) => {
+    const { baseUrl, requests } = await scriptedServer(t, [status(503), ok, status(503), ok, status(503), ok])
     const { client } = clientWithoutSleeps(baseUrl)
 
     await client.validateLicense({ key: 'K', productId: 'prd_1' })
+    await client.heartbeatLicenseByKey({ key: 'K', productId: 'prd_1', fingerprint: 'machine-1' })
+    await client.heartbeatActivation('act_1')
 
     assert.deepEqual(
       requests.map(({ url, idempotencyKey }) => [url, idempotencyKey]),
       [
         ['/api/v0/licenses/validate', undefined],
         ['/api/v0/licenses/validate', undefined],
+        ['/api/v0/licenses/heartbeat', undefined],
+        ['/api/v0/licenses/heartbeat', undefined],
+        ['/api/v0/activations/act_1/heartbeat', undefined],
+        ['/api/v0/activations/act_1/heartbeat', undefined],
       ],
     )
   })

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type RequestListener } from 'node:http'
 import { type AddressInfo, createServer as createNetServer } from 'node:net'
 import type { TestContext } from 'node:test'
-import { buildTestApp, type TestApp } from './build-test-app.js'
+import { buildTestApp, type TestApp, type TestAppOptions } from './build-test-app.js'
 import type { TestDatabase } from './each-database.js'
 
 export interface ListeningTestApp extends TestApp {
@@ -13,8 +13,12 @@ export interface ListeningTestApp extends TestApp {
  * buildTestApp, listening for real HTTP on 127.0.0.1 at a free port: for the client library and
  * browsers, which cannot use `app.inject`. The app (and so the listener) closes after the test.
  */
-export async function startTestServer(t: TestContext, database: TestDatabase): Promise<ListeningTestApp> {
-  const test = await buildTestApp(t, database)
+export async function startTestServer(
+  t: TestContext,
+  database: TestDatabase,
+  options: TestAppOptions = {},
+): Promise<ListeningTestApp> {
+  const test = await buildTestApp(t, database, options)
   const baseUrl = await test.app.listen({ port: 0, host: '127.0.0.1' })
   return { ...test, baseUrl }
 }

@@ -9,9 +9,61 @@ import {
 } from '../testing/browser.js'
 import { buildTestApp } from '../testing/build-test-app.js'
 import { sqliteTestDatabase } from '../testing/each-database.js'
-import { serveHttp } from '../testing/listening-app.js'
+import { serveHttp, startTestServer } from '../testing/listening-app.js'
 
 const page = '<!doctype html><meta charset="utf-8"><title>Keyturn offline validation</title>'
+
+/**
+ * A browser application's heartbeat loop, as plain page JavaScript (not compiled by tsx): the timers
+ * are the page's own hand-fired ones, so the test decides when each heartbeat happens, without sleeps.
+ */
+const heartbeatJourney = `
+import { KeyturnClient, KeyturnApiError } from '/keyturn-client.js'
+const pending = []
+let onScheduled
+const timers = {
+  setTimeout(callback, ms) {
+    const timer = { callback, ms }
+    pending.push(timer)
+    onScheduled?.()
+    return timer
+  },
+  clearTimeout(handle) {
+    const index = pending.indexOf(handle)
+    if (index >= 0) pending.splice(index, 1)
+  },
+}
+const events = []
+let seat
+window.journey = {
+  events,
+  async start(options) {
+    const client = new KeyturnClient({ baseUrl: options.baseUrl, apiKey: options.apiKey })
+    seat = await client.startHeartbeats({
+      key: options.key,
+      productId: options.productId,
+      fingerprint: 'browser-tab',
+      timers,
+      onHeartbeat: (activation) => events.push('heartbeat until ' + activation.expiresAt),
+      onSeatLost: (error) => events.push('lost ' + error.code + ' ' + (error instanceof KeyturnApiError)),
+      onSeatRegained: (activation) => events.push('regained ' + activation.fingerprint),
+      onError: (error) => events.push('error ' + (error.code ?? error.name)),
+    })
+    return { holdsSeat: seat.holdsSeat, delays: pending.map((timer) => timer.ms) }
+  },
+  async fire() {
+    const [timer] = pending.splice(0, 1)
+    const scheduled = new Promise((resolve) => { onScheduled = resolve })
+    timer.callback()
+    await scheduled
+    return { holdsSeat: seat.holdsSeat, delays: pending.map((timer) => timer.ms) }
+  },
+  async stop() {
+    await seat.stop()
+    return { holdsSeat: seat.holdsSeat, delays: pending.map((timer) => timer.ms) }
+  },
+}
+`
 
 /** The token with one custom field changed and the signature kept: what a user editing it would make. */
 function tamper(token: string): string {
@@ -123,5 +175,87 @@ describe('offline validation in a browser', () => {
     assert.deepEqual(outcome.withPem, expected)
     assert.deepEqual(outcome.withJwk, expected)
     assert.deepEqual(outcome.refusal, { isLicenseTokenError: true, code: 'invalid_signature' })
+  })
+})
+
+describe('floating seats from a browser', () => {
+  it('keeps a seat with startHeartbeats in Chromium, through CORS with a client key, loses it after the lease and takes it back, and frees it on stop', {
+    skip: skipWithoutChromium,
+    timeout: 60_000,
+  }, async (t) => {
+    const bundle = await bundleClientForBrowser()
+    const origin = await serveHttp(t, (request, response) => {
+      const files: Record<string, string> = {
+        '/': page,
+        '/keyturn-client.js': bundle,
+        '/journey.js': heartbeatJourney,
+      }
+      const file = files[request.url ?? '']
+      const type = request.url === '/' ? 'text/html' : 'text/javascript'
+      response.writeHead(file === undefined ? 404 : 200, { 'content-type': `${type}; charset=utf-8` })
+      response.end(file)
+    })
+    const server = await startTestServer(t, sqliteTestDatabase(), { corsOrigins: [origin] })
+    const { app, headers, productId } = server
+    const clientKey = await app.inject({
+      method: 'POST',
+      url: '/api/v0/api-keys',
+      headers,
+      payload: { name: 'web app', role: 'client', productId },
+    })
+    const license = await app.inject({
+      method: 'POST',
+      url: '/api/v0/licenses',
+      headers,
+      payload: { productId, maxActivations: 1, heartbeatTtl: 60 },
+    })
+    assert.equal(license.statusCode, 201, license.body)
+    const licenseId = license.json().id
+    const seats = async () =>
+      (await app.inject({ method: 'GET', url: `/api/v0/licenses/${licenseId}`, headers })).json()
+        .activationCount
+    const browser = await launchChromium(t)
+    const tab = await browser.newPage()
+    await tab.goto(`${origin}/`)
+    await tab.addScriptTag({ url: `${origin}/journey.js`, type: 'module' })
+    await tab.waitForFunction('window.journey !== undefined')
+    const journey = (step: string, input?: unknown) =>
+      tab.evaluate(`window.journey.${step}(${JSON.stringify(input ?? {})})`) as Promise<{
+        holdsSeat: boolean
+        delays: number[]
+      }>
+
+    const started = await journey('start', {
+      baseUrl: server.baseUrl,
+      apiKey: clientKey.json().secret,
+      key: license.json().key,
+      productId,
+    })
+    assert.deepEqual(
+      started,
+      { holdsSeat: true, delays: [30_000] },
+      'the first heartbeat is due at half the TTL',
+    )
+    assert.equal(await seats(), 1)
+
+    server.clock.advance(30_000)
+    assert.deepEqual(await journey('fire'), { holdsSeat: true, delays: [30_000] })
+
+    // The tab sleeps past its lease: the server's clock moves on, the next heartbeat finds no seat.
+    server.clock.advance(91_000)
+    const afterLapse = await journey('fire')
+    assert.equal(afterLapse.holdsSeat, false)
+    assert.deepEqual(
+      await journey('fire'),
+      { holdsSeat: true, delays: [30_000] },
+      'the seat was free: taken back',
+    )
+    assert.deepEqual(await journey('stop'), { holdsSeat: false, delays: [] })
+    assert.equal(await seats(), 0, 'stop() deactivated the tab, freeing its seat')
+    assert.deepEqual(await tab.evaluate('window.journey.events'), [
+      'heartbeat until 2030-01-01T00:01:30.000Z',
+      'lost activation_not_found true',
+      'regained browser-tab',
+    ])
   })
 })
