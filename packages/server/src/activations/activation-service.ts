@@ -177,11 +177,11 @@ export class ActivationService {
         at: this.#clock.now(),
         heartbeatTtl: license.heartbeatTtl,
       })
+      for (const lapsed of outcome.reclaimed) {
+        events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
+      }
       // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
       if (outcome.kind === 'created') {
-        for (const lapsed of outcome.reclaimed) {
-          events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
-        }
         events.record('activation.created', license.productId, toActivationResource(outcome.activation))
       }
       return outcome

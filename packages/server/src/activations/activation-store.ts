@@ -27,21 +27,25 @@ export interface NewActivation {
   readonly heartbeatTtl: number | null
 }
 
+/**
+ * Every outcome carries `reclaimed`: lapsed activations of the license that the transaction removed
+ * (their seats were free), each of which the caller records as `activation.expired`.
+ */
 export type ActivateOutcome =
   /**
-   * `reclaimed`: lapsed activations of the license removed to make room (their seats were free).
    * `expirationStarted`: this was the license's first activation and it had been waiting for it (a
    * `firstActivation` policy): the expiration date it set, in the same transaction.
    */
-  | {
-      readonly kind: 'created'
-      readonly activation: Activation
-      readonly reclaimed: readonly Activation[]
-      readonly expirationStarted: Date | null
-    }
-  /** The fingerprint holds a seat already: its lastSeenAt and lease (and name/metadata, when given) are refreshed. */
-  | { readonly kind: 'existing'; readonly activation: Activation }
-  | { readonly kind: 'limit_reached'; readonly limit: number; readonly count: number }
+  (
+    | {
+        readonly kind: 'created'
+        readonly activation: Activation
+        readonly expirationStarted: Date | null
+      }
+    /** The fingerprint holds a seat already: its lastSeenAt and lease (and name/metadata, when given) are refreshed. */
+    | { readonly kind: 'existing'; readonly activation: Activation }
+    | { readonly kind: 'limit_reached'; readonly limit: number; readonly count: number }
+  ) & { readonly reclaimed: readonly Activation[] }
 
 /** Which activation a heartbeat is for. */
 export type HeartbeatTarget =

@@ -70,35 +70,30 @@ export class KyselyActivationStore implements ActivationStore {
 
   async activate(activation: NewActivation): Promise<ActivateOutcome> {
     return writeTransaction(this.#db, async (trx) => {
-      // undefined: a concurrent request activated the same fingerprint first (its seat was given
-      // back), so this one is now a repeat and finds that activation on the second try.
-      const outcome = (await this.#activate(trx, activation)) ?? (await this.#activate(trx, activation))
-      if (outcome === undefined) {
+      // 'raced': a concurrent request activated the same fingerprint first (its seat was given
+      // back), so this one is now a repeat and finds that activation on the second try. What the
+      // first try reclaimed is gone all the same: it stays in the outcome, so no expiry goes unrecorded.
+      const first = await this.#activate(trx, activation)
+      if (first.kind !== 'raced') {
+        return first
+      }
+      const second = await this.#activate(trx, activation)
+      if (second.kind === 'raced') {
         throw new Error(`Activation of ${activation.fingerprint} raced twice`)
       }
-      return outcome
+      return { ...second, reclaimed: [...first.reclaimed, ...second.reclaimed] }
     })
   }
 
-  async #activate(trx: Kysely<Database>, activation: NewActivation): Promise<ActivateOutcome | undefined> {
+  async #activate(
+    trx: Kysely<Database>,
+    activation: NewActivation,
+  ): Promise<ActivateOutcome | { readonly kind: 'raced'; readonly reclaimed: readonly Activation[] }> {
     const at = activation.at.toISOString()
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    const refreshed = await trx
-      .updateTable('activations')
-      .set({
-        last_seen_at: at,
-        last_heartbeat_at: at,
-        expires_at: expiresAt,
-        ...(activation.name === null ? {} : { name: activation.name }),
-        ...(activation.metadata === null ? {} : { metadata: JSON.stringify(activation.metadata) }),
-      })
-      .where('license_id', '=', activation.licenseId)
-      .where('fingerprint', '=', activation.fingerprint)
-      .where(alive(at))
-      .returningAll()
-      .executeTakeFirst()
+    const refreshed = await this.#refresh(trx, activation, at, expiresAt)
     if (refreshed !== undefined) {
-      return { kind: 'existing', activation: rowToActivation(refreshed) }
+      return { kind: 'existing', activation: refreshed, reclaimed: [] }
     }
 
     let reclaimed: Activation[] = []
@@ -114,6 +109,12 @@ export class KyselyActivationStore implements ActivationStore {
       seat = reclaimed.length > 0 && (await this.#takeSeat(trx, activation.licenseId))
     }
     if (!seat) {
+      // The license row is locked: a concurrent activation of this very fingerprint that took the
+      // last seat has committed and is visible now. Then this is a repeat, not a refusal.
+      const repeated = await this.#refresh(trx, activation, at, expiresAt)
+      if (repeated !== undefined) {
+        return { kind: 'existing', activation: repeated, reclaimed }
+      }
       const license = await trx
         .selectFrom('licenses')
         .select(['max_activations', 'activation_count'])
@@ -123,6 +124,7 @@ export class KyselyActivationStore implements ActivationStore {
         kind: 'limit_reached',
         limit: Number(license.max_activations),
         count: Number(license.activation_count),
+        reclaimed,
       }
     }
 
@@ -151,7 +153,7 @@ export class KyselyActivationStore implements ActivationStore {
         .set({ activation_count: sql`activation_count - 1` })
         .where('id', '=', activation.licenseId)
         .execute()
-      return undefined
+      return { kind: 'raced', reclaimed }
     }
     // A license waiting for its first activation (a `firstActivation` policy) starts to expire now:
     // the seat increment above holds the license row, so exactly one activation does this.
@@ -171,6 +173,30 @@ export class KyselyActivationStore implements ActivationStore {
       reclaimed,
       expirationStarted: started === undefined ? null : toNullableDate(started.expiration_date),
     }
+  }
+
+  /** Renews the fingerprint's activation if it holds its seat at `at` (a repeat activation). */
+  async #refresh(
+    trx: Kysely<Database>,
+    activation: NewActivation,
+    at: string,
+    expiresAt: string | null,
+  ): Promise<Activation | undefined> {
+    const refreshed = await trx
+      .updateTable('activations')
+      .set({
+        last_seen_at: at,
+        last_heartbeat_at: at,
+        expires_at: expiresAt,
+        ...(activation.name === null ? {} : { name: activation.name }),
+        ...(activation.metadata === null ? {} : { metadata: JSON.stringify(activation.metadata) }),
+      })
+      .where('license_id', '=', activation.licenseId)
+      .where('fingerprint', '=', activation.fingerprint)
+      .where(alive(at))
+      .returningAll()
+      .executeTakeFirst()
+    return refreshed === undefined ? undefined : rowToActivation(refreshed)
   }
 
   /**
