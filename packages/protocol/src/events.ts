@@ -49,6 +49,15 @@ export const eventTypeExamples = {
   'license.reinstated': exampleLicense,
   /** `POST /licenses/:id/renew`: the license with its new expiration date. */
   'license.renewed': { ...exampleLicense, expirationDate: '2032-01-01T00:00:00.000Z' },
+  /**
+   * A license made from a `firstActivation` policy was activated for the first time: its expiry
+   * started, in the same transaction as the `activation.created` recorded beside it.
+   */
+  'license.expiration_started': {
+    ...exampleLicense,
+    activationCount: 1,
+    expirationDate: '2027-01-01T00:00:00.000Z',
+  },
   /** The license the token was issued for; the token itself is never recorded. */
   'license.token_issued': exampleLicense,
   /** Recorded only when an endpoint subscribes to it or KEYTURN_RECORD_VALIDATIONS=true. */

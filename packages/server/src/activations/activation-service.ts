@@ -16,7 +16,8 @@ import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
-import type { LicenseView } from '../licenses/license.js'
+import { type LicenseView, viewAt } from '../licenses/license.js'
+import { toLicenseResource } from '../licenses/routes/license-resource.js'
 import type { Activation } from './activation.js'
 import { type ActivationStore, activationListSpec, type HeartbeatTarget } from './activation-store.js'
 import { toActivationResource } from './routes/activation-resource.js'
@@ -166,6 +167,7 @@ export class ActivationService {
       )
     }
     await this.#licenses.requireUsable(view, 'it cannot be activated')
+    const now = this.#clock.now()
     const outcome = await this.#storage.write(principal, async ({ activations, events }) => {
       const outcome = await activations.activate({
         id: newId('activation'),
@@ -174,7 +176,7 @@ export class ActivationService {
         fingerprint: input.fingerprint,
         name: input.name ?? null,
         metadata: input.metadata ?? null,
-        at: this.#clock.now(),
+        at: now,
         heartbeatTtl: license.heartbeatTtl,
       })
       for (const lapsed of outcome.reclaimed) {
@@ -183,6 +185,20 @@ export class ActivationService {
       // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
       if (outcome.kind === 'created') {
         events.record('activation.created', license.productId, toActivationResource(outcome.activation))
+        if (outcome.expirationStarted !== null) {
+          // The license's first activation ever: it had none, now it has this one.
+          const started = {
+            ...license,
+            expirationDate: outcome.expirationStarted,
+            firstActivationDuration: null,
+            activationCount: 1,
+          }
+          events.record(
+            'license.expiration_started',
+            license.productId,
+            toLicenseResource(viewAt(started, now)),
+          )
+        }
       }
       return outcome
     })
