@@ -124,3 +124,20 @@ export function metadataFlags(
   }
   return metadata
 }
+
+/**
+ * `--entitlement CODE` (repeatable) or `--no-entitlements` (an empty set: commander sets
+ * `entitlements` to false) as the body's `entitlements`; undefined when neither was given.
+ */
+export function entitlementFlags(options: {
+  readonly entitlement?: readonly string[]
+  readonly entitlements?: boolean
+}): string[] | undefined {
+  if (options.entitlements === false) {
+    if (options.entitlement !== undefined) {
+      throw new UsageError('Give --entitlement or --no-entitlements, not both')
+    }
+    return []
+  }
+  return options.entitlement === undefined ? undefined : [...options.entitlement]
+}

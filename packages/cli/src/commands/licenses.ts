@@ -11,7 +11,17 @@ import {
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
-import { checked, collect, dateTime, defined, integer, json, metadataFlags, orNull } from '../checks.js'
+import {
+  checked,
+  collect,
+  dateTime,
+  defined,
+  entitlementFlags,
+  integer,
+  json,
+  metadataFlags,
+  orNull,
+} from '../checks.js'
 import { CommandFailed } from '../errors.js'
 import type { Io } from '../io.js'
 import { exportLicenses } from '../license-export.js'
@@ -53,6 +63,8 @@ interface TermsOptions {
   readonly maxUses?: string
   readonly customer?: string
   readonly entitlement?: string[]
+  /** false with --no-entitlements (update). */
+  readonly entitlements?: boolean
   readonly metadata?: string[]
 }
 
@@ -70,7 +82,7 @@ function terms(options: TermsOptions) {
       options.heartbeatTtl === undefined ? undefined : orNull(options.heartbeatTtl, 'none', integer),
     maxUses: options.maxUses === undefined ? undefined : orNull(options.maxUses, 'unlimited', integer),
     customerId: options.customer === undefined ? undefined : orNull(options.customer, 'none', (text) => text),
-    entitlements: options.entitlement,
+    entitlements: entitlementFlags(options),
     metadata: metadataFlags(options.metadata),
   })
 }
@@ -180,6 +192,7 @@ export function registerLicenses(program: Command, io: Io): void {
     )
     .option('--customer <id>', 'the customer who owns it, or "none" to detach')
     .option('--entitlement <code>', 'its own entitlement codes (repeatable; replaces them)', collect)
+    .option('--no-entitlements', "remove its own entitlement codes (its policy's stay)")
     .option('--metadata <key=value>', 'a metadata key to set, or key= to remove (repeatable)', collect)
     .action(async (id: LicenseId, options: ApiOptions & TermsOptions) => {
       const body = checked(UpdateLicenseBodySchema, terms(options), fieldFlags, nullWords)

@@ -7,7 +7,7 @@ import {
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
-import { checked, collect, defined, integer, metadataFlags, orNull } from '../checks.js'
+import { checked, collect, defined, entitlementFlags, integer, metadataFlags, orNull } from '../checks.js'
 import type { Io } from '../io.js'
 import { type ListOptions, printList, withListOptions } from '../list.js'
 import { printJson, show } from '../output.js'
@@ -29,6 +29,8 @@ interface PolicyOptions {
   readonly duration?: string
   readonly expirationBasis?: string
   readonly entitlement?: string[]
+  /** false with --no-entitlements (update). */
+  readonly entitlements?: boolean
   readonly metadata?: string[]
 }
 
@@ -39,7 +41,7 @@ function policyFields(options: PolicyOptions) {
       options.maxActivations === undefined ? undefined : orNull(options.maxActivations, 'unlimited', integer),
     duration: options.duration === undefined ? undefined : orNull(options.duration, 'never', integer),
     expirationBasis: options.expirationBasis,
-    entitlements: options.entitlement,
+    entitlements: entitlementFlags(options),
     metadata: metadataFlags(options.metadata),
   })
 }
@@ -114,7 +116,10 @@ export function registerPolicies(program: Command, io: Io): void {
   withPolicyOptions(
     apiCommand(policies, 'update <id>', 'Change a policy (its licenses keep their seats and dates)', [
       'keyturn policies update pol_8sKd2LqW5nXv3BzTm7YcRf --entitlement export-pdf --entitlement cloud-sync',
-    ]).option('--name <name>', 'the new name'),
+      'keyturn policies update pol_8sKd2LqW5nXv3BzTm7YcRf --no-entitlements',
+    ])
+      .option('--name <name>', 'the new name')
+      .option('--no-entitlements', 'remove every entitlement code from the policy'),
   ).action(async (id: PolicyId, options: ApiOptions & PolicyOptions) => {
     const body = checked(UpdatePolicyBodySchema, policyFields(options), fieldFlags, nullWords)
     const policy = await clientFor(io, options).updatePolicy(id, body)

@@ -102,6 +102,18 @@ describe('keyturn customers, entitlements, policies and the license flags', () =
     assert.equal(retried.expirationDate, renewed.expirationDate, 'the retry renewed nothing')
     const customers = await run(['customers', 'list', '--filter', 'email:eq:ADA@example.com'])
     assert.deepEqual(customers.data, [customer])
+    await run(['licenses', 'update', license.id, '--entitlement', 'pdf'])
+    const bare = await run(['policies', 'update', policy.id, '--no-entitlements'])
+    assert.deepEqual(bare.entitlements, [])
+    const own = await run(['licenses', 'get', license.id])
+    assert.deepEqual(own.entitlements, ['pdf'], 'its own code stays when the policy loses it')
+    const cleared = await run(['licenses', 'update', license.id, '--no-entitlements'])
+    assert.deepEqual(cleared.entitlements, [])
+    const both = await keyturn(
+      ['policies', 'update', policy.id, '--entitlement', 'pdf', '--no-entitlements'],
+      server.env,
+    )
+    assert.deepEqual([both.code, both.stderr], [2, 'error: Give --entitlement or --no-entitlements, not both\n'])
     const refused = await keyturn(['policies', 'delete', policy.id], server.env)
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /policy_in_use/)
