@@ -29,6 +29,7 @@ import type {
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
+  ListAllActivationsQuery,
   ListApiKeysQuery,
   ListCustomersQuery,
   ListEntitlementsQuery,
@@ -339,6 +340,24 @@ export class KeyturnClient {
     options: RequestOptions = {},
   ): AsyncGenerator<ActivationResource> {
     return this.#iterate((next) => this.listActivations(id, { ...query, ...next }, options))
+  }
+
+  /**
+   * Every license's activations the key may see (a product key: its product's), newest first;
+   * `productId` and `licenseId` narrow it. A lapsed floating seat is not listed.
+   */
+  listAllActivations(
+    query: ListAllActivationsQuery = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<ActivationResource>> {
+    return this.#request('GET', '/activations', { query, ...options })
+  }
+
+  iterateAllActivations(
+    query: Omit<ListAllActivationsQuery, 'page' | 'starting_after'> = {},
+    options: RequestOptions = {},
+  ): AsyncGenerator<ActivationResource> {
+    return this.#iterate((next) => this.listAllActivations({ ...query, ...next }, options))
   }
 
   getActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {

@@ -157,3 +157,25 @@ export const ListActivationsQuerySchema = Type.Object(
 export type ListActivationsQuery = Static<typeof ListActivationsQuerySchema>
 
 export const ActivationListSchema = PaginatedSchema(ActivationResourceSchema)
+
+/** `GET /activations`: every license's activations the key may see, optionally of one product or license. */
+export const ListAllActivationsQuerySchema = Type.Object(
+  {
+    ...listQueryProperties,
+    productId: Type.Optional(ProductIdSchema),
+    licenseId: Type.Optional(LicenseIdSchema),
+  },
+  { additionalProperties: false },
+)
+export type ListAllActivationsQuery = Static<typeof ListAllActivationsQuerySchema>
+
+/** Fields an activation list may be sorted by (`sort=field:order`). */
+export const activationSortFields = ['createdAt', 'lastSeenAt', 'fingerprint'] as const
+/** Fields `GET /activations` may be filtered by (a license's list: all but productId and licenseId). */
+export const activationFilterFields = [
+  'createdAt',
+  'lastSeenAt',
+  'fingerprint',
+  'productId',
+  'licenseId',
+] as const

@@ -15,6 +15,7 @@ import { registerGetActivation } from './activations/routes/get-activation.js'
 import { registerHeartbeatActivation } from './activations/routes/heartbeat-activation.js'
 import { registerHeartbeatLicenseByKey } from './activations/routes/heartbeat-license-by-key.js'
 import { registerListActivations } from './activations/routes/list-activations.js'
+import { registerListAllActivations } from './activations/routes/list-all-activations.js'
 import { ApiKeyService } from './api-keys/api-key-service.js'
 import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
 import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
@@ -466,6 +467,7 @@ function registerApi(
   registerHeartbeatLicenseByKey(api, services.activations)
   registerActivateLicense(api, services.activations)
   registerListActivations(api, services.activations)
+  registerListAllActivations(api, services.activations)
   registerGetActivation(api, services.activations)
   registerDeleteActivation(api, services.activations)
   registerHeartbeatActivation(api, services.activations)

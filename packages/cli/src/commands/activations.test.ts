@@ -35,9 +35,11 @@ describe('keyturn activations', () => {
       ['activations', 'activate', license.id, '--fingerprint', 'machine-b', '--json'],
       server.env,
     )
-    const [table, json] = await Promise.all([
+    const [table, json, everyTable, everyJson] = await Promise.all([
       keyturn(['activations', 'list', license.id, '--sort', 'fingerprint:asc'], server.env),
       keyturn(['activations', 'list', license.id, '--json'], server.env),
+      keyturn(['activations', 'list', '--limit', '1', '--sort', 'fingerprint:desc'], server.env),
+      keyturn(['activations', 'list', '--product', server.productId, '--json'], server.env),
     ])
     const activation: ActivationResource = JSON.parse(second.stdout)
     const deactivated = await keyturn(['activations', 'deactivate', activation.id], server.env)
@@ -51,6 +53,11 @@ describe('keyturn activations', () => {
     assert.match(lines[1] ?? '', /^act_\w+ +machine-a +Ada +2030-/)
     assert.match(lines[2] ?? '', /^act_\w+ +machine-b +- +2030-/)
     assert.equal((JSON.parse(json.stdout) as Paginated<ActivationResource>).totalCount, 2)
+    const everyLines = everyTable.stdout.trimEnd().split('\n')
+    assert.match(everyLines[0] ?? '', /^ID +LICENSE +FINGERPRINT +NAME +CREATED +LAST SEEN +LEASE ENDS$/)
+    assert.match(everyLines[1] ?? '', new RegExp(`^act_\\w+ +${license.id} +machine-b +`))
+    const every = JSON.parse(everyJson.stdout) as Paginated<ActivationResource>
+    assert.deepEqual([every.totalCount, every.data[0]?.licenseId], [2, license.id])
     assert.deepEqual([deactivated.code, deactivated.stdout], [0, `Deactivated ${activation.id}.\n`])
     assert.deepEqual(
       (JSON.parse(after.stdout) as ActivationResource[]).map((item) => item.fingerprint),

@@ -4,10 +4,12 @@ import {
   type ActivationId,
   type LicenseId,
   ListActivationsQuerySchema,
+  ListAllActivationsQuerySchema,
 } from '@keyturn/protocol'
 import type { Command } from 'commander'
 import { type ApiOptions, apiCommand, clientFor } from '../api.js'
 import { checked, defined, json } from '../checks.js'
+import { UsageError } from '../errors.js'
 import type { Io } from '../io.js'
 import { type ListOptions, printList, withListOptions } from '../list.js'
 import { printJson, show } from '../output.js'
@@ -20,28 +22,59 @@ export function registerActivations(program: Command, io: Io): void {
     .addHelpText('after', '\nExample:\n  keyturn activations list lic_7fQx2mNc4RtYp9LkWv3bHs')
 
   withListOptions(
-    apiCommand(activations, 'list <license-id>', "List a license's activations", [
-      'keyturn activations list lic_7fQx2mNc4RtYp9LkWv3bHs --sort lastSeenAt:desc',
-    ]),
-  ).action(async (licenseId: LicenseId, options: ApiOptions & ListOptions) => {
-    const client = clientFor(io, options)
-    await printList(io, {
-      options,
-      schema: ListActivationsQuerySchema,
-      page: (query) => client.listActivations(licenseId, query),
-      iterate: (query) => client.iterateActivations(licenseId, query),
-      noun: 'activations',
-      headers: ['id', 'fingerprint', 'name', 'created', 'last seen', 'lease ends'],
-      row: (activation: ActivationResource) => [
-        activation.id,
-        activation.fingerprint,
-        activation.name,
-        activation.createdAt,
-        activation.lastSeenAt,
-        show(activation.expiresAt, 'never'),
+    apiCommand(
+      activations,
+      'list [license-id]',
+      "List a license's activations; without a license, every license's (newest first)",
+      [
+        'keyturn activations list lic_7fQx2mNc4RtYp9LkWv3bHs --sort lastSeenAt:desc',
+        'keyturn activations list --product prd_3kTMd9qA8xYb2VnLr5sPwZ --limit 1',
       ],
-    })
-  })
+    ).option('--product <id>', 'without a license: only this product’s activations'),
+  ).action(
+    async (licenseId: LicenseId | undefined, options: ApiOptions & ListOptions & { product?: string }) => {
+      const client = clientFor(io, options)
+      const columns = {
+        headers: ['id', 'fingerprint', 'name', 'created', 'last seen', 'lease ends'],
+        row: (activation: ActivationResource) => [
+          activation.id,
+          activation.fingerprint,
+          activation.name,
+          activation.createdAt,
+          activation.lastSeenAt,
+          show(activation.expiresAt, 'never'),
+        ],
+      }
+      if (licenseId !== undefined) {
+        if (options.product !== undefined) {
+          throw new UsageError('--product lists every license’s activations: leave out the license id')
+        }
+        await printList(io, {
+          options,
+          schema: ListActivationsQuerySchema,
+          page: (query) => client.listActivations(licenseId, query),
+          iterate: (query) => client.iterateActivations(licenseId, query),
+          noun: 'activations',
+          ...columns,
+        })
+        return
+      }
+      await printList(io, {
+        options,
+        schema: ListAllActivationsQuerySchema,
+        extra: { productId: options.product },
+        page: (query) => client.listAllActivations(query),
+        iterate: (query) => client.iterateAllActivations(query),
+        noun: 'activations',
+        headers: ['id', 'license', ...columns.headers.slice(1)],
+        row: (activation: ActivationResource) => [
+          activation.id,
+          activation.licenseId,
+          ...columns.row(activation).slice(1),
+        ],
+      })
+    },
+  )
 
   apiCommand(
     activations,

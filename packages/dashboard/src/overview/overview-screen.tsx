@@ -13,13 +13,14 @@ export function OverviewScreen() {
     queries: [
       { queryKey: ['count', 'products'], queryFn: () => client.listProducts({ limit: 1 }) },
       { queryKey: ['count', 'licenses'], queryFn: () => client.listLicenses({ limit: 1 }) },
+      { queryKey: ['count', 'activations'], queryFn: () => client.listAllActivations({ limit: 1 }) },
       ...licenseStatuses.map((status) => ({
         queryKey: ['count', 'licenses', status],
         queryFn: () => client.listLicenses({ limit: 1, filter: `status:eq:${status}` }),
       })),
     ],
   })
-  const [products, licenses, ...byStatus] = counts
+  const [products, licenses, activations, ...byStatus] = counts
   const failed = counts.find((count) => count.isError)
   const show = (count: { data?: { totalCount: number } } | undefined) =>
     count?.data === undefined ? '…' : count.data.totalCount.toLocaleString('en')
@@ -53,6 +54,10 @@ export function OverviewScreen() {
               <dd>{show(byStatus[index])}</dd>
             </div>
           ))}
+          <div>
+            <dt>Activations</dt>
+            <dd>{show(activations)}</dd>
+          </div>
         </dl>
       </section>
       <LatestEvents />

@@ -6,6 +6,7 @@ import {
   type HeartbeatByKeyBody,
   type LicenseId,
   type ListActivationsQuery,
+  type ListAllActivationsQuery,
   maxActivationMetadataBytes,
   type Paginated,
   type ProductId,
@@ -14,12 +15,17 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
+import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
 import type { Activation } from './activation.js'
-import { type ActivationStore, activationListSpec, type HeartbeatTarget } from './activation-store.js'
+import {
+  type ActivationStore,
+  activationListSpec,
+  allActivationsListSpec,
+  type HeartbeatTarget,
+} from './activation-store.js'
 import { toActivationResource } from './routes/activation-resource.js'
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
@@ -140,6 +146,22 @@ export class ActivationService {
       throw activationNotFound(`No activation ${id} is visible to this API key.`)
     }
     return activation
+  }
+
+  /** Every license's activations the key may see (a product key: its product's), narrowed by the query. */
+  async listAll(principal: Principal, query: ListAllActivationsQuery): Promise<Paginated<Activation>> {
+    requireManagementKey(principal)
+    const request = parseListQuery(query, allActivationsListSpec)
+    const scope = scopedProductId(principal)
+    if (scope !== undefined && query.productId !== undefined && query.productId !== scope) {
+      return toPage({ items: [], totalCount: 0, offset: 0 }, request.limit, request.page ?? 0)
+    }
+    const slice = await this.#activations.listAll(
+      request,
+      { productId: scope ?? query.productId, licenseId: query.licenseId },
+      this.#clock.now(),
+    )
+    return toPage(slice, request.limit, pageOf(request, slice.offset))
   }
 
   async list(

@@ -3,7 +3,7 @@ import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-quer
 import type { Activation } from './activation.js'
 
 export type ActivationSortField = 'createdAt' | 'lastSeenAt' | 'fingerprint'
-export type ActivationFilterField = 'createdAt' | 'lastSeenAt' | 'fingerprint'
+export type ActivationFilterField = 'createdAt' | 'lastSeenAt' | 'fingerprint' | 'productId' | 'licenseId'
 
 export const activationListSpec = {
   sortFields: ['createdAt', 'lastSeenAt', 'fingerprint'],
@@ -12,8 +12,24 @@ export const activationListSpec = {
     createdAt: { type: 'timestamp' },
     lastSeenAt: { type: 'timestamp' },
     fingerprint: { type: 'string' },
+  } satisfies FieldKinds<Exclude<ActivationFilterField, 'productId' | 'licenseId'>>,
+} as const
+
+/** `GET /activations`, across licenses: the same, and filters by product and license. */
+export const allActivationsListSpec = {
+  ...activationListSpec,
+  filterFields: {
+    ...activationListSpec.filterFields,
+    productId: { type: 'string' },
+    licenseId: { type: 'string' },
   } satisfies FieldKinds<ActivationFilterField>,
 } as const
+
+/** Which activations `listAll` may see: one product's (a product key, or a query) and one license's. */
+export interface ActivationScope {
+  readonly productId?: ProductId | undefined
+  readonly licenseId?: LicenseId | undefined
+}
 
 export interface NewActivation {
   readonly id: ActivationId
@@ -74,6 +90,12 @@ export interface ActivationStore {
   findByFingerprint(licenseId: LicenseId, fingerprint: string, at: Date): Promise<Activation | undefined>
   /** Lapsed activations not removed yet, per license (absent: none). */
   countLapsed(licenseIds: readonly LicenseId[], at: Date): Promise<ReadonlyMap<LicenseId, number>>
+  /** The activations of every license in `scope` holding a seat at `at`. */
+  listAll(
+    request: ListRequest<ActivationSortField, ActivationFilterField>,
+    scope: ActivationScope,
+    at: Date,
+  ): Promise<ListSlice<Activation>>
   /** The activations holding a seat at `at`. */
   list(
     licenseId: LicenseId,

@@ -10,6 +10,7 @@ import { type Activation, leaseEnd } from './activation.js'
 import type {
   ActivateOutcome,
   ActivationFilterField,
+  ActivationScope,
   ActivationSortField,
   ActivationStore,
   HeartbeatTarget,
@@ -56,6 +57,8 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
     createdAt: { column: 'created_at' },
     lastSeenAt: { column: 'last_seen_at' },
     fingerprint: { column: 'fingerprint' },
+    productId: { column: 'product_id' },
+    licenseId: { column: 'license_id' },
   },
 }
 
@@ -328,6 +331,27 @@ export class KyselyActivationStore implements ActivationStore {
       .execute()
     // pg reads count(*) as a string
     return new Map(rows.map((row) => [row.license_id, Number(row.lapsed)]))
+  }
+
+  async listAll(
+    request: ListRequest<ActivationSortField, ActivationFilterField>,
+    scope: ActivationScope,
+    at: Date,
+  ): Promise<ListSlice<Activation>> {
+    const conditions = [alive(at.toISOString())]
+    if (scope.productId !== undefined) {
+      conditions.push(sql<SqlBool>`activations.product_id = ${scope.productId}`)
+    }
+    if (scope.licenseId !== undefined) {
+      conditions.push(sql<SqlBool>`activations.license_id = ${scope.licenseId}`)
+    }
+    const slice = await selectPage<ActivationRow, ActivationSortField, ActivationFilterField>(
+      this.#db,
+      activationTable,
+      request,
+      conditions,
+    )
+    return { ...slice, items: slice.items.map(rowToActivation) }
   }
 
   async list(

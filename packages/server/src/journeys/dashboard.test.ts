@@ -395,26 +395,38 @@ it('runs the licensing business from the dashboard in Chromium', {
     await page.getByText(/^0 of 5 uses since/).waitFor()
   })
 
-  await t.test('shows the latest events on the overview and filters the event log', async () => {
-    await navigate(page, 'Overview')
-    await page.getByRole('heading', { name: 'Latest events' }).waitFor()
-    const latest = page.getByRole('table', { name: 'Latest events' })
-    await latest.getByRole('row').nth(5).waitFor() // a header and the five latest
-    await checkScreen(page, '18-overview-events')
-    await navigate(page, 'Events')
-    await page.getByLabel('Type').selectOption('license.revoked')
-    await page.getByRole('button', { name: 'Apply filters' }).click()
-    await page.waitForURL(/type=license\.revoked/)
-    await page.getByText('1–1 of 1 event').waitFor()
-    await page.getByText('Data').first().click()
-    await page.getByText(licenseId).first().waitFor()
-    await checkScreen(page, '19-events')
-    await page.goto(`${base}/dashboard/licenses/${licenseId}`)
-    await page
-      .getByRole('table', { name: 'Recent events of this license' })
-      .getByText('license.reinstated')
-      .waitFor()
-  })
+  await t.test(
+    'shows the activations count and latest events on the overview, and filters the event log',
+    async () => {
+      await admin.activateLicense(licenseId as `lic_${string}`, { fingerprint: 'overview-machine' })
+      const activationCount = (await admin.listAllActivations({ limit: 1 })).totalCount
+      assert.ok(activationCount > 0)
+      await navigate(page, 'Overview')
+      await page
+        .locator('dl.cards > div')
+        .filter({ has: page.getByText('Activations', { exact: true }) })
+        .getByRole('definition')
+        .getByText(activationCount.toLocaleString('en'), { exact: true })
+        .waitFor()
+      await page.getByRole('heading', { name: 'Latest events' }).waitFor()
+      const latest = page.getByRole('table', { name: 'Latest events' })
+      await latest.getByRole('row').nth(5).waitFor() // a header and the five latest
+      await checkScreen(page, '18-overview-events')
+      await navigate(page, 'Events')
+      await page.getByLabel('Type').selectOption('license.revoked')
+      await page.getByRole('button', { name: 'Apply filters' }).click()
+      await page.waitForURL(/type=license\.revoked/)
+      await page.getByText('1–1 of 1 event').waitFor()
+      await page.getByText('Data').first().click()
+      await page.getByText(licenseId).first().waitFor()
+      await checkScreen(page, '19-events')
+      await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+      await page
+        .getByRole('table', { name: 'Recent events of this license' })
+        .getByText('license.reinstated')
+        .waitFor()
+    },
+  )
 
   await t.test(
     'manages a webhook endpoint: secret shown once, edit, test event delivered after a retry, rotate, delete',

@@ -395,12 +395,13 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
     )
   })
 
-  it('walks every license, product and API key exactly once, in list order, across several pages', async (t) => {
+  it('walks every license, product, API key and activation exactly once, in list order, across several pages', async (t) => {
     const { baseUrl, productId } = await startTestServer(t, database)
     const { fetch, calls } = recordingFetch()
     const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret, fetch })
     for (let i = 0; i < 7; i++) {
-      await keyturn.createLicense({ productId, maxActivations: (i % 3) + 1 })
+      const license = await keyturn.createLicense({ productId, maxActivations: (i % 3) + 1 })
+      await keyturn.activateLicense(license.id, { fingerprint: `machine-${i}` })
     }
     for (let i = 0; i < 4; i++) {
       await keyturn.createProduct({ name: `Product ${i}` })
@@ -415,6 +416,10 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       },
       { all: await keyturn.listProducts({ limit: 100 }), walk: () => keyturn.iterateProducts({ limit: 2 }) },
       { all: await keyturn.listApiKeys({ limit: 100 }), walk: () => keyturn.iterateApiKeys({ limit: 2 }) },
+      {
+        all: await keyturn.listAllActivations({ limit: 100, productId }),
+        walk: () => keyturn.iterateAllActivations({ limit: 3, productId }),
+      },
     ]
     for (const { all, walk } of cases) {
       const callsBefore = calls.length
@@ -427,7 +432,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
     }
     assert.deepEqual(
       cases.map(({ all }) => all.totalCount),
-      [7, 7, 5, 5],
+      [7, 7, 5, 5, 7],
     )
     const filtered = await collect(keyturn.iterateLicenses({ limit: 1, filter: 'maxActivations:eq:1' }))
     assert.deepEqual(

@@ -42,6 +42,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /licenses/:id/usage/reset': { own: 200, foreign: noLicense },
   'POST /licenses/:id/activations': { own: 201, foreign: noLicense },
   'GET /licenses/:id/activations': { own: 200, foreign: noLicense },
+  'GET /activations': { own: 200, foreign: 200 },
   'GET /activations/:id': { own: 200, foreign: noActivation },
   'POST /activations/:id/heartbeat': { own: 200, foreign: noActivation },
   'DELETE /activations/:id': { own: 204, foreign: noActivation },

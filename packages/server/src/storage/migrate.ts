@@ -12,6 +12,7 @@ import { vendors } from './migrations/2026-11-23-50-vendors.js'
 import { policySeatsAndUsage } from './migrations/2026-11-23-51-policy-seats-and-usage.js'
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
+import { activationListIndexes } from './migrations/2026-11-23-80-activation-list-indexes.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -33,6 +34,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-70-product-sign-responses': productSignResponses(),
     '2026-11-23-50-vendors': vendors(kind),
     '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
+    '2026-11-23-80-activation-list-indexes': activationListIndexes(),
   }
 }
 

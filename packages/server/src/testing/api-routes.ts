@@ -137,6 +137,12 @@ export const apiRoutes: readonly ApiRoute[] = [
     payload: () => ({ fingerprint: 'another-machine' }),
   },
   { method: 'GET', path: '/licenses/:id/activations', url: (f) => `/licenses/${f.licenseId}/activations` },
+  {
+    method: 'GET',
+    path: '/activations',
+    url: (f) =>
+      `/activations?productId=${f.productId}&licenseId=${f.licenseId}&filter=fingerprint:eq:fixture-machine`,
+  },
   { method: 'GET', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
   {
     method: 'POST',
