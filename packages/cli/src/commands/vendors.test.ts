@@ -113,7 +113,10 @@ describe('keyturn customers, entitlements, policies and the license flags', () =
       ['policies', 'update', policy.id, '--entitlement', 'pdf', '--no-entitlements'],
       server.env,
     )
-    assert.deepEqual([both.code, both.stderr], [2, 'error: Give --entitlement or --no-entitlements, not both\n'])
+    assert.deepEqual(
+      [both.code, both.stderr],
+      [2, 'error: Give --entitlement or --no-entitlements, not both\n'],
+    )
     const refused = await keyturn(['policies', 'delete', policy.id], server.env)
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /policy_in_use/)
