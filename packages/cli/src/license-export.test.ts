@@ -7,7 +7,7 @@ import type { LicenseResource } from '@keyturn/client'
 import type { ProductId } from '@keyturn/protocol'
 import { createProduct } from '../../server/src/testing/build-test-app.js'
 import { aLicense, insertLicenses } from '../../server/src/testing/licenses.js'
-import { keyturn } from './testing/keyturn-process.js'
+import { keyturn } from './testing/keyturn-in-process.js'
 import { type CliTestServer, startCliTestServer } from './testing/test-server.js'
 
 function aDirectory(t: TestContext): string {

@@ -6,7 +6,8 @@ import { describe, it, type TestContext } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { LicenseResource } from '@keyturn/client'
 import { closedPortUrl } from '../../server/src/testing/listening-app.js'
-import { keyturn, startKeyturn } from './testing/keyturn-process.js'
+import { keyturn } from './testing/keyturn-in-process.js'
+import { startKeyturn } from './testing/keyturn-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from './testing/test-server.js'
 
 function aFile(t: TestContext, name: string, content: string): string {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { describe, it, type TestContext } from 'node:test'
 import { closedPortUrl } from '../../server/src/testing/listening-app.js'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
+import { keyturn as keyturnInProcess } from './testing/keyturn-in-process.js'
 import {
   exitWithin,
   probeWhileStarting,
@@ -91,10 +92,10 @@ describeEachServerEnvironment('keyturn migrate', (environment) => {
   it('applies the migrations, then reports the database up to date', async (t) => {
     const env = await environment.fresh(t)
 
-    const first = keyturn(t, ['migrate'], env)
-    assert.deepEqual(await exitWithin(first), { code: 0, signal: null }, first.stderr)
-    const second = keyturn(t, ['migrate'], env)
-    assert.deepEqual(await exitWithin(second), { code: 0, signal: null }, second.stderr)
+    const first = await keyturnInProcess(['migrate'], env)
+    assert.deepEqual([first.code, first.signal], [0, null], first.stderr)
+    const second = await keyturnInProcess(['migrate'], env)
+    assert.deepEqual([second.code, second.signal], [0, null], second.stderr)
 
     assert.match(first.stdout, /^Applied: \d{4}-\d{2}-\d{2}-/)
     assert.equal(second.stdout, 'The database is up to date.\n')
@@ -131,11 +132,12 @@ const apiCommands = [
   'token verify',
 ]
 
+// In-process (runKeyturn, as main.ts runs it): one process per command made this file slow and flaky.
 describe('keyturn --help', () => {
-  it('lists every command, and the exit codes, with an example', async (t) => {
-    const run = keyturn(t, ['--help'], {})
+  it('lists every command, and the exit codes, with an example', async () => {
+    const run = await keyturnInProcess(['--help'])
 
-    assert.equal((await exitWithin(run)).code, 0)
+    assert.equal(run.code, 0)
     for (const command of ['serve', 'migrate', 'products', 'api-keys', 'licenses', 'activations', 'token']) {
       assert.match(run.stdout, new RegExp(`\\n  ${command} `), command)
     }
@@ -146,14 +148,16 @@ describe('keyturn --help', () => {
     assert.match(run.stdout, /\nExample:\n {2}export KEYTURN_URL=/)
   })
 
-  it('explains each command and its flags, with an example, and exits 0', async (t) => {
-    const runs = apiCommands.map((command) => ({
-      command,
-      run: keyturn(t, [...command.split(' '), '--help'], {}),
-    }))
+  it('explains each command and its flags, with an example, and exits 0', async () => {
+    const runs = await Promise.all(
+      apiCommands.map(async (command) => ({
+        command,
+        run: await keyturnInProcess([...command.split(' '), '--help']),
+      })),
+    )
 
     for (const { command, run } of runs) {
-      assert.equal((await exitWithin(run)).code, 0, `${command}: ${run.stderr}`)
+      assert.equal(run.code, 0, `${command}: ${run.stderr}`)
       assert.match(run.stdout, new RegExp(`^Usage: keyturn ${command} `), command)
       assert.match(run.stdout, /\nExamples?:\n {2}(keyturn|TOKEN=)/, command)
       if (command !== 'token verify') {
@@ -165,6 +169,7 @@ describe('keyturn --help', () => {
   })
 })
 
+// Through the built binary: main.ts hands runKeyturn's exit code to the process.
 describe('keyturn', () => {
   it('prints its version with --version and -V, and exits 0', async (t) => {
     const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
@@ -180,5 +185,14 @@ describe('keyturn', () => {
 
     assert.equal((await exitWithin(run)).code, 2)
     assert.match(run.stderr, /unknown command 'serv'/)
+  })
+
+  it('exits 3 when the server cannot be reached, saying so on stderr', async (t) => {
+    const url = await closedPortUrl()
+    const run = keyturn(t, ['products', 'list'], { KEYTURN_URL: url, KEYTURN_API_KEY: 'kt_admin_x' })
+
+    assert.deepEqual(await exitWithin(run), { code: 3, signal: null })
+    assert.equal(run.stderr, `cannot reach the server: Cannot reach the Keyturn server at ${url}\n`)
+    assert.equal(run.stdout, '')
   })
 })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
 import { closedPortUrl } from '../../server/src/testing/listening-app.js'
 import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
+import { keyturn as keyturnInProcess } from './testing/keyturn-in-process.js'
 import {
   exitWithin,
   probeWhileStarting,
@@ -144,10 +145,13 @@ describeEachServerEnvironment('keyturn serve --workers 2', (environment) => {
 
 describe('keyturn serve --workers, refused', () => {
   for (const value of ['0', 'abc', '65', '1.5']) {
-    it(`exits 2 with a usage error on --workers ${value}`, async (t) => {
-      const run = keyturn(t, ['serve', '--workers', value], { KEYTURN_DATABASE_URL: 'sqlite::memory:' })
+    // In-process: commander refuses the flag before anything starts.
+    it(`exits 2 with a usage error on --workers ${value}`, async () => {
+      const run = await keyturnInProcess(['serve', '--workers', value], {
+        KEYTURN_DATABASE_URL: 'sqlite::memory:',
+      })
 
-      assert.deepEqual(await exitWithin(run), { code: 2, signal: null })
+      assert.deepEqual([run.code, run.signal], [2, null])
       assert.match(
         run.stderr,
         /option '--workers <n>' argument '.*' is invalid\. Expected a whole number from 1 to 64\./,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ActivationResource, LicenseResource, Paginated } from '@keyturn/client'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { type CliTestServer, startCliTestServer } from '../testing/test-server.js'
 
 async function aLicense(server: CliTestServer, maxActivations: string): Promise<LicenseResource> {

@@ -8,7 +8,8 @@ import { connect } from '../../../server/src/storage/connect.js'
 import { migrateToLatest } from '../../../server/src/storage/migrate.js'
 import type { TestDatabase } from '../../../server/src/testing/each-database.js'
 import { startTestServer } from '../../../server/src/testing/listening-app.js'
-import { keyturn, startKeyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
+import { startKeyturn } from '../testing/keyturn-process.js'
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'keyturn-backup-'))

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LicenseResource, Paginated } from '@keyturn/client'
 import { closedPortUrl } from '../../../server/src/testing/listening-app.js'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from '../testing/test-server.js'
 
 const at = '2030-01-01T00:00:00.000Z' // the test server's fixed clock

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { Paginated, ProductKeyResource, ProductResource } from '@keyturn/client'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { startCliTestServer } from '../testing/test-server.js'
 
 const at = '2030-01-01T00:00:00.000Z' // the test server's fixed clock

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
 import type { LicenseTokenResource, ProductResource } from '@keyturn/client'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { startCliTestServer } from '../testing/test-server.js'
 
 /** A token from a real server, and its product's public key as files; the server is closed after. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import type { LicenseResource } from '@keyturn/client'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { startCliTestServer } from '../testing/test-server.js'
 
 describe('keyturn customers, entitlements, policies and the license flags', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { EventResource, Paginated, WebhookEndpointWithSecretResource } from '@keyturn/client'
-import { keyturn } from '../testing/keyturn-process.js'
+import { keyturn } from '../testing/keyturn-in-process.js'
 import { startCliTestServer } from '../testing/test-server.js'
 
 describe('keyturn webhooks and keyturn events', () => {

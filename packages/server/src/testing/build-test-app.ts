@@ -1,4 +1,4 @@
-import type { TestContext } from 'node:test'
+import { after } from 'node:test'
 import type { ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import { type AppDeps, buildApp, type Services } from '../app.js'
@@ -39,9 +39,14 @@ export interface TestAppOptions extends Pick<AppDeps, 'protection' | 'trustProxy
   readonly webhooks?: { readonly allowHttp: boolean; readonly allowPrivate: boolean }
 }
 
+/** Where a test app registers its closing: a test's context (`t`), or a suite's (suiteTestApp). */
+export interface CleanupScope {
+  after(cleanup: () => unknown): void
+}
+
 /** A real app on a fresh migrated database, with an admin key, a product and a fixed clock; closed after the test. */
 export async function buildTestApp(
-  t: TestContext,
+  t: CleanupScope,
   database: TestDatabase,
   options: TestAppOptions = {},
 ): Promise<TestApp> {
@@ -80,6 +85,25 @@ export async function buildTestApp(
     headers: { authorization: `Bearer ${testAdminSecret}` },
     admin,
     productId: product.product.id,
+  }
+}
+
+/**
+ * One buildTestApp for the tests of a suite that only read its state or add to it without relying
+ * on a fresh database: built by the first test that asks, closed after the suite. Call it inside
+ * describe() (it registers the suite's `after` hook).
+ */
+export function suiteTestApp(database: TestDatabase, options: TestAppOptions = {}): () => Promise<TestApp> {
+  let built: Promise<TestApp> | undefined
+  const cleanups: (() => unknown)[] = []
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup()
+    }
+  })
+  return () => {
+    built ??= buildTestApp({ after: (cleanup) => cleanups.push(cleanup) }, database, options)
+    return built
   }
 }
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { LightMyRequestResponse } from 'fastify'
-import { type ApiRoute, requestFor, seedRouteFixture } from './api-routes.js'
-import { buildTestApp, testAdminSecret } from './build-test-app.js'
-import type { TestDatabase } from './each-database.js'
+import { type ApiRoute, type RouteFixture, requestFor, seedRouteFixture } from './api-routes.js'
+import { type TestApp, testAdminSecret } from './build-test-app.js'
 import { assertProblem } from './problems.js'
 
 function assertUnauthenticated(res: LightMyRequestResponse): void {
@@ -11,15 +10,39 @@ function assertUnauthenticated(res: LightMyRequestResponse): void {
   assert.equal(res.headers['www-authenticate'], 'Bearer')
 }
 
+/** An app and a seeded route fixture, shared by the 401 cases of a suite (nothing they do changes what a route needs). */
+export interface UnauthenticatedScene {
+  readonly app: TestApp['app']
+  readonly headers: TestApp['headers']
+  readonly fixture: RouteFixture
+}
+
+/** The scene for itRejectsUnauthenticated from a suite's shared app (suiteTestApp): seeded once. */
+export function unauthenticatedScene(sharedApp: () => Promise<TestApp>): () => Promise<UnauthenticatedScene> {
+  let scene: Promise<UnauthenticatedScene> | undefined
+  return () => {
+    scene ??= sharedApp().then(async ({ app, headers, productId }) => ({
+      app,
+      headers,
+      fixture: await seedRouteFixture(app, headers, productId),
+    }))
+    return scene
+  }
+}
+
 /**
- * The shared security cases of a protected route (STYLE.md §9), as subtests of one test on one app:
- * each request would succeed with the admin key (authenticate.test.ts checks that), so only the
- * credentials can explain the 401. Another product's key: journeys/product-scope.test.ts.
+ * The shared security cases of a protected route (STYLE.md §9), as subtests of one test: each
+ * request would succeed with the admin key on this scene's app and fixture (authenticate.test.ts
+ * checks that), so only the credentials can explain the 401. Another product's key:
+ * journeys/product-scope.test.ts.
  */
-export function itRejectsUnauthenticated(database: TestDatabase, route: ApiRoute, prefix: string): void {
+export function itRejectsUnauthenticated(
+  scene: () => Promise<UnauthenticatedScene>,
+  route: ApiRoute,
+  prefix: string,
+): void {
   it(`answers 401 unauthenticated on ${route.method} ${prefix}${route.path} without a valid key`, async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
-    const fixture = await seedRouteFixture(app, headers, productId)
+    const { app, headers, fixture } = await scene()
     const request = requestFor(route, prefix, fixture)
     const send = (authorization?: string) =>
       app.inject({ ...request, headers: authorization === undefined ? {} : { authorization } })

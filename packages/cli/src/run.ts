@@ -1,0 +1,136 @@
+import { createRequire } from 'node:module'
+import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
+import { Command, CommanderError } from 'commander'
+import { registerActivations } from './commands/activations.js'
+import { registerApiKeys } from './commands/api-keys.js'
+import { registerBackup } from './commands/backup.js'
+import { registerCustomers } from './commands/customers.js'
+import { registerEntitlements } from './commands/entitlements.js'
+import { registerEvents } from './commands/events.js'
+import { registerLicenses } from './commands/licenses.js'
+import { registerMigrate } from './commands/migrate.js'
+import { registerPolicies } from './commands/policies.js'
+import { registerProducts } from './commands/products.js'
+import { registerServe } from './commands/serve.js'
+import { registerToken } from './commands/token.js'
+import { registerWebhooks } from './commands/webhooks.js'
+import { CommandFailed, UsageError } from './errors.js'
+import type { Io } from './io.js'
+
+/** From packages/cli/package.json: one directory up from src/ (tsx) and from dist/ alike. */
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
+
+/**
+ * Runs `keyturn <args>` (the arguments after the program's name) with `io` as its only way out, and
+ * resolves to the exit code (README "Command line"); it never exits the process. main.ts runs it on
+ * the process's own streams; tests run it in-process (testing/keyturn-in-process.ts).
+ */
+export async function runKeyturn(args: readonly string[], io: Io): Promise<number> {
+  const program = keyturnProgram(io)
+  try {
+    await program.parseAsync([...args], { from: 'user' })
+    return 0
+  } catch (error) {
+    return exitCodeFor(error, io)
+  }
+}
+
+/** A new `keyturn` program (commander keeps the parsed options on it: one per run). */
+function keyturnProgram(io: Io): Command {
+  const program = new Command('keyturn')
+    .description('Keyturn: self-hostable software licensing')
+    .version(version, '-V, --version', 'print the version of keyturn')
+    .addHelpText(
+      'after',
+      `
+API commands take --url and --api-key, or KEYTURN_URL and KEYTURN_API_KEY, and --json for the API's JSON.
+Dates (--expiration-date): ISO 8601 with a time zone (2031-01-01T12:00:00Z), or a plain date
+(2031-01-01) meaning 00:00:00 UTC that day.
+Exit codes: 0 done, 1 refused by the API or not valid, 2 usage error, 3 cannot reach the server.
+
+Example:
+  export KEYTURN_URL=http://127.0.0.1:3000 KEYTURN_API_KEY=kt_admin_…
+  keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3`,
+    )
+  registerServe(program, io)
+  registerMigrate(program, io)
+  registerBackup(program, io)
+  registerProducts(program, io)
+  registerApiKeys(program, io)
+  registerLicenses(program, io)
+  registerActivations(program, io)
+  registerCustomers(program, io)
+  registerEntitlements(program, io)
+  registerPolicies(program, io)
+  registerToken(program, io)
+  registerEvents(program, io)
+  registerWebhooks(program, io)
+  // Commander writes help, the version and its errors to io's streams and throws instead of exiting.
+  // Subcommands inherit these only when they are set before they are added: set them on all.
+  const output = {
+    writeOut: (text: string) => io.stdout.write(text),
+    writeErr: (text: string) => io.stderr.write(text),
+    getOutHelpWidth: () => columnsOf(io.stdout),
+    getErrHelpWidth: () => columnsOf(io.stderr),
+    getOutHasColors: () => hasColors(io, io.stdout),
+    getErrHasColors: () => hasColors(io, io.stderr),
+  }
+  for (const command of [program, ...allCommands(program)]) {
+    command
+      .exitOverride()
+      .configureOutput(output)
+      .showHelpAfterError('(add --help for the options and an example)')
+  }
+  return program
+}
+
+type MaybeTerminal = NodeJS.WritableStream & { isTTY?: boolean; columns?: number; hasColors?(): boolean }
+
+/** A terminal's width; commander's default of 80 elsewhere. */
+function columnsOf(stream: MaybeTerminal): number {
+  return (stream.isTTY === true ? stream.columns : undefined) ?? 80
+}
+
+/** As commander decides by default (NO_COLOR, FORCE_COLOR), for the given stream. */
+function hasColors(io: Io, stream: MaybeTerminal): boolean {
+  const env = io.env
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') {
+    return false
+  }
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) {
+    return true
+  }
+  return stream.isTTY === true && stream.hasColors?.() === true
+}
+
+/** Says what went wrong on stderr and picks the exit code (README "Command line"). */
+function exitCodeFor(error: unknown, io: Io): number {
+  if (error instanceof CommanderError) {
+    return error.exitCode === 0 ? 0 : 2 // commander printed the problem (or the help)
+  }
+  if (error instanceof UsageError) {
+    io.printError(`error: ${error.message}`)
+    return 2
+  }
+  if (error instanceof KeyturnApiError) {
+    io.printError(`${error.code}: ${error.detail}${error.requestId ? ` (${error.requestId})` : ''}`)
+    return 1
+  }
+  if (error instanceof KeyturnConnectionError) {
+    io.printError(`cannot reach the server: ${error.message}`)
+    return 3
+  }
+  if (error instanceof CommandFailed) {
+    if (error.message !== '') {
+      io.printError(error.message)
+    }
+    return error.exitCode
+  }
+  // serve and migrate: configuration problems are listed in the message; anything else is unexpected.
+  io.printError(error instanceof Error ? error.message : String(error))
+  return 1
+}
+
+function allCommands(command: Command): Command[] {
+  return command.commands.flatMap((sub) => [sub, ...allCommands(sub)])
+}
