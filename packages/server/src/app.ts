@@ -377,6 +377,7 @@ function createServices(deps: AppDeps): Services {
       store: deps.idempotencyStore ?? new KyselyIdempotencyStore(deps.db),
       events: new KyselyEventStore(deps.db),
       clock: deps.clock,
+      responseEncryption: deps.secretKeys.idempotencyResponseEncryption,
     }),
     events: new EventService({ events: new KyselyEventStore(deps.db) }),
     validationRecording,

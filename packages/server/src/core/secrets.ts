@@ -17,6 +17,8 @@ export interface SecretKeys {
   readonly signingKeyEncryption: Buffer
   /** Encrypts webhook endpoint secrets at rest (AES-256-GCM). */
   readonly webhookSecretEncryption: Buffer
+  /** Encrypts stored Idempotency-Key responses that hold a secret or token (AES-256-GCM). */
+  readonly idempotencyResponseEncryption: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -26,23 +28,34 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     apiKeyDigest: derive('api-key-digest'),
     signingKeyEncryption: derive('signing-key-encryption'),
     webhookSecretEncryption: derive('webhook-secret-encryption'),
+    idempotencyResponseEncryption: derive('idempotency-response-encryption'),
   }
 }
 
 const ivLength = 12
 const tagLength = 16
 
-/** AES-256-GCM: base64url of iv (12) || tag (16) || ciphertext. */
-export function encryptText(key: Buffer, plaintext: string): string {
+/**
+ * AES-256-GCM: base64url of iv (12) || tag (16) || ciphertext. `context` (additional authenticated
+ * data, not stored) binds the text to where it belongs: decrypting needs the same context.
+ */
+export function encryptText(key: Buffer, plaintext: string, context?: string): string {
   const iv = randomBytes(ivLength)
   const cipher = createCipheriv('aes-256-gcm', key, iv)
+  if (context !== undefined) {
+    cipher.setAAD(Buffer.from(context, 'utf8'))
+  }
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
   return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url')
 }
 
-export function decryptText(key: Buffer, encoded: string): string {
+/** Throws when the key or `context` differs from the encryption's, or the text was altered. */
+export function decryptText(key: Buffer, encoded: string, context?: string): string {
   const bytes = Buffer.from(encoded, 'base64url')
   const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, ivLength))
+  if (context !== undefined) {
+    decipher.setAAD(Buffer.from(context, 'utf8'))
+  }
   decipher.setAuthTag(bytes.subarray(ivLength, ivLength + tagLength))
   return Buffer.concat([decipher.update(bytes.subarray(ivLength + tagLength)), decipher.final()]).toString(
     'utf8',

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import type { Principal } from '../core/principal.js'
+import { decryptText, encryptText } from '../core/secrets.js'
 import {
   idempotencyLeaseMs,
   idempotencyRetentionMs,
@@ -33,11 +34,19 @@ export type IdempotencyStart =
 
 /** How often a process deletes expired records (they are ignored anyway; this only bounds the table). */
 const purgeIntervalMs = 10 * 60 * 1000
+/** Marks a stored body kept encrypted (the rest is encryptText's base64url); a JSON body never starts so. */
+const encryptedBodyPrefix = 'keyturn-encrypted:v1:'
+
+/** What an encrypted body is bound to: the API key, the key and the request, so it cannot be moved. */
+function bodyContext(claim: { apiKeyId: string; key: string; requestHash: string }): string {
+  return `idempotency\n${claim.apiKeyId}\n${claim.key}\n${claim.requestHash}`
+}
 
 export class IdempotencyService {
   readonly #store: IdempotencyStore
   readonly #events: RequestEvents
   readonly #clock: Clock
+  readonly #responseEncryption: Buffer
   /** When this process last purged: housekeeping only, so process memory is enough. */
   #lastPurge: Date | undefined
 
@@ -45,10 +54,13 @@ export class IdempotencyService {
     readonly store: IdempotencyStore
     readonly events: RequestEvents
     readonly clock: Clock
+    /** Encrypts the bodies of responses that hold a secret (SecretKeys.idempotencyResponseEncryption). */
+    readonly responseEncryption: Buffer
   }) {
     this.#store = deps.store
     this.#events = deps.events
     this.#clock = deps.clock
+    this.#responseEncryption = deps.responseEncryption
   }
 
   /**
@@ -94,13 +106,40 @@ export class IdempotencyService {
         'A request with this Idempotency-Key is still running; retry after it finishes.',
       )
     }
-    return { kind: 'replay', response: record.response }
+    return { kind: 'replay', response: this.#readable(record.response, claim) }
   }
 
-  /** Stores the response for replays. */
-  async finish(claim: NewClaim, response: StoredResponse): Promise<void> {
+  /**
+   * Stores the response for replays. `holdsSecret`: the body holds a secret or token shown once, so
+   * it is stored encrypted (never in clear), bound to this API key, key and request.
+   */
+  async finish(claim: NewClaim, response: StoredResponse, holdsSecret = false): Promise<void> {
     const now = this.#clock.now()
-    await this.#store.complete(claim, response, new Date(now.getTime() + idempotencyRetentionMs))
+    const stored =
+      holdsSecret && response.body !== null
+        ? {
+            ...response,
+            body: `${encryptedBodyPrefix}${encryptText(this.#responseEncryption, response.body, bodyContext(claim))}`,
+          }
+        : response
+    await this.#store.complete(claim, stored, new Date(now.getTime() + idempotencyRetentionMs))
+  }
+
+  /** The stored response as it was sent: an encrypted body decrypted. */
+  #readable(response: StoredResponse, claim: NewClaim): StoredResponse {
+    if (response.body === null || !response.body.startsWith(encryptedBodyPrefix)) {
+      return response
+    }
+    try {
+      const encrypted = response.body.slice(encryptedBodyPrefix.length)
+      return { ...response, body: decryptText(this.#responseEncryption, encrypted, bodyContext(claim)) }
+    } catch {
+      // The master secret changed since (or the row was tampered with): the secret cannot be shown.
+      throw new DomainError(
+        'idempotency_key_unrecoverable',
+        'The request with this Idempotency-Key completed, but its response holds a secret that can no longer be read (the server’s master secret changed); nothing new was created.',
+      )
+    }
   }
 
   /**

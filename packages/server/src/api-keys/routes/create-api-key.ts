@@ -9,7 +9,7 @@ export function registerCreateApiKey(api: App, apiKeys: ApiKeyService): void {
     '/api-keys',
     {
       // After a crash between commit and response: the secret is shown once and never stored.
-      config: { idempotencyRecovery: 'refuse' },
+      config: { idempotencyRecovery: 'refuse', responseHoldsSecret: true },
       schema: {
         operationId: 'createApiKey',
         summary: 'Create an API key',

@@ -5,7 +5,7 @@ import { buildTestApp, productKeyHeaders, type TestApp } from '../../testing/bui
 import { describeEachDatabase, sqliteTestDatabase } from '../../testing/each-database.js'
 import { createLicense, expectInvalidField, expectProblem, listLicenses } from '../../testing/licenses.js'
 import { idempotencyLeaseMs, idempotencyRetentionMs, requestHash } from '../idempotency.js'
-import { KyselyIdempotencyStore } from '../kysely-idempotency-store.js'
+import { type IdempotencyKeysTable, KyselyIdempotencyStore } from '../kysely-idempotency-store.js'
 
 type Headers = Record<string, string>
 
@@ -212,6 +212,87 @@ describeEachDatabase('Idempotency-Key on POST requests', (database) => {
     assert.equal(asProduct.statusCode, 201, asProduct.body)
     assert.equal(asProduct.headers['idempotent-replayed'], undefined)
     assert.notEqual(asProduct.json().id, asAdmin.json().id)
+  })
+
+  it('stores a response holding a secret or token encrypted, never in clear, and still replays it', async (t) => {
+    const test = await buildTestApp(t, database, { webhooks: { allowHttp: true, allowPrivate: true } })
+    const license = await createLicense(test.app, test.headers, { productId: test.productId })
+    const endpoint = await post(
+      test,
+      '/api/v0/webhook-endpoints',
+      { url: 'https://example.com/hook', eventTypes: ['*'] },
+      { 'idempotency-key': 'endpoint' },
+    )
+    const requests: [string, object, (body: { secret?: string; token?: string }) => string][] = [
+      ['/api/v0/api-keys', { name: 'ci', role: 'admin' }, (body) => body.secret ?? ''],
+      [`/api/v0/webhook-endpoints/${endpoint.json().id}/rotate-secret`, {}, (body) => body.secret ?? ''],
+      [`/api/v0/licenses/${license.id}/tokens`, {}, (body) => body.token ?? ''],
+    ]
+    const answers = [endpoint]
+    for (const [url, payload] of requests) {
+      answers.push(await post(test, url, payload, { 'idempotency-key': url }))
+    }
+    const secrets = [
+      endpoint.json().secret,
+      ...requests.map(([, , secretOf], i) => secretOf(answers[i + 1]?.json() ?? {})),
+    ]
+    assert.ok(
+      secrets.every((secret) => typeof secret === 'string' && secret.length > 20),
+      String(secrets),
+    )
+
+    const stored = await test.connection.db
+      .withTables<{ idempotency_keys: IdempotencyKeysTable }>()
+      .selectFrom('idempotency_keys')
+      .select(['key', 'response_body'])
+      .execute()
+    assert.equal(stored.length, 4)
+    for (const row of stored) {
+      assert.match(row.response_body ?? '', /^keyturn-encrypted:v1:[A-Za-z0-9_-]+$/, row.key)
+      for (const secret of secrets) {
+        assert.equal(row.response_body?.includes(secret.slice(-16)), false, 'no secret in clear')
+      }
+    }
+    const retries = [
+      await post(
+        test,
+        '/api/v0/webhook-endpoints',
+        { url: 'https://example.com/hook', eventTypes: ['*'] },
+        { 'idempotency-key': 'endpoint' },
+      ),
+    ]
+    for (const [url, payload] of requests) {
+      retries.push(await post(test, url, payload, { 'idempotency-key': url }))
+    }
+    for (const [i, retry] of retries.entries()) {
+      const first = answers[i]
+      assert.ok(first !== undefined)
+      assertReplayOf(retry, first)
+    }
+  })
+
+  it('answers 409 idempotency_key_unrecoverable when a stored secret cannot be read (moved to another key)', async (t) => {
+    const test = await buildTestApp(t, database)
+    const body = { name: 'ci', role: 'admin' }
+    const first = await post(test, '/api/v0/api-keys', body, { 'idempotency-key': 'a' })
+    await post(test, '/api/v0/api-keys', body, { 'idempotency-key': 'b' })
+    const db = test.connection.db.withTables<{ idempotency_keys: IdempotencyKeysTable }>()
+    const a = await db
+      .selectFrom('idempotency_keys')
+      .select('response_body')
+      .where('key', '=', 'a')
+      .executeTakeFirstOrThrow()
+    // Someone who can write the table copies key a's encrypted answer to key b, to read it as b.
+    await db
+      .updateTable('idempotency_keys')
+      .set({ response_body: a.response_body })
+      .where('key', '=', 'b')
+      .execute()
+
+    const retry = await post(test, '/api/v0/api-keys', body, { 'idempotency-key': 'b' })
+
+    expectProblem(retry, 409, 'idempotency_key_unrecoverable')
+    assert.equal(retry.body.includes(first.json().secret), false)
   })
 
   it('does not store a server error (5xx): the retry runs again', async (t) => {

@@ -3,7 +3,7 @@
  * header's schema (a 400 past 255 characters, and its place in the OpenAPI document), the claim
  * before the handler runs, the replay, and storing the response as it is sent.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
@@ -26,6 +26,11 @@ export type IdempotencyRecovery = 'replay' | 'rerun' | 'refuse'
 declare module 'fastify' {
   interface FastifyContextConfig {
     idempotencyRecovery?: IdempotencyRecovery
+    /**
+     * The success response holds a secret or token shown once (a new API key, a webhook secret, a
+     * license token): its copy for replays is stored encrypted, never in clear.
+     */
+    responseHoldsSecret?: boolean
   }
 }
 
@@ -42,12 +47,16 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
 
   api.addHook('onRoute', (route) => {
     if ([route.method].flat().includes('POST')) {
+      const config = route.config as FastifyContextConfig | undefined
+      const mayBeUnrecoverable =
+        config?.idempotencyRecovery === 'refuse' || config?.responseHoldsSecret === true
       route.schema = {
         ...route.schema,
         headers: withIdempotencyKeyHeader(route.schema?.headers),
         response: withProblems(route.schema?.response, [
           'idempotency_key_in_progress',
           'idempotency_key_reused',
+          ...(mayBeUnrecoverable ? (['idempotency_key_unrecoverable'] as const) : []),
         ]),
       }
     }
@@ -125,11 +134,15 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
         await idempotency.release(claim)
       } else {
         const contentType = reply.getHeader('content-type')
-        await idempotency.finish(claim, {
-          status: reply.statusCode,
-          contentType: typeof contentType === 'string' ? contentType : null,
-          body: payload === null || payload === undefined ? null : String(payload),
-        })
+        await idempotency.finish(
+          claim,
+          {
+            status: reply.statusCode,
+            contentType: typeof contentType === 'string' ? contentType : null,
+            body: payload === null || payload === undefined ? null : String(payload),
+          },
+          request.routeOptions.config.responseHoldsSecret === true && reply.statusCode < 300,
+        )
       }
     } catch (error) {
       // The request itself succeeded or failed on its own: answer with that, not with a 500 that

@@ -9,7 +9,7 @@ export function registerCreateWebhookEndpoint(api: App, webhooks: WebhookService
     '/webhook-endpoints',
     {
       // After a crash between commit and response: the secret is shown once and never stored in clear.
-      config: { idempotencyRecovery: 'refuse' },
+      config: { idempotencyRecovery: 'refuse', responseHoldsSecret: true },
       schema: {
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint',

@@ -9,7 +9,7 @@ export function registerRotateWebhookEndpointSecret(api: App, webhooks: WebhookS
     '/webhook-endpoints/:id/rotate-secret',
     {
       // After a crash between commit and response: the new secret is shown once.
-      config: { idempotencyRecovery: 'refuse' },
+      config: { idempotencyRecovery: 'refuse', responseHoldsSecret: true },
       schema: {
         operationId: 'rotateWebhookEndpointSecret',
         summary: 'Give a webhook endpoint a new signing secret',
