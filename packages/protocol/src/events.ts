@@ -250,7 +250,7 @@ export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
 export const EventListSchema = PaginatedSchema(EventResourceSchema)
 
 export const eventSortFields = ['occurredAt'] as const
-export const eventFilterFields = ['type', 'productId', 'occurredAt', 'actor.apiKeyId'] as const
+export const eventFilterFields = ['type', 'productId', 'licenseId', 'occurredAt', 'actor.apiKeyId'] as const
 
 /** Whether a subscription (`license.revoked`, `license.*`, `*`) covers an event type. */
 export function eventTypeMatches(pattern: string, type: string): boolean {

@@ -31,6 +31,7 @@ export function registerEvents(program: Command, io: Io): void {
   withListOptions(
     apiCommand(events, 'list', 'List events, newest first', [
       'keyturn events list --filter actor.apiKeyId:eq:key_5bVn8cXz2LkJh4GfDs6aQw',
+      'keyturn events list --filter licenseId:eq:lic_7fQx2mNc4RtYp9LkWv3bHs',
     ]),
   ).action(async (options: ApiOptions & ListOptions) => {
     const client = clientFor(io, options)

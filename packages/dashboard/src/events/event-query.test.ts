@@ -9,14 +9,14 @@ describe('the events view in the URL', () => {
 
   it('turns every filter into one API filter rule when the URL names them', () => {
     const search = new URLSearchParams(
-      'type=license.revoked&productId=prd_a&from=2030-01-01&to=2030-01-31&apiKeyId=key_b&after=evt_c',
+      'type=license.revoked&productId=prd_a&licenseId=lic_d&from=2030-01-01&to=2030-01-31&apiKeyId=key_b&after=evt_c',
     )
 
     assert.deepEqual(eventListQuery(search), {
       limit: 30,
       starting_after: 'evt_c',
       filter:
-        'type:eq:license.revoked,productId:eq:prd_a,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.apiKeyId:eq:key_b',
+        'type:eq:license.revoked,productId:eq:prd_a,licenseId:eq:lic_d,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.apiKeyId:eq:key_b',
     })
   })
 })

@@ -1,5 +1,5 @@
 /**
- * @module The events view's filters in the URL (`?type=license.revoked&productId=…&from=2030-01-01&to=…
+ * @module The events view's filters in the URL (`?type=license.revoked&productId=…&licenseId=lic_…&from=2030-01-01&to=…
  * &apiKeyId=key_…`) and their translation into the API's `filter` rules.
  */
 import type { KeyturnClient } from '@keyturn/client'
@@ -7,7 +7,7 @@ import { pagingQuery, readListParams } from '../components/list-params.js'
 
 export type ListEventsQuery = NonNullable<Parameters<KeyturnClient['listEvents']>[0]>
 
-export const eventFilterNames = ['type', 'productId', 'from', 'to', 'apiKeyId'] as const
+export const eventFilterNames = ['type', 'productId', 'licenseId', 'from', 'to', 'apiKeyId'] as const
 export type EventFilters = Record<(typeof eventFilterNames)[number], string>
 
 export function readEventFilters(search: URLSearchParams): EventFilters {
@@ -22,6 +22,9 @@ export function eventListQuery(search: URLSearchParams): ListEventsQuery {
   }
   if (filters.productId !== '') {
     rules.push(`productId:eq:${filters.productId}`)
+  }
+  if (filters.licenseId !== '') {
+    rules.push(`licenseId:eq:${filters.licenseId}`)
   }
   if (filters.from !== '') {
     rules.push(`occurredAt:gte:${filters.from}T00:00:00.000Z`)

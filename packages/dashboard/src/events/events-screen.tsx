@@ -71,6 +71,10 @@ export function EventsScreen() {
           )}
         </div>
         <div>
+          <label htmlFor={`${id}-license`}>License id</label>
+          <input id={`${id}-license`} name="licenseId" defaultValue={filters.licenseId} placeholder="lic_…" />
+        </div>
+        <div>
           <label htmlFor={`${id}-from`}>From</label>
           <input id={`${id}-from`} name="from" type="date" defaultValue={filters.from} />
         </div>

@@ -3,7 +3,7 @@ import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-quer
 import type { Event } from './event.js'
 
 export type EventSortField = 'occurredAt'
-export type EventFilterField = 'type' | 'productId' | 'occurredAt' | 'actor.apiKeyId'
+export type EventFilterField = 'type' | 'productId' | 'licenseId' | 'occurredAt' | 'actor.apiKeyId'
 
 export const eventListSpec = {
   sortFields: ['occurredAt'],
@@ -11,6 +11,7 @@ export const eventListSpec = {
   filterFields: {
     type: { type: 'string' },
     productId: { type: 'string' },
+    licenseId: { type: 'string' },
     occurredAt: { type: 'timestamp' },
     'actor.apiKeyId': { type: 'string' },
   } satisfies FieldKinds<EventFilterField>,

@@ -1,9 +1,9 @@
-import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, ApiKeyRole, EventId, EventType, LicenseId, ProductId } from '@keyturn/protocol'
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
-import type { Event } from './event.js'
+import { type Event, licenseIdOf } from './event.js'
 import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
 
 type EventRow = Selectable<EventsTable>
@@ -14,6 +14,7 @@ const eventTable: ListTable<EventSortField, EventFilterField> = {
   filters: {
     type: { column: 'type' },
     productId: { column: 'product_id' },
+    licenseId: { column: 'license_id' },
     occurredAt: { column: 'occurred_at' },
     'actor.apiKeyId': { column: 'actor_api_key_id' },
   },
@@ -29,6 +30,7 @@ export function eventToRow(event: Event): Insertable<EventsTable> {
     actor_role: 'role' in event.actor ? event.actor.role : null,
     request_id: event.requestId,
     data: JSON.stringify(event.data),
+    license_id: licenseIdOf(event.type, event.data) as LicenseId | null,
     dispatched_at: null,
   }
 }

@@ -21,4 +21,41 @@ describeEachDatabase('migrations', (database) => {
     assert.equal(Number(rows[0]?.n), 0)
     assert.deepEqual(await migrateToLatest(connection), [], 'nothing pending afterwards')
   })
+
+  it('gives stored events the license they are about when migration 81 adds events.license_id', async (t) => {
+    const connection = await database.open()
+    t.after(() => connection.close())
+    const db = connection.db
+    await db.schema.dropIndex('events_license_id_occurred_at').execute()
+    await db.schema.alterTable('events').dropColumn('license_id').execute()
+    await sql`delete from kysely_migration where name = '2026-11-23-81-event-license-id'`.execute(db)
+    const stored = [
+      ['evt_1', 'license.revoked', { id: 'lic_a', object: 'License' }],
+      ['evt_2', 'activation.created', { id: 'act_b', licenseId: 'lic_a' }],
+      ['evt_3', 'license.validation_failed', { isValid: false, license: { id: 'lic_c' } }],
+      ['evt_4', 'license.validation_failed', { isValid: false, license: null }],
+      ['evt_5', 'customer.created', { id: 'cus_d' }],
+    ] as const
+    for (const [id, type, data] of stored) {
+      await sql`insert into events (id, type, occurred_at, data) values (${id}, ${type}, ${'2030-01-01T00:00:00.000Z'}, ${JSON.stringify(data)})`.execute(
+        db,
+      )
+    }
+
+    assert.deepEqual(await migrateToLatest(connection), ['2026-11-23-81-event-license-id'])
+    const { rows } = await sql<{ id: string; license_id: string | null }>`
+      select id, license_id from events where id in (${sql.join(stored.map(([id]) => id))}) order by id`.execute(
+      db,
+    )
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.license_id]),
+      [
+        ['evt_1', 'lic_a'],
+        ['evt_2', 'lic_a'],
+        ['evt_3', 'lic_c'],
+        ['evt_4', null],
+        ['evt_5', null],
+      ],
+    )
+  })
 })

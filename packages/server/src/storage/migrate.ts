@@ -13,6 +13,7 @@ import { policySeatsAndUsage } from './migrations/2026-11-23-51-policy-seats-and
 import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats-and-usage.js'
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 import { activationListIndexes } from './migrations/2026-11-23-80-activation-list-indexes.js'
+import { eventLicenseId } from './migrations/2026-11-23-81-event-license-id.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -35,6 +36,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-50-vendors': vendors(kind),
     '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
     '2026-11-23-80-activation-list-indexes': activationListIndexes(),
+    '2026-11-23-81-event-license-id': eventLicenseId(kind),
   }
 }
 

@@ -137,6 +137,42 @@ describeEachDatabase('GET /api/v0/events and /events/:id', (database) => {
     assert.equal(rest.data.length, 3)
   })
 
+  it("filters by licenseId: the license's own events, its validations' and its activations', within the key's scope", async (t) => {
+    const test = await buildTestApp(t, database, { recordValidations: true })
+    const other = await createProduct(test.app, test.headers)
+    const license = (await send(test, 'POST', '/licenses', { productId: test.productId })).json()
+    const neighbour = (await send(test, 'POST', '/licenses', { productId: test.productId })).json()
+    const foreign = (await send(test, 'POST', '/licenses', { productId: other })).json()
+    for (const { id } of [license, neighbour, foreign]) {
+      test.clock.advance(1000)
+      await send(test, 'POST', `/licenses/${id}/activations`, { fingerprint: 'machine' })
+    }
+    await send(test, 'POST', '/licenses/validate', { key: license.key, productId: test.productId })
+    const activation = (await send(test, 'GET', `/licenses/${license.id}/activations`)).json().data[0]
+    await send(test, 'DELETE', `/activations/${activation.id}`)
+    await send(test, 'POST', `/licenses/${license.id}/revoke`)
+    await send(test, 'POST', '/licenses/validate', { key: license.key, productId: test.productId })
+
+    const types = async (query: string, headers: AuthHeaders = test.headers) =>
+      (await listEvents(test, `${query}&sort=occurredAt:asc&limit=100`, headers)).data.map(
+        (event) => event.type,
+      )
+    assert.deepEqual(await types(`filter=licenseId:eq:${license.id}`), [
+      'license.created',
+      'activation.created',
+      'license.validated',
+      'activation.deleted',
+      'license.revoked',
+      'license.validation_failed',
+    ])
+    assert.deepEqual(await types(`filter=licenseId:eq:${neighbour.id},type:eq:activation.created`), [
+      'activation.created',
+    ])
+    const mine = await productKeyHeaders(test.app, test.headers, test.productId)
+    assert.deepEqual(await types(`filter=licenseId:eq:${foreign.id}`, mine), [])
+    assert.equal((await types(`filter=licenseId:eq:${foreign.id}`)).length, 2)
+  })
+
   it('shows a product key only its product’s events, a client key none', async (t) => {
     const test = await buildTestApp(t, database)
     const other = await createProduct(test.app, test.headers)
