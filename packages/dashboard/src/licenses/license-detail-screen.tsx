@@ -4,7 +4,7 @@ import { useId, useState } from 'react'
 import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
-import { formatTime } from '../components/format.js'
+import { formatTime, minutes, seatTerms } from '../components/format.js'
 import { MetadataField, MetadataList, parseCodes, parseJsonObject } from '../components/metadata.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
@@ -15,7 +15,6 @@ import { LicenseUsage } from './license-usage.js'
 type LicenseId = LicenseResource['id']
 type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
 type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicenseToken']>[1]>
-const minutes = (seconds: number) => Number((seconds / 60).toFixed(2))
 
 type RenewLicenseBody = NonNullable<Parameters<KeyturnClient['renewLicense']>[1]>
 
@@ -95,11 +94,7 @@ export function LicenseDetailScreen() {
               )}
             </dd>
             <dt>Seats</dt>
-            <dd>
-              {license.data.heartbeatTtl === null
-                ? 'Held until deactivated'
-                : `Floating: a seat lapses ${minutes(license.data.heartbeatTtl)} minutes after its last heartbeat`}
-            </dd>
+            <dd>{seatTerms(license.data.heartbeatTtl)}</dd>
             <dt>Entitlements</dt>
             <dd>{license.data.entitlements.join(', ') || 'None'}</dd>
             <dt>Metadata</dt>

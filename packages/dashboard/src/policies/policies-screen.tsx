@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { seatLease, usesLimit } from '../components/format.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -40,6 +41,8 @@ export function PoliciesScreen() {
                 <th scope="col">Product</th>
                 <th scope="col">Activations</th>
                 <th scope="col">Duration</th>
+                <th scope="col">Seat lease</th>
+                <th scope="col">Max uses</th>
                 <th scope="col">Entitlements</th>
                 <SortHeader field="createdAt" label="Created" defaultSort={defaultSort} />
               </tr>
@@ -53,6 +56,8 @@ export function PoliciesScreen() {
                   <td>{names.get(policy.productId) ?? <code>{policy.productId}</code>}</td>
                   <td>{policy.maxActivations ?? 'Unlimited'}</td>
                   <td>{durationInDays(policy.duration)}</td>
+                  <td>{seatLease(policy.heartbeatTtl)}</td>
+                  <td>{usesLimit(policy.maxUses)}</td>
                   <td>{policy.entitlements.join(', ') || '—'}</td>
                   <td>
                     <Time value={policy.createdAt} />

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
+import { seatTerms, usesLimit } from '../components/format.js'
 import { MetadataList } from '../components/metadata.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductNames } from '../components/product-field.js'
@@ -57,6 +58,12 @@ export function PolicyDetailScreen() {
             <dd>
               {durationInDays(policy.data.duration)}, counted from{' '}
               {policy.data.expirationBasis === 'firstActivation' ? 'the first activation' : 'creation'}
+            </dd>
+            <dt>Seats</dt>
+            <dd>{seatTerms(policy.data.heartbeatTtl)}</dd>
+            <dt>Uses</dt>
+            <dd>
+              {policy.data.maxUses === null ? 'Unmetered' : `At most ${usesLimit(policy.data.maxUses)}`}
             </dd>
             <dt>Entitlements</dt>
             <dd>{policy.data.entitlements.join(', ') || 'None'}</dd>
