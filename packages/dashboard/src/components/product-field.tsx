@@ -1,3 +1,4 @@
+import { Link } from 'react-router'
 import { useSession } from '../session/session.js'
 import { useProductChoices } from './product-choices.js'
 
@@ -5,6 +6,12 @@ import { useProductChoices } from './product-choices.js'
 export function useProductNames(): Map<string, string> {
   const products = useProductChoices()
   return new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+}
+
+/** A link to a product's page, by its name when the choices know it. */
+export function ProductLink({ id }: { id: string }) {
+  const names = useProductNames()
+  return <Link to={`/products/${id}`}>{names.get(id) ?? id}</Link>
 }
 
 /**

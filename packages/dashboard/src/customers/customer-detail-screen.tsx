@@ -1,10 +1,9 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
-import { Link, useNavigate, useParams } from 'react-router'
-import { ConfirmButton } from '../components/confirm-button.js'
+import { Link, useParams } from 'react-router'
+import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { MetadataField, MetadataList, parseJsonObject } from '../components/metadata.js'
-import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 
@@ -29,109 +28,65 @@ export function CustomerDetailScreen() {
     queryKey: ['count', 'licenses', 'customer', id],
     queryFn: () => client.listLicenses({ limit: 1, filter: `customerId:eq:${id}` }),
   })
-  const queryClient = useQueryClient()
-  const navigate = useNavigate()
-  const formId = useId()
-  const update = useMutation({
-    mutationFn: (form: FormData) => client.updateCustomer(id, toUpdateBody(form)),
-    onSuccess: () => queryClient.invalidateQueries(),
+  const { update, remove } = useDetailMutations({
+    update: (form) => client.updateCustomer(id, toUpdateBody(form)),
+    remove: () => client.deleteCustomer(id),
+    back: '/customers',
   })
-  const remove = useMutation({
-    mutationFn: () => client.deleteCustomer(id),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries()
-      void navigate('/customers')
-    },
-  })
+  const fieldId = useId()
   return (
-    <>
-      <p>
-        <Link to="/customers">← Customers</Link>
-      </p>
-      <ProblemMessage error={customer.error} />
-      {customer.data && (
+    <DetailScreen back="/customers" backLabel="Customers" resource={customer}>
+      {(data) => (
         <>
-          <h1>{customer.data.name ?? customer.data.email}</h1>
+          <h1>{data.name ?? data.email}</h1>
           <dl className="facts">
             <dt>Email</dt>
-            <dd>{customer.data.email}</dd>
+            <dd>{data.email}</dd>
             <dt>Id</dt>
             <dd>
-              <code>{customer.data.id}</code>
+              <code>{data.id}</code>
             </dd>
             <dt>Licenses</dt>
             <dd>
-              <Link to={`/licenses?customerId=${encodeURIComponent(customer.data.id)}`}>
+              <Link to={`/licenses?customerId=${encodeURIComponent(data.id)}`}>
                 {licenses.data ? `${licenses.data.totalCount.toLocaleString('en')} licenses` : 'Licenses'}
               </Link>
             </dd>
             <dt>Metadata</dt>
             <dd>
-              <MetadataList metadata={customer.data.metadata} />
+              <MetadataList metadata={data.metadata} />
             </dd>
             <dt>Created</dt>
             <dd>
-              <Time value={customer.data.createdAt} />
+              <Time value={data.createdAt} />
             </dd>
             <dt>Updated</dt>
             <dd>
-              <Time value={customer.data.updatedAt} />
+              <Time value={data.updatedAt} />
             </dd>
           </dl>
-          <section aria-labelledby={`${formId}-heading`}>
-            <h2 id={`${formId}-heading`}>Edit</h2>
-            <form
-              className="stacked"
-              aria-labelledby={`${formId}-heading`}
-              key={customer.data.updatedAt}
-              onSubmit={(event) => {
-                event.preventDefault()
-                update.mutate(new FormData(event.currentTarget))
-              }}
-            >
-              <label htmlFor={`${formId}-email`}>Email</label>
-              <input
-                id={`${formId}-email`}
-                name="email"
-                type="email"
-                required
-                maxLength={254}
-                defaultValue={customer.data.email}
-              />
-              <label htmlFor={`${formId}-name`}>Name (empty: none)</label>
-              <input
-                id={`${formId}-name`}
-                name="name"
-                maxLength={200}
-                defaultValue={customer.data.name ?? ''}
-              />
-              <MetadataField />
-              <div className="actions">
-                <button type="submit" disabled={update.isPending}>
-                  Save customer
-                </button>
-              </div>
-              <ProblemMessage error={update.error} />
-              {update.isSuccess && <p role="status">Saved.</p>}
-            </form>
-          </section>
-          <section aria-label="Delete">
-            <ConfirmButton
-              label="Delete customer"
-              title="Delete this customer?"
-              confirmLabel="Delete customer"
-              danger
-              onConfirm={() => remove.mutate()}
-            >
-              <p>
-                <strong>{customer.data.email}</strong> is deleted for good. A customer who still owns licenses
-                cannot be deleted: detach or delete those first.
-              </p>
-            </ConfirmButton>
-            <ProblemMessage error={remove.error} />
-          </section>
+          <EditSection version={data.updatedAt} saveLabel="Save customer" mutation={update}>
+            <label htmlFor={`${fieldId}-email`}>Email</label>
+            <input
+              id={`${fieldId}-email`}
+              name="email"
+              type="email"
+              required
+              maxLength={254}
+              defaultValue={data.email}
+            />
+            <label htmlFor={`${fieldId}-name`}>Name (empty: none)</label>
+            <input id={`${fieldId}-name`} name="name" maxLength={200} defaultValue={data.name ?? ''} />
+            <MetadataField />
+          </EditSection>
+          <DeleteSection noun="customer" mutation={remove}>
+            <p>
+              <strong>{data.email}</strong> is deleted for good. A customer who still owns licenses cannot be
+              deleted: detach or delete those first.
+            </p>
+          </DeleteSection>
         </>
       )}
-    </>
+    </DetailScreen>
   )
 }

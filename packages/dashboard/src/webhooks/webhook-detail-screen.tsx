@@ -1,8 +1,9 @@
 import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
-import { Link, useNavigate, useParams, useSearchParams } from 'react-router'
+import { useState } from 'react'
+import { useParams, useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
+import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -22,13 +23,12 @@ export function WebhookDetailScreen() {
     queryFn: () => client.getWebhookEndpoint(id),
   })
   const queryClient = useQueryClient()
-  const navigate = useNavigate()
-  const formId = useId()
   const [secret, setSecret] = useState<string>()
   const done = () => queryClient.invalidateQueries()
-  const update = useMutation({
-    mutationFn: (form: FormData) => client.updateWebhookEndpoint(id, toEndpointFields(form)),
-    onSuccess: done,
+  const { update, remove } = useDetailMutations({
+    update: (form) => client.updateWebhookEndpoint(id, toEndpointFields(form)),
+    remove: () => client.deleteWebhookEndpoint(id),
+    back: '/webhooks',
   })
   // A test event becomes a delivery when a worker picks it up (within a second or so): watch for it.
   const [watchUntil, setWatchUntil] = useState(0)
@@ -46,38 +46,27 @@ export function WebhookDetailScreen() {
       await done()
     },
   })
-  const remove = useMutation({
-    mutationFn: () => client.deleteWebhookEndpoint(id),
-    onSuccess: async () => {
-      await done()
-      void navigate('/webhooks')
-    },
-  })
   return (
-    <>
-      <p>
-        <Link to="/webhooks">← Webhooks</Link>
-      </p>
-      <ProblemMessage error={endpoint.error} />
-      {endpoint.data && (
+    <DetailScreen back="/webhooks" backLabel="Webhooks" resource={endpoint}>
+      {(data) => (
         <>
-          <h1>{endpoint.data.description ?? endpoint.data.url}</h1>
+          <h1>{data.description ?? data.url}</h1>
           <dl className="facts">
             <dt>URL</dt>
-            <dd>{endpoint.data.url}</dd>
+            <dd>{data.url}</dd>
             <dt>Id</dt>
             <dd>
-              <code>{endpoint.data.id}</code>
+              <code>{data.id}</code>
             </dd>
             <dt>Events</dt>
             <dd>
-              <code>{endpoint.data.eventTypes.join(', ')}</code>
+              <code>{data.eventTypes.join(', ')}</code>
             </dd>
             <dt>State</dt>
-            <dd>{endpoint.data.enabled ? 'Enabled' : 'Disabled: nothing is sent'}</dd>
+            <dd>{data.enabled ? 'Enabled' : 'Disabled: nothing is sent'}</dd>
             <dt>Updated</dt>
             <dd>
-              <Time value={endpoint.data.updatedAt} />
+              <Time value={data.updatedAt} />
             </dd>
           </dl>
           {secret !== undefined && (
@@ -96,45 +85,21 @@ export function WebhookDetailScreen() {
             >
               <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
             </ConfirmButton>
-            <ConfirmButton
-              label="Delete endpoint"
-              title="Delete this endpoint?"
-              confirmLabel="Delete endpoint"
-              danger
-              onConfirm={() => remove.mutate()}
-            >
-              <p>
-                Nothing more is sent to <strong>{endpoint.data.url}</strong>; its delivery log goes with it.
-              </p>
-            </ConfirmButton>
             {test.isSuccess && <p role="status">Test event queued.</p>}
-            <ProblemMessage error={test.error ?? rotate.error ?? remove.error} />
+            <ProblemMessage error={test.error ?? rotate.error} />
           </section>
-          <section aria-labelledby={`${formId}-heading`}>
-            <h2 id={`${formId}-heading`}>Edit</h2>
-            <form
-              className="stacked"
-              aria-labelledby={`${formId}-heading`}
-              key={endpoint.data.updatedAt}
-              onSubmit={(event) => {
-                event.preventDefault()
-                update.mutate(new FormData(event.currentTarget))
-              }}
-            >
-              <EndpointFieldset endpoint={endpoint.data} />
-              <div className="actions">
-                <button type="submit" disabled={update.isPending}>
-                  Save endpoint
-                </button>
-              </div>
-              <ProblemMessage error={update.error} />
-              {update.isSuccess && <p role="status">Saved.</p>}
-            </form>
-          </section>
+          <EditSection version={data.updatedAt} saveLabel="Save endpoint" mutation={update}>
+            <EndpointFieldset endpoint={data} />
+          </EditSection>
           <Deliveries endpointId={id} watchUntil={watchUntil} />
+          <DeleteSection noun="endpoint" mutation={remove}>
+            <p>
+              Nothing more is sent to <strong>{data.url}</strong>; its delivery log goes with it.
+            </p>
+          </DeleteSection>
         </>
       )}
-    </>
+    </DetailScreen>
   )
 }
 
