@@ -151,8 +151,15 @@ export interface AppDeps {
   readonly trustProxy?: boolean | number | string
   /** Origins allowed by CORS (KEYTURN_CORS_ORIGINS); default none: CORS off. */
   readonly corsOrigins?: readonly string[]
-  /** Webhook settings (KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE); both false by default. */
-  readonly webhooks?: { readonly allowHttp: boolean; readonly allowPrivate: boolean }
+  /**
+   * Webhook settings (KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE, both false by default;
+   * KEYTURN_WEBHOOK_LEASE_SECONDS, 60 by default).
+   */
+  readonly webhooks?: {
+    readonly allowHttp: boolean
+    readonly allowPrivate: boolean
+    readonly leaseSeconds?: number
+  }
   /** KEYTURN_EVENT_RETENTION_DAYS; default 90. */
   readonly eventRetentionDays?: number
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
@@ -301,6 +308,7 @@ function createServices(deps: AppDeps): Services {
     clock,
     secretEncryption: deps.secretKeys.webhookSecretEncryption,
     validationRecording,
+    ...(deps.webhooks?.leaseSeconds === undefined ? {} : { leaseMs: deps.webhooks.leaseSeconds * 1000 }),
   })
   const products = new ProductService({
     products: new KyselyProductStore(deps.db),

@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       eventRetentionDays: 90,
       webhookAllowHttp: false,
       webhookAllowPrivate: false,
+      webhookLeaseSeconds: 60,
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -58,6 +59,7 @@ describe('loadConfig', () => {
       KEYTURN_EVENT_RETENTION_DAYS: '30',
       KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
       KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
+      KEYTURN_WEBHOOK_LEASE_SECONDS: '15',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -78,6 +80,7 @@ describe('loadConfig', () => {
       eventRetentionDays: 30,
       webhookAllowHttp: true,
       webhookAllowPrivate: true,
+      webhookLeaseSeconds: 15,
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,

@@ -15,6 +15,7 @@ const EnvSchema = Type.Object({
   KEYTURN_EVENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 90 }),
   KEYTURN_WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  KEYTURN_WEBHOOK_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   // Abuse protection (README "Protecting your application"); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
@@ -43,6 +44,11 @@ export interface Config {
   readonly webhookAllowHttp: boolean
   /** Webhook URLs may resolve to loopback, private, link-local or metadata addresses. */
   readonly webhookAllowPrivate: boolean
+  /**
+   * How long a process holds a claimed webhook delivery before another may send it again (after a
+   * crash); longer than an attempt (10 s) can take.
+   */
+  readonly webhookLeaseSeconds: number
   readonly protection: ProtectionConfig
 }
 
@@ -126,6 +132,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     eventRetentionDays: candidate.KEYTURN_EVENT_RETENTION_DAYS,
     webhookAllowHttp: candidate.KEYTURN_WEBHOOK_ALLOW_HTTP,
     webhookAllowPrivate: candidate.KEYTURN_WEBHOOK_ALLOW_PRIVATE,
+    webhookLeaseSeconds: candidate.KEYTURN_WEBHOOK_LEASE_SECONDS,
     protection: Object.freeze({
       keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
       ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,

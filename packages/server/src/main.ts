@@ -99,7 +99,11 @@ export async function serve(
       },
       trustProxy: protection.trustProxy,
       corsOrigins: protection.corsOrigins,
-      webhooks: { allowHttp: config.webhookAllowHttp, allowPrivate: config.webhookAllowPrivate },
+      webhooks: {
+        allowHttp: config.webhookAllowHttp,
+        allowPrivate: config.webhookAllowPrivate,
+        leaseSeconds: config.webhookLeaseSeconds,
+      },
       eventRetentionDays: config.eventRetentionDays,
     })
     app = built.app

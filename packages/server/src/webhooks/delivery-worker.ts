@@ -1,4 +1,4 @@
-import { webhookDisableAfterSeconds, webhookRetrySchedule } from '@keyturn/protocol'
+import { type WebhookDeliveryId, webhookDisableAfterSeconds, webhookRetrySchedule } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { decryptText } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
@@ -40,7 +40,10 @@ export class DeliveryWorker {
   readonly #secretEncryption: Buffer
   readonly #validationRecording: ValidationRecording
   readonly #random: () => number
+  readonly #leaseMs: number
   readonly counters: DeliveryCounters = { delivered: 0, failedAttempts: 0 }
+  /** Deliveries this process's loops are sending now: never claimed again by this process meanwhile. */
+  readonly #sending = new Set<WebhookDeliveryId>()
   #subscriptionReadAt: number | undefined
 
   constructor(deps: {
@@ -52,6 +55,8 @@ export class DeliveryWorker {
     readonly validationRecording: ValidationRecording
     /** Jitter source, 0 ≤ x < 1. */
     readonly random?: () => number
+    /** How long a claim holds (KEYTURN_WEBHOOK_LEASE_SECONDS); default deliveryLeaseMs. */
+    readonly leaseMs?: number
   }) {
     this.#webhooks = deps.webhooks
     this.#storage = deps.storage
@@ -60,6 +65,7 @@ export class DeliveryWorker {
     this.#secretEncryption = deps.secretEncryption
     this.#validationRecording = deps.validationRecording
     this.#random = deps.random ?? Math.random
+    this.#leaseMs = deps.leaseMs ?? deliveryLeaseMs
   }
 
   async tick(): Promise<TickResult> {
@@ -71,8 +77,21 @@ export class DeliveryWorker {
       await this.refreshSubscriptions()
     }
     const dispatched = await this.#webhooks.dispatch(now, dispatchBatch)
-    const claimed = await this.#webhooks.claimDue(now, new Date(now.getTime() + deliveryLeaseMs), sendBatch)
-    const outcomes = await Promise.all(claimed.map((delivery) => this.#attempt(delivery)))
+    // A slow attempt may outlive its lease: another process may then send it again (at least once),
+    // but this process does not send twice what it is still sending.
+    const claimed = await this.#webhooks.claimDue(now, new Date(now.getTime() + this.#leaseMs), sendBatch, [
+      ...this.#sending,
+    ])
+    const outcomes = await Promise.all(
+      claimed.map(async (delivery) => {
+        this.#sending.add(delivery.id)
+        try {
+          return await this.#attempt(delivery)
+        } finally {
+          this.#sending.delete(delivery.id)
+        }
+      }),
+    )
     return { dispatched, attempted: claimed.length, delivered: outcomes.filter(Boolean).length }
   }
 
@@ -109,12 +128,15 @@ export class DeliveryWorker {
       result,
       isDelivered ? null : this.#nextAttempt(delivery.attempts, at),
     )
+    if (recorded === undefined) {
+      return false // the lease ran out and another process took the delivery over: it records it
+    }
     if (isDelivered) {
       this.counters.delivered++
       return true
     }
     this.counters.failedAttempts++
-    const failingSince = recorded?.failingSince
+    const failingSince = recorded.failingSince
     if (failingSince != null && at.getTime() - failingSince.getTime() >= webhookDisableAfterSeconds * 1000) {
       await this.#disable(delivery, at)
     }

@@ -292,7 +292,12 @@ export class KyselyWebhookStore implements WebhookStore {
     })
   }
 
-  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(
+    now: Date,
+    leaseUntil: Date,
+    limit: number,
+    sending: readonly WebhookDeliveryId[] = [],
+  ): Promise<ClaimedDelivery[]> {
     const leaseId = randomUUID()
     const at = now.toISOString()
     const claimed = await writeTransaction(this.#db, async (trx) => {
@@ -316,6 +321,7 @@ export class KyselyWebhookStore implements WebhookStore {
               .where('webhook_endpoints.disabled_at', 'is', null),
           ),
         )
+        .$if(sending.length > 0, (query) => query.where('webhook_deliveries.id', 'not in', sending))
         .orderBy('webhook_deliveries.next_attempt_at')
         .limit(limit)
       if (!isSqlite(trx)) {
@@ -416,12 +422,31 @@ export class KyselyWebhookStore implements WebhookStore {
       if (Number(updated.numUpdatedRows) === 0) {
         return undefined // the lease ran out and another process took the delivery over
       }
-      const endpoint = await trx
+      // The endpoint row is written only when its failing streak starts or ends: concurrent
+      // deliveries to one endpoint do not queue on its row lock (PostgreSQL) for every attempt.
+      if (isDelivered) {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: null })
+          .where('id', '=', delivery.endpoint.id)
+          .where('failing_since', 'is not', null)
+          .execute()
+        return { failingSince: null }
+      }
+      const started = await trx
         .updateTable('webhook_endpoints')
-        .set({ failing_since: isDelivered ? null : sql`coalesce(failing_since, ${at.toISOString()})` })
+        .set({ failing_since: at.toISOString() })
         .where('id', '=', delivery.endpoint.id)
+        .where('failing_since', 'is', null)
         .returning('failing_since')
         .executeTakeFirst()
+      const endpoint =
+        started ??
+        (await trx
+          .selectFrom('webhook_endpoints')
+          .select('failing_since')
+          .where('id', '=', delivery.endpoint.id)
+          .executeTakeFirst())
       return { failingSince: toNullableDate(endpoint?.failing_since ?? null) }
     })
   }

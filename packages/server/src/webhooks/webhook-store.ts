@@ -78,8 +78,16 @@ export interface WebhookStore {
    * Returns how many events it dispatched.
    */
   dispatch(now: Date, limit: number): Promise<number>
-  /** Leases up to `limit` due deliveries of enabled endpoints until `leaseUntil`. */
-  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>
+  /**
+   * Leases up to `limit` due deliveries of enabled endpoints until `leaseUntil`, except `sending`
+   * (deliveries this process is still sending, whose lease may have run out meanwhile).
+   */
+  claimDue(
+    now: Date,
+    leaseUntil: Date,
+    limit: number,
+    sending?: readonly WebhookDeliveryId[],
+  ): Promise<ClaimedDelivery[]>
   /**
    * Records an attempt of a claimed delivery (only while `leaseId` still holds it): delivered for a
    * 2xx, else pending again at `nextAttemptAt`, or failed for good when that is null. Updates the

@@ -2,13 +2,29 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { webhookRetrySchedule } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
+import { deriveSecretKeys } from '../../core/secrets.js'
+import { ValidationRecording } from '../../events/validation-recording.js'
+import { KyselyUnitOfWork } from '../../storage/kysely-unit-of-work.js'
 import { buildTestApp, createProduct, productKeyHeaders, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import type { AuthHeaders } from '../../testing/licenses.js'
 import { assertProblem } from '../../testing/problems.js'
+import { testMasterSecret } from '../../testing/server-environments.js'
 import { startWebhookReceiver } from '../../testing/webhook-receiver.js'
+import { DeliveryWorker } from '../delivery-worker.js'
+import { KyselyWebhookStore } from '../kysely-webhook-store.js'
+import type { AttemptResult } from '../webhook-delivery.js'
 
 const local = { webhooks: { allowHttp: true, allowPrivate: true } }
+
+/** Waits (bounded) for what a tick in flight does meanwhile. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!done()) {
+    assert.ok(Date.now() < deadline, 'timed out')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 async function send(
   test: TestApp,
@@ -278,6 +294,51 @@ describeEachDatabase('webhook deliveries', (database) => {
     assert.equal(retried.json().status, 'pending')
     assert.equal((await test.services.deliveries.tick()).delivered, 1)
     assert.equal(receiver.received.length, 5)
+  })
+
+  it('does not claim again a delivery its own process is still sending after the lease ran out; another process may', async (t) => {
+    const test = await buildTestApp(t, database, local)
+    await createEndpoint(test, { url: 'https://example.com/slow', eventTypes: ['license.created'] })
+    await send(test, 'POST', '/licenses', { productId: test.productId })
+    const answers: ((result: AttemptResult) => void)[] = []
+    const sent: string[] = []
+    const slowSender = {
+      send: (request: { readonly id: string }) => {
+        sent.push(request.id)
+        return new Promise<AttemptResult>((resolve) => answers.push(resolve))
+      },
+    }
+    const worker = (leaseMs: number) =>
+      new DeliveryWorker({
+        webhooks: new KyselyWebhookStore(test.connection.db),
+        storage: new KyselyUnitOfWork({
+          db: test.connection.db,
+          clock: test.clock,
+          stores: (trx) => ({ webhooks: new KyselyWebhookStore(trx) }),
+        }),
+        sender: slowSender,
+        clock: test.clock,
+        secretEncryption: deriveSecretKeys(testMasterSecret).webhookSecretEncryption,
+        validationRecording: new ValidationRecording(false),
+        leaseMs,
+      })
+    const first = worker(1_000)
+
+    const slow = first.tick()
+    await until(() => sent.length === 1)
+    test.clock.advance(2_000)
+    assert.deepEqual(await first.tick(), { dispatched: 0, attempted: 0, delivered: 0 }, 'not again by itself')
+    const other = worker(1_000).tick()
+    await until(() => sent.length === 2)
+    assert.equal(sent[1], sent[0], 'another process takes the expired lease over')
+    for (const answer of answers) {
+      answer({ kind: 'answered', status: 200, body: 'ok' })
+    }
+    assert.deepEqual(
+      (await Promise.all([slow, other])).map((tick) => tick.delivered),
+      [0, 1],
+      'the outcome is recorded by the lease holder only',
+    )
   })
 
   it('disables an endpoint whose deliveries have all failed for 5 days, emitting webhook_endpoint.disabled', async (t) => {
