@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
 import { describe, it, type TestContext } from 'node:test'
-import { redisSkip, startRedis } from '../../server/src/testing/redis-server.js'
-import { sqliteServerEnvironment } from '../../server/src/testing/server-environments.js'
+import { redisSkip, startRedis } from '../../server/dist/testing/redis-server.js'
+import { sqliteServerEnvironment } from '../../server/dist/testing/server-environments.js'
 import { type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 const patience = 60_000

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
-import { closedPortUrl } from '../../server/src/testing/listening-app.js'
-import { describeEachServerEnvironment } from '../../server/src/testing/server-environments.js'
+import { closedPortUrl } from '../../server/dist/testing/listening-app.js'
+import { describeEachServerEnvironment } from '../../server/dist/testing/server-environments.js'
 import { keyturn as keyturnInProcess } from './testing/keyturn-in-process.js'
 import {
   exitWithin,

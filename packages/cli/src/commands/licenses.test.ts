@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LicenseResource, Paginated } from '@keyturn/client'
-import { closedPortUrl } from '../../../server/src/testing/listening-app.js'
+import { closedPortUrl } from '../../../server/dist/testing/listening-app.js'
 import { keyturn } from '../testing/keyturn-in-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from '../testing/test-server.js'
 

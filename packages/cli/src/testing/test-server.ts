@@ -1,9 +1,9 @@
 import type { TestContext } from 'node:test'
 // The server's own test helpers, by path: the CLI package does not depend on the server's internals.
-import { testAdminSecret } from '../../../server/src/testing/build-test-app.js'
-import type { TestDatabase } from '../../../server/src/testing/each-database.js'
-import { sqliteTestDatabase } from '../../../server/src/testing/each-database.js'
-import { type ListeningTestApp, startTestServer } from '../../../server/src/testing/listening-app.js'
+import { testAdminSecret } from '../../../server/dist/testing/build-test-app.js'
+import type { TestDatabase } from '../../../server/dist/testing/each-database.js'
+import { sqliteTestDatabase } from '../../../server/dist/testing/each-database.js'
+import { type ListeningTestApp, startTestServer } from '../../../server/dist/testing/listening-app.js'
 
 export interface CliTestServer extends ListeningTestApp {
   /** KEYTURN_URL and KEYTURN_API_KEY (the admin key) for `keyturn` against this server. */
