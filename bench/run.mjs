@@ -3,7 +3,8 @@
  * `npm run bench`: measures Keyturn against ceilings measured in the same run (issue 6). See
  * bench/README.md. Options:
  *   --quick            under a minute: small data, short runs; checks the harness, judges no target
- *   --profile          only validate-by-key on SQLite, with the server under --cpu-prof; summarises it
+ *   --profile          one scenario (first of --only, default validate) on one engine (first of
+ *                      --engines, default sqlite) with the server under --cpu-prof; summarises it
  *   --engines=a,b      sqlite and/or postgres (default: both)
  *   --only=a,b         only these HTTP scenarios (ids in bench/scenarios.mjs), e.g. --only=validate
  *   --workers=n        `keyturn serve --workers n` (node:cluster); results go to results/workers-<n>.*
@@ -445,12 +446,19 @@ async function benchmark(options) {
   return 0
 }
 
-/** Validate-by-key on SQLite with the server under --cpu-prof, summarised. */
-async function profileValidate(options) {
-  const settings = settingsFor(options)
+/**
+ * One scenario (the first of --only, default validate) on one engine (the first of --engines,
+ * default sqlite) with the server under --cpu-prof, summarised. --quick profiles on 20k licenses.
+ */
+async function profileScenario(options) {
+  // --quick picks the small data only: a profile needs the full warm-up and measured time.
+  const settings = { ...settingsFor(options), warmupSeconds: 3, durationSeconds: 10 }
+  const engine = options.engines[0]
+  const scenario = scenarios.find((s) => s.id === (options.only?.[0] ?? 'validate'))
   const workDir = mkdtempSync(join(tmpdir(), 'keyturn-bench-'))
   onCleanup('work folder', () => rmSync(workDir, { recursive: true, force: true }))
   const context = {
+    options,
     settings,
     workDir,
     dir: workDir,
@@ -461,41 +469,54 @@ async function profileValidate(options) {
       secret: randomBytes(32).toString('base64url'),
     },
   }
-  const licenses = settings.licenses.large
-  const prepared = await preparedDatabase('sqlite', context)
-  const pools = await seedTo(prepared, 'sqlite', licenses, context)
-  const profileDir = join(resultsDir, 'profiles')
-  rmSync(profileDir, { recursive: true, force: true })
-  mkdirSync(profileDir, { recursive: true })
-  const instance = await keyturnInstance(prepared.database, context, [
-    '--cpu-prof',
-    `--cpu-prof-dir=${profileDir}`,
-  ])
-  const validate = scenarios.find((s) => s.id === 'validate')
+  let postgres
+  if (engine === 'postgres') {
+    postgres = await startPostgres()
+    if (postgres.skip !== undefined) {
+      throw new Error(`PostgreSQL unavailable: ${postgres.skip}`)
+    }
+    context.postgresUrl = postgres.url
+  }
   try {
-    await runScenario(
-      instance,
-      validate,
-      { engine: 'sqlite', size: 'large', licenses, productId: prepared.product.id, pools },
-      context,
-    )
+    const licenses = settings.licenses.large
+    const prepared = await preparedDatabase(engine, context)
+    const pools = await seedTo(prepared, engine, licenses, context)
+    const profileDir = join(resultsDir, 'profiles')
+    rmSync(profileDir, { recursive: true, force: true })
+    mkdirSync(profileDir, { recursive: true })
+    const instance = await keyturnInstance(prepared.database, context, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${profileDir}`,
+    ])
+    try {
+      await runScenario(
+        instance,
+        scenario,
+        { engine, size: 'large', licenses, productId: prepared.product.id, pools },
+        context,
+      )
+    } finally {
+      await instance.stop() // the profile is written when the process exits
+    }
+    await prepared.dropDatabase()
+    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'))
+    if (file === undefined) {
+      throw new Error('the server wrote no .cpuprofile')
+    }
+    const measured = context.results.scenarios[0]
+    const title =
+      `Profile: ${scenario.title}, ${engine}, ${count(licenses)} licenses ` +
+      `(${measured.rps.toFixed(0)} req/s, ${measured.serverCpu?.microsecondsPerRequest?.toFixed(0)} CPU µs/req, ` +
+      `p99 ${measured.latency.p99?.toFixed(1)} ms, under --cpu-prof; load average ${loadavg()[0].toFixed(1)})`
+    const summary = profileMarkdown(summariseProfile(join(profileDir, file), 40), title)
+    console.log(summary)
+    const name = `profile-${scenario.id}-${engine}${options.quick ? '-quick' : ''}.md`
+    writeFileSync(join(resultsDir, name), summary)
+    log(`profile: bench/results/profiles/${file}; summary: bench/results/${name}`)
+    return 0
   } finally {
-    await instance.stop() // the profile is written when the process exits
+    await postgres?.stop()
   }
-  await prepared.dropDatabase()
-  const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'))
-  if (file === undefined) {
-    throw new Error('the server wrote no .cpuprofile')
-  }
-  const measured = context.results.scenarios[0]
-  const title =
-    `Profile: validate by key, SQLite, ${count(licenses)} licenses ` +
-    `(${measured.rps.toFixed(0)} req/s, p99 ${measured.latency.p99?.toFixed(1)} ms, under --cpu-prof)`
-  const summary = profileMarkdown(summariseProfile(join(profileDir, file), 40), title)
-  console.log(summary)
-  writeFileSync(join(resultsDir, 'profile-validate-sqlite.md'), summary)
-  log(`profile: bench/results/profiles/${file}; summary: bench/results/profile-validate-sqlite.md`)
-  return 0
 }
 
 installExitHandlers()
@@ -503,7 +524,7 @@ let exitCode = 1
 try {
   const options = parseOptions(process.argv.slice(2))
   process.chdir(resolve(here, '..'))
-  exitCode = options.profile ? await profileValidate(options) : await benchmark(options)
+  exitCode = options.profile ? await profileScenario(options) : await benchmark(options)
 } catch (error) {
   console.error(error instanceof Error ? (error.stack ?? error.message) : error)
 } finally {

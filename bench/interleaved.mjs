@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+/**
+ * Interleaved comparison of HTTP scenarios on ONE running `keyturn serve`, for a busy machine:
+ * `npm run bench` measures each scenario once, minutes apart, so a change in the machine's load
+ * between them reads as a difference. Here the scenarios take turns in short rounds against the
+ * same server (e.g. validate, validate-signed, validate, validate-signed, …) and each round records
+ * the server's requests per second and its CPU per response: for the whole process (every thread)
+ * and for its main thread alone (the event loop, what bounds one process's throughput). The
+ * summary gives each scenario's median over the rounds and the ratios to the first scenario.
+ *
+ *   node bench/interleaved.mjs --only=validate,validate-signed [--engines=sqlite] [--licenses=20000]
+ *        [--rounds=8] [--seconds=3] [--connections=50] [--workers=n]
+ *
+ * Data: seeded like `npm run bench` (bench/seed.mjs). Load: autocannon in this process (the server
+ * is its own process). Prints Markdown.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import autocannon from 'autocannon'
+import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
+import { apiOk } from './net.mjs'
+import { startPostgres } from './postgres.mjs'
+import { scenarios } from './scenarios.mjs'
+import { createDatabase, licenseSeeder } from './seed.mjs'
+import { startKeyturn, waitUntilIdle } from './servers.mjs'
+
+const here = import.meta.dirname
+
+function parseOptions(argv) {
+  const options = {
+    engine: 'sqlite',
+    only: ['validate', 'validate-signed'],
+    licenses: 20_000,
+    rounds: 8,
+    seconds: 3,
+    connections: 50,
+    workers: undefined,
+  }
+  for (const arg of argv) {
+    const [name, value] = arg.replace(/^--/, '').split('=')
+    if (name === 'engines') {
+      options.engine = value
+    } else if (name === 'only') {
+      options.only = value.split(',')
+    } else if (['licenses', 'rounds', 'seconds', 'connections', 'workers'].includes(name)) {
+      options[name] = Number(value)
+    } else {
+      throw new Error(`unknown option ${arg}`)
+    }
+  }
+  for (const id of options.only) {
+    if (!scenarios.some((scenario) => scenario.id === id)) {
+      throw new Error(`no scenario ${id}`)
+    }
+  }
+  return options
+}
+
+/** utime + stime in clock ticks (1/100 s) of /proc/<path>/stat. */
+function ticks(path) {
+  const stat = readFileSync(`/proc/${path}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12])
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+async function round(server, load, options, adminKey) {
+  const items = load.requests
+  const pid = server.pid
+  const before = { process: ticks(pid), main: ticks(`${pid}/task/${pid}`) }
+  const result = await autocannon({
+    url: server.url,
+    connections: options.connections,
+    duration: options.seconds,
+    method: load.method,
+    headers: {
+      authorization: `Bearer ${adminKey}`,
+      'content-type': 'application/json',
+      ...load.headers,
+    },
+    requests: [
+      {
+        setupRequest(request) {
+          const item = items[Math.floor(Math.random() * items.length)]
+          request.path = item.path
+          if (item.body !== undefined) {
+            request.body = JSON.stringify(item.body)
+          }
+          return request
+        },
+      },
+    ],
+  })
+  const after = { process: ticks(pid), main: ticks(`${pid}/task/${pid}`) }
+  const responses = result.requests.total
+  const non2xx = result.non2xx + result.errors
+  return {
+    rps: responses / options.seconds,
+    processUs: ((after.process - before.process) * 10_000) / responses,
+    mainUs: ((after.main - before.main) * 10_000) / responses,
+    p99: result.latency.p99,
+    non2xx,
+  }
+}
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2))
+  process.chdir(resolve(here, '..'))
+  const dir = mkdtempSync(join(tmpdir(), 'keyturn-interleaved-'))
+  onCleanup('work folder', () => rmSync(dir, { recursive: true, force: true }))
+  let postgresUrl
+  if (options.engine === 'postgres') {
+    const postgres = await startPostgres()
+    if (postgres.skip !== undefined) {
+      throw new Error(`PostgreSQL unavailable: ${postgres.skip}`)
+    }
+    onCleanup('postgres', () => postgres.stop())
+    postgresUrl = postgres.url
+  }
+  const now = Date.now()
+  const credentials = {
+    adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
+    secret: randomBytes(32).toString('base64url'),
+  }
+  const database = await createDatabase(options.engine, 'keyturn_interleaved', { dir, postgresUrl })
+  onCleanup('database', () => {}, database.drop)
+  const start = () => startKeyturn({ databaseUrl: database.url, ...credentials, workers: options.workers })
+  let server = await start()
+  const product = await apiOk(
+    server.url,
+    credentials.adminKey,
+    'POST',
+    '/api/v0/products',
+    { name: 'AB' },
+    201,
+  )
+  await server.stop()
+  const seeder = licenseSeeder(database, product.id, now)
+  await seeder.grow(options.licenses)
+  const pools = seeder.pools()
+  server = await start()
+  onCleanup('server', () => server.stop())
+  const loads = []
+  for (const id of options.only) {
+    const scenario = scenarios.find((s) => s.id === id)
+    loads.push({
+      scenario,
+      load: await scenario.prepare({
+        url: server.url,
+        adminKey: credentials.adminKey,
+        productId: product.id,
+        pools,
+        now,
+      }),
+    })
+  }
+  const loadStart = loadavg()
+  // A first short round of each warms the server up (JIT, caches) and is not counted.
+  for (const { load } of loads) {
+    await round(server, load, { ...options, seconds: 1 }, credentials.adminKey)
+    await waitUntilIdle(server.url, server.pid)
+  }
+  const rows = new Map(loads.map(({ scenario }) => [scenario.id, []]))
+  for (let r = 0; r < options.rounds; r++) {
+    // Alternate the order too, so neither scenario always follows the other.
+    const order = r % 2 === 0 ? loads : [...loads].reverse()
+    for (const { scenario, load } of order) {
+      const measured = await round(server, load, options, credentials.adminKey)
+      if (measured.non2xx > 0) {
+        throw new Error(`${scenario.id}: ${measured.non2xx} answers were not 2xx`)
+      }
+      rows.get(scenario.id).push(measured)
+      await waitUntilIdle(server.url, server.pid)
+    }
+  }
+  const loadEnd = loadavg()
+  const summary = [...rows].map(([id, measured]) => ({
+    id,
+    rps: median(measured.map((m) => m.rps)),
+    processUs: median(measured.map((m) => m.processUs)),
+    mainUs: median(measured.map((m) => m.mainUs)),
+    p99: median(measured.map((m) => m.p99)),
+  }))
+  const first = summary[0]
+  console.log(
+    `Interleaved: ${options.engine}, ${options.licenses} licenses, ${options.rounds} rounds of ${options.seconds} s each, ` +
+      `${options.connections} connections${options.workers === undefined ? '' : `, --workers ${options.workers}`}; ` +
+      `load average ${loadStart[0].toFixed(1)} → ${loadEnd[0].toFixed(1)}. Medians over the rounds.\n`,
+  )
+  console.log(
+    '| scenario | req/s | p99 ms | CPU µs/req (process) | CPU µs/req (main thread) | req/s vs first | process CPU: first / this | main thread: first / this |',
+  )
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+  for (const row of summary) {
+    console.log(
+      `| ${row.id} | ${row.rps.toFixed(0)} | ${row.p99.toFixed(1)} | ${row.processUs.toFixed(0)} | ${row.mainUs.toFixed(0)} | ` +
+        `${((100 * row.rps) / first.rps).toFixed(0)}% | ${((100 * first.processUs) / row.processUs).toFixed(0)}% | ` +
+        `${((100 * first.mainUs) / row.mainUs).toFixed(0)}% |`,
+    )
+  }
+  console.log(
+    `\nPer round (req/s, process µs, main µs): ${[...rows]
+      .map(
+        ([id, measured]) =>
+          `${id}: ${measured.map((m) => `${m.rps.toFixed(0)}/${m.processUs.toFixed(0)}/${m.mainUs.toFixed(0)}`).join(' ')}`,
+      )
+      .join('; ')}`,
+  )
+}
+
+installExitHandlers()
+let exitCode = 1
+try {
+  await main()
+  exitCode = 0
+} catch (error) {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+} finally {
+  await cleanupAll()
+}
+process.exit(exitCode)
