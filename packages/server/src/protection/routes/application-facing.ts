@@ -3,7 +3,7 @@
  * the application-facing by-key routes (`config: { applicationFacing: true }`) get besides: the
  * key-guessing guard, the echoed `nonce` and signed answers (RFC 9421 over an RFC 9530 digest).
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import {
   answerSignatureBase,
   answerSignatureParams,
@@ -138,9 +138,7 @@ async function signAnswer(
   if (signer === undefined || !(asked || signer.signResponses)) {
     return payload
   }
-  const contentDigest = `sha-256=:${createHash('sha256')
-    .update(payload ?? '')
-    .digest('base64')}:`
+  const contentDigest = `sha-256=:${hash('sha256', payload ?? '', 'base64')}:`
   const created = Math.floor(deps.clock.now().getTime() / 1000)
   const date = new Date(created * 1000).toUTCString()
   const signatureParams = answerSignatureParams(created, signer.keyId)
@@ -156,7 +154,8 @@ async function signAnswer(
   reply.header('Content-Digest', contentDigest)
   reply.header('Date', date)
   reply.header('Signature-Input', `${signatureLabel}=${signatureParams}`)
-  reply.header('Signature', `${signatureLabel}=:${signer.sign(Buffer.from(base)).toString('base64')}:`)
+  const signature = await signer.sign(Buffer.from(base))
+  reply.header('Signature', `${signatureLabel}=:${signature.toString('base64')}:`)
   return payload
 }
 
