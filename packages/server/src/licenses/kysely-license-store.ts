@@ -251,6 +251,27 @@ export class KyselyLicenseStore implements LicenseStore {
     return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
   }
 
+  /**
+   * Fast path (issue 14): validation read the license, then its product (two statements, two round
+   * trips on PostgreSQL); this joins the product's suspension in by primary key. Reading both in
+   * one statement also means one snapshot: no suspension can fall between the two reads.
+   */
+  async findByKeyForValidation(
+    key: string,
+  ): Promise<{ license: License; productUsable: boolean } | undefined> {
+    if (!isStorableText(key)) {
+      return undefined
+    }
+    const { rows } = await sql<LicenseRow & { product_usable: number | boolean | null }>`
+      select licenses.*, ${this.#codes},
+        (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable
+      from licenses where licenses.key = ${key}`.execute(this.#db)
+    const [row] = rows
+    return row === undefined
+      ? undefined
+      : { license: rowToLicense(row), productUsable: row.product_usable !== null }
+  }
+
   async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {
     const { rows } =
       await sql<LicenseRow>`select licenses.*, ${this.#codes} from licenses where ${where}`.execute(db)

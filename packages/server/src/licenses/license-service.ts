@@ -307,14 +307,7 @@ export class LicenseService {
   async getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView> {
     const now = this.#clock.now()
     const license = await this.#licenses.findByKey(normalizeLicenseKey(key))
-    if (
-      license === undefined ||
-      license.productId !== productId ||
-      !canSeeProduct(principal, license.productId)
-    ) {
-      throw new DomainError('license_not_found', 'No license with this key exists for this product.')
-    }
-    return this.viewOf(license, now)
+    return this.viewOf(requireKeyOfProduct(principal, license, productId), now)
   }
 
   /**
@@ -324,10 +317,13 @@ export class LicenseService {
    * license, no query) > usage_exceeded (a metered license whose uses reached maxUses).
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
-    const view = await this.getByKey(principal, input.key, input.productId)
+    const now = this.#clock.now()
+    // The license and its product's suspension in one statement (LicenseStore.findByKeyForValidation).
+    const found = await this.#licenses.findByKeyForValidation(normalizeLicenseKey(input.key))
+    const view = await this.viewOf(requireKeyOfProduct(principal, found?.license, input.productId), now)
     const { license, state } = view
     const reason: ValidationReason | null =
-      (await this.unusableReason(view)) ??
+      unusableReasonOf(view, found?.productUsable === true) ??
       (input.fingerprint !== undefined &&
       (await this.#activations.findAlive(license.id, input.fingerprint, state.determinedAt)) === undefined
         ? 'not_activated'
@@ -350,15 +346,13 @@ export class LicenseService {
    * The one rule for whether a license can be used now (validated, activated, given a token): why
    * not, as revoked > expired > suspended (its product), or null.
    */
-  async unusableReason({ license, state }: LicenseView): Promise<'revoked' | 'expired' | 'suspended' | null> {
-    if (state.isRevoked) {
-      return 'revoked'
-    }
-    if (state.isExpired) {
-      return 'expired'
+  async unusableReason(view: LicenseView): Promise<UnusableReason | null> {
+    const { state, license } = view
+    if (state.isRevoked || state.isExpired) {
+      return unusableReasonOf(view, true) // no need to read the product
     }
     const product = await this.#products.findProduct(license.productId)
-    return product === undefined || product.isSuspended ? 'suspended' : null
+    return unusableReasonOf(view, product !== undefined && !product.isSuspended)
   }
 
   /** Throws 409 `license_not_active` unless the license can be used now; `refusal` ends the detail. */
@@ -503,4 +497,27 @@ function requireActiveProduct(
     const which = product === undefined ? 'The product' : `Product ${product.id}`
     throw new DomainError('product_suspended', `${which} is suspended; ${refusal}. Resume it first.`)
   }
+}
+
+type UnusableReason = 'revoked' | 'expired' | 'suspended'
+
+/** The rule of `unusableReason`, once the product's state is known: revoked > expired > suspended. */
+function unusableReasonOf({ state }: LicenseView, productUsable: boolean): UnusableReason | null {
+  return state.isRevoked ? 'revoked' : state.isExpired ? 'expired' : productUsable ? null : 'suspended'
+}
+
+/** A license found by key, as the caller may see it: an unknown key, or one of another product, is not found. */
+function requireKeyOfProduct(
+  principal: Principal,
+  license: License | undefined,
+  productId: ProductId,
+): License {
+  if (
+    license === undefined ||
+    license.productId !== productId ||
+    !canSeeProduct(principal, license.productId)
+  ) {
+    throw new DomainError('license_not_found', 'No license with this key exists for this product.')
+  }
+  return license
 }

@@ -85,6 +85,11 @@ export interface LicenseStore {
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
+   * The license by key and whether its product is suspended (or gone), read in ONE statement: the
+   * online validation's whole read (besides authentication).
+   */
+  findByKeyForValidation(key: string): Promise<{ license: License; productUsable: boolean } | undefined>
+  /**
    * Applies the changes and returns the license as stored afterwards; undefined if it is gone,
    * `conflict` if a guard was given and no longer holds, `reference_gone` if a customer given was
    * deleted meanwhile. A changed `heartbeatTtl` also renews the leases of the license's alive
