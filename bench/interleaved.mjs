@@ -9,7 +9,11 @@
  * summary gives each scenario's median over the rounds and the ratios to the first scenario.
  *
  *   node bench/interleaved.mjs --only=validate,validate-signed [--engines=sqlite] [--licenses=20000]
- *        [--rounds=8] [--seconds=3] [--connections=50] [--workers=n]
+ *        [--rounds=8] [--seconds=3] [--connections=50] [--workers=1,2]
+ *
+ * `--workers=1,2` starts one server per setting on the same database (`keyturn serve`, then
+ * `keyturn serve --workers 2`) and the rounds take turns between them too; CPU then sums the
+ * server's processes (and their main threads).
  *
  * Data: seeded like `npm run bench` (bench/seed.mjs). Load: autocannon in this process (the server
  * is its own process). Prints Markdown.
@@ -24,7 +28,7 @@ import { apiOk } from './net.mjs'
 import { startPostgres } from './postgres.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
-import { startKeyturn, waitUntilIdle } from './servers.mjs'
+import { processTree, startKeyturn, waitUntilIdle } from './servers.mjs'
 
 const here = import.meta.dirname
 
@@ -44,7 +48,9 @@ function parseOptions(argv) {
       options.engine = value
     } else if (name === 'only') {
       options.only = value.split(',')
-    } else if (['licenses', 'rounds', 'seconds', 'connections', 'workers'].includes(name)) {
+    } else if (name === 'workers') {
+      options.workers = value.split(',').map(Number)
+    } else if (['licenses', 'rounds', 'seconds', 'connections'].includes(name)) {
       options[name] = Number(value)
     } else {
       throw new Error(`unknown option ${arg}`)
@@ -65,6 +71,13 @@ function ticks(path) {
   return Number(fields[11]) + Number(fields[12])
 }
 
+/** CPU ticks of the server and its workers: every thread, and their main threads (event loops). */
+function cpuOf(pid) {
+  const tree = processTree(pid)
+  const sum = (paths) => paths.reduce((total, path) => total + ticks(path), 0)
+  return { process: sum(tree.map(String)), main: sum(tree.map((one) => `${one}/task/${one}`)) }
+}
+
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
@@ -73,8 +86,7 @@ function median(values) {
 
 async function round(server, load, options, adminKey) {
   const items = load.requests
-  const pid = server.pid
-  const before = { process: ticks(pid), main: ticks(`${pid}/task/${pid}`) }
+  const before = cpuOf(server.pid)
   const result = await autocannon({
     url: server.url,
     connections: options.connections,
@@ -98,7 +110,7 @@ async function round(server, load, options, adminKey) {
       },
     ],
   })
-  const after = { process: ticks(pid), main: ticks(`${pid}/task/${pid}`) }
+  const after = cpuOf(server.pid)
   const responses = result.requests.total
   const non2xx = result.non2xx + result.errors
   return {
@@ -131,52 +143,56 @@ async function main() {
   }
   const database = await createDatabase(options.engine, 'keyturn_interleaved', { dir, postgresUrl })
   onCleanup('database', () => {}, database.drop)
-  const start = () => startKeyturn({ databaseUrl: database.url, ...credentials, workers: options.workers })
-  let server = await start()
+  const start = (workers) => startKeyturn({ databaseUrl: database.url, ...credentials, workers })
+  const creator = await start(undefined)
   const product = await apiOk(
-    server.url,
+    creator.url,
     credentials.adminKey,
     'POST',
     '/api/v0/products',
     { name: 'AB' },
     201,
   )
-  await server.stop()
+  await creator.stop()
   const seeder = licenseSeeder(database, product.id, now)
   await seeder.grow(options.licenses)
   const pools = seeder.pools()
-  server = await start()
-  onCleanup('server', () => server.stop())
   const loads = []
-  for (const id of options.only) {
-    const scenario = scenarios.find((s) => s.id === id)
-    loads.push({
-      scenario,
-      load: await scenario.prepare({
+  for (const workers of options.workers ?? [1]) {
+    const server = await start(workers === 1 ? undefined : workers)
+    onCleanup('server', () => server.stop())
+    for (const id of options.only) {
+      const scenario = scenarios.find((s) => s.id === id)
+      const load = await scenario.prepare({
         url: server.url,
         adminKey: credentials.adminKey,
         productId: product.id,
         pools,
         now,
-      }),
-    })
+      })
+      const name =
+        options.workers === undefined
+          ? id
+          : `${id}, ${workers === 1 ? 'one process' : `--workers ${workers}`}`
+      loads.push({ name, load, server })
+    }
   }
   const loadStart = loadavg()
   // A first short round of each warms the server up (JIT, caches) and is not counted.
-  for (const { load } of loads) {
+  for (const { load, server } of loads) {
     await round(server, load, { ...options, seconds: 1 }, credentials.adminKey)
     await waitUntilIdle(server.url, server.pid)
   }
-  const rows = new Map(loads.map(({ scenario }) => [scenario.id, []]))
+  const rows = new Map(loads.map(({ name }) => [name, []]))
   for (let r = 0; r < options.rounds; r++) {
     // Alternate the order too, so neither scenario always follows the other.
     const order = r % 2 === 0 ? loads : [...loads].reverse()
-    for (const { scenario, load } of order) {
+    for (const { name, load, server } of order) {
       const measured = await round(server, load, options, credentials.adminKey)
       if (measured.non2xx > 0) {
-        throw new Error(`${scenario.id}: ${measured.non2xx} answers were not 2xx`)
+        throw new Error(`${name}: ${measured.non2xx} answers were not 2xx`)
       }
-      rows.get(scenario.id).push(measured)
+      rows.get(name).push(measured)
       await waitUntilIdle(server.url, server.pid)
     }
   }
@@ -191,7 +207,7 @@ async function main() {
   const first = summary[0]
   console.log(
     `Interleaved: ${options.engine}, ${options.licenses} licenses, ${options.rounds} rounds of ${options.seconds} s each, ` +
-      `${options.connections} connections${options.workers === undefined ? '' : `, --workers ${options.workers}`}; ` +
+      `${options.connections} connections; ` +
       `load average ${loadStart[0].toFixed(1)} → ${loadEnd[0].toFixed(1)}. Medians over the rounds.\n`,
   )
   console.log(

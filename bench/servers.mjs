@@ -107,7 +107,7 @@ function startProcess(name, args, env) {
  * The process and its descendants (the workers of `keyturn serve --workers`), from
  * /proc/<pid>/task/<tid>/children (Linux only).
  */
-function processTree(pid) {
+export function processTree(pid) {
   const tree = [pid]
   for (let index = 0; index < tree.length; index++) {
     try {
