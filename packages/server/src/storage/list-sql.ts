@@ -102,7 +102,6 @@ export async function selectPage<Row, S extends string, F extends string>(
 
   let window = matching
   let offset = (request.page ?? 0) * request.limit
-  let totalCount: number | undefined
   if (request.startingAfter !== undefined) {
     const cursor = request.startingAfter
     // The cursor's sort value, read by the same expression the list sorts by and bound back as a
@@ -135,15 +134,9 @@ export async function selectPage<Row, S extends string, F extends string>(
       request.sort.order === 'asc'
         ? sql<SqlBool>`(${here} <= ${position.value} and (${here} < ${position.value} or ${id} <= ${cursor}))`
         : sql<SqlBool>`(${here} >= ${position.value} and (${here} > ${position.value} or ${id} >= ${cursor}))`
-    // Fast path (issue 14), one pass for the position and the total: the matching entries are
-    // counted once, those up to the cursor among them (`filter`), instead of a count of each.
-    // That saved the second walk over the ~216,000 index entries before a deep cursor at 1M
-    // (bench/README.md, "Lists at 1M").
-    const counts = await sql<{ before: number | string; total: number | string }>`
-      select count(*) filter (where ${notAfter}) as before, count(*) as total
-      from ${table} where ${matching}`.execute(db)
-    offset = Number(counts.rows[0]?.before ?? 0) // pg returns count(*) as a string
-    totalCount = Number(counts.rows[0]?.total ?? 0)
+    const before = await sql<{ count: number | string }>`
+      select count(*) as count from ${table} where ${matching} and ${notAfter}`.execute(db)
+    offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string
     window = sql.join([matching, after], sql` and `)
   }
 
@@ -159,11 +152,8 @@ export async function selectPage<Row, S extends string, F extends string>(
       select ${id} from ${table} where ${window} ${ordering}
       limit ${request.limit} offset ${request.startingAfter === undefined ? offset : 0})
     ${ordering}`.execute(db)
-  if (totalCount === undefined) {
-    const total = await sql<{
-      count: number | string
-    }>`select count(*) as count from ${table} where ${matching}`.execute(db)
-    totalCount = Number(total.rows[0]?.count ?? 0)
-  }
-  return { items: rows.rows, totalCount, offset }
+  const total = await sql<{
+    count: number | string
+  }>`select count(*) as count from ${table} where ${matching}`.execute(db)
+  return { items: rows.rows, totalCount: Number(total.rows[0]?.count ?? 0), offset }
 }
