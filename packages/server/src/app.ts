@@ -102,6 +102,7 @@ import { registerUpdateProduct } from './products/routes/update-product.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
 import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
 import type { Database } from './storage/database.js'
+import { EventGroup } from './storage/event-group.js'
 import { checkDatabase } from './storage/health.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
@@ -293,8 +294,10 @@ function readEmptyBodiesAsAbsent(app: App): void {
 function createServices(deps: AppDeps): Services {
   const { db, clock } = deps
   /** A unit of work over the stores `stores` builds on its transaction. */
+  // Events that go with no change (tokens, validation outcomes) of every service commit together.
+  const eventGroup = new EventGroup(db)
   const unitOfWork = <Stores>(stores: (trx: Kysely<Database>) => Stores) =>
-    new KyselyUnitOfWork({ db, clock, stores })
+    new KyselyUnitOfWork({ db, clock, stores, group: eventGroup })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   let tokens: TokenService | undefined
   const webhookStore = new KyselyWebhookStore(db)

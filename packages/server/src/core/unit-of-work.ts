@@ -25,4 +25,10 @@ export interface UnitOfWork<Stores> {
    * it records commit together, or (when it throws) none of them.
    */
   write<T>(by: ChangeActor, work: (tx: Stores & { readonly events: EventRecorder }) => Promise<T>): Promise<T>
+  /**
+   * Records an event that goes with no change of state (a token issued, a validation outcome): it is
+   * committed when this resolves. Concurrent ones share a transaction (group commit), so a burst of
+   * them pays one commit, not one each.
+   */
+  recordAlone(by: ChangeActor, type: EventType, productId: ProductId | null, data: object): Promise<void>
 }

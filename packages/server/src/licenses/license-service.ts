@@ -334,10 +334,8 @@ export class LicenseService {
       (license.maxUses !== null && license.uses >= license.maxUses ? 'usage_exceeded' : null)
     const validation = { isValid: reason === null, reason, view }
     if (this.#recordsValidations()) {
-      await this.#storage.write(principal, async ({ events }) => {
-        const type = reason === null ? 'license.validated' : 'license.validation_failed'
-        events.record(type, view.license.productId, toValidationResult(validation))
-      })
+      const type = reason === null ? 'license.validated' : 'license.validation_failed'
+      await this.#storage.recordAlone(principal, type, view.license.productId, toValidationResult(validation))
     }
     return validation
   }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { sql } from 'kysely'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
@@ -79,5 +80,66 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     )
 
     assert.deepEqual(await counts(test), before)
+  })
+})
+
+describeEachDatabase('KyselyUnitOfWork: events that go with no change (group commit)', (database) => {
+  const unitOfWork = (test: TestApp) =>
+    new KyselyUnitOfWork({ db: test.connection.db, clock: test.clock, stores: () => ({}) })
+
+  it('commits each event before resolving, concurrent ones sharing transactions', async (t) => {
+    const test = await buildTestApp(t, database)
+    const storage = unitOfWork(test)
+    const before = await counts(test)
+
+    await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        storage.recordAlone(
+          { ...test.admin, requestId: `req_${n}` },
+          'license.token_issued',
+          test.productId,
+          {
+            n,
+          },
+        ),
+      ),
+    )
+
+    assert.equal((await counts(test)).events, before.events + 20)
+    const rows = await test.connection.db
+      .selectFrom('events')
+      .select(['request_id', 'actor_api_key_id'])
+      .where('type', '=', 'license.token_issued')
+      .execute()
+    assert.deepEqual(
+      rows.map((row) => row.request_id).sort(),
+      Array.from({ length: 20 }, (_, n) => `req_${n}`).sort(),
+    )
+    assert.ok(rows.every((row) => row.actor_api_key_id === test.admin.apiKeyId))
+    if (database.kind === 'postgres') {
+      const { rows: transactions } = await sql<{ n: string }>`
+        select count(distinct xmin::text) as n from events where type = 'license.token_issued'`.execute(
+        test.connection.db,
+      )
+      assert.ok(Number(transactions[0]?.n) <= 2, `${transactions[0]?.n} transactions for 20 events`)
+    }
+  })
+
+  it('fails only the event that cannot be written when it shares a transaction', async (t) => {
+    const test = await buildTestApp(t, database)
+    const storage = unitOfWork(test)
+    const before = await counts(test)
+
+    const outcomes = await Promise.allSettled(
+      [{ a: 1 }, { a: 2 }, { cannot: 10n }, { a: 3 }].map((data) =>
+        storage.recordAlone(test.admin, 'license.token_issued', test.productId, data),
+      ),
+    )
+
+    assert.deepEqual(
+      outcomes.map((outcome) => outcome.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+    )
+    assert.equal((await counts(test)).events, before.events + 3)
   })
 })

@@ -6,6 +6,7 @@ import type { ChangeActor, EventRecorder, UnitOfWork } from '../core/unit-of-wor
 import type { Event } from '../events/event.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database } from './database.js'
+import { EventGroup } from './event-group.js'
 import { writeTransaction } from './write-transaction.js'
 
 /**
@@ -24,17 +25,45 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
   readonly #stores: (trx: Kysely<Database>) => Stores
   readonly #clock: Clock
   readonly #filter: EventFilter
+  readonly #group: EventGroup
 
   constructor(deps: {
     readonly db: Kysely<Database>
     readonly stores: (trx: Kysely<Database>) => Stores
     readonly clock: Clock
     readonly filter?: EventFilter
+    /** Shared by the units of work of one app, so their lone events commit together. */
+    readonly group?: EventGroup
   }) {
     this.#db = deps.db
     this.#stores = deps.stores
     this.#clock = deps.clock
     this.#filter = deps.filter ?? recordEveryEvent
+    this.#group = deps.group ?? new EventGroup(deps.db)
+  }
+
+  async recordAlone(
+    by: ChangeActor,
+    type: EventType,
+    productId: ProductId | null,
+    data: object,
+  ): Promise<void> {
+    if (this.#filter.wants(type)) {
+      await this.#group.write(this.#event(by, type, productId, data))
+    }
+  }
+
+  #event(by: ChangeActor, type: EventType, productId: ProductId | null, data: object): Event {
+    const occurredAt = this.#clock.now()
+    return {
+      id: newEventId(occurredAt),
+      type,
+      occurredAt,
+      productId,
+      actor: by === 'system' ? { system: true } : { apiKeyId: by.apiKeyId, role: by.role },
+      requestId: by === 'system' ? null : (by.requestId ?? null),
+      data: data as Record<string, unknown>, // a resource object; serialised at commit
+    }
   }
 
   async write<T>(
@@ -45,19 +74,9 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
       const recorded: Event[] = []
       const events: EventRecorder = {
         record: (type: EventType, productId: ProductId | null, data: object) => {
-          if (!this.#filter.wants(type)) {
-            return
+          if (this.#filter.wants(type)) {
+            recorded.push(this.#event(by, type, productId, data))
           }
-          const occurredAt = this.#clock.now()
-          recorded.push({
-            id: newEventId(occurredAt),
-            type,
-            occurredAt,
-            productId,
-            actor: by === 'system' ? { system: true } : { apiKeyId: by.apiKeyId, role: by.role },
-            requestId: by === 'system' ? null : (by.requestId ?? null),
-            data: data as Record<string, unknown>, // a resource object; serialised at commit
-          })
         },
       }
       const result = await work({ ...this.#stores(trx), events })

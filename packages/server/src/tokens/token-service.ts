@@ -198,9 +198,13 @@ export class TokenService {
       .setExpirationTime(expiresAt)
       .setJti(newId('token'))
       .sign(this.#privateKey(key))
-    await this.#storage.write(principal, async ({ events }) => {
-      events.record('license.token_issued', license.productId, toLicenseResource(view)) // never the token
-    })
+    // Never the token. No change goes with it: concurrent issues share one commit.
+    await this.#storage.recordAlone(
+      principal,
+      'license.token_issued',
+      license.productId,
+      toLicenseResource(view),
+    )
     return { token, payload, view }
   }
 
