@@ -23,26 +23,14 @@ function keyturn(t: TestContext, args: readonly string[], env: Record<string, st
 const listening = /Keyturn is listening on (http:\/\/[^\s]+)/
 
 describeEachServerEnvironment('keyturn serve', (environment) => {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`prints its URL, answers there and exits 0 on ${signal}`, async (t) => {
-      const run = keyturn(t, ['serve'], { ...(await environment.fresh(t)), PORT: '0', LOG_LEVEL: 'info' })
-
-      const [, url] = await waitFor(run, listening)
-      const health = await fetch(`${url}/healthz`)
-      assert.equal(health.status, 200)
-      run.child.kill(signal)
-
-      assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
-      assert.equal(run.stderr, '')
-    })
-  }
-
-  it('prints the first admin key in a banner after the log lines, and it authenticates', async (t) => {
+  it('prints its URL and the first admin key in a banner after the log lines, answers there with it, and exits 0 on SIGTERM', async (t) => {
     const run = keyturn(t, ['serve', '--port', '0'], { ...(await environment.fresh(t)), LOG_LEVEL: 'info' })
 
     const [, url] = await waitFor(run, listening)
     const [secret] = await waitFor(run, /kt_admin_[A-Za-z0-9]+/)
     const startUp = run.stdout
+    const health = await fetch(`${url}/healthz`)
+    assert.equal(health.status, 200)
     const res = await fetch(`${url}/api/v0/products`, { headers: { authorization: `Bearer ${secret}` } })
     assert.equal(res.status, 200, await res.text())
     const lines = startUp.split('\n')
@@ -50,7 +38,21 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
     const banner = lines.findIndex((line) => line.includes(secret))
     assert.ok(lastLog >= 0 && lastLog < banner, `the banner comes after the start-up logs:\n${startUp}`)
     run.child.kill('SIGTERM')
-    assert.equal((await exitWithin(run)).code, 0)
+
+    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
+    assert.equal(run.stderr, '')
+  })
+
+  it('prints its URL, answers there and exits 0 on SIGINT', async (t) => {
+    const run = keyturn(t, ['serve'], { ...(await environment.fresh(t)), PORT: '0', LOG_LEVEL: 'info' })
+
+    const [, url] = await waitFor(run, listening)
+    const health = await fetch(`${url}/healthz`)
+    assert.equal(health.status, 200)
+    run.child.kill('SIGINT')
+
+    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
+    assert.equal(run.stderr, '')
   })
 
   it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, and /readyz ok only once it works', async (t) => {
@@ -75,11 +77,12 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
     assert.equal((await exitWithin(run)).code, 0)
   })
 
+  // In-process: nothing starts on a configuration that is refused.
   it('exits 1 with every configuration problem on stderr and nothing on stdout', async (t) => {
     const env = { ...(await environment.fresh(t)), PORT: 'abc', LOG_LEVEL: 'loud' }
-    const run = keyturn(t, ['serve'], env)
+    const run = await keyturnInProcess(['serve'], env)
 
-    assert.deepEqual(await exitWithin(run), { code: 1, signal: null })
+    assert.deepEqual([run.code, run.signal], [1, null])
     assert.equal(
       run.stderr,
       'Invalid configuration:\n  - PORT must be integer\n  - LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent\n',

@@ -69,27 +69,53 @@ async function statuses(url: string, secret: string, count: number): Promise<num
 }
 
 describeEachServerEnvironment('keyturn serve --workers 2', (environment) => {
-  it('prints the banner and the first admin key once, answers with it, and exits 0 on SIGTERM with both workers gone', async (t) => {
-    const run = keyturn(t, ['serve', '--workers', '2'], await environment.fresh(t))
+  // One cluster start per case is costly (three processes): the first start's banner, key and
+  // SIGINT exit, a worker replaced, then a second start on the same database: no new key, SIGTERM.
+  it('prints the banner and the first admin key once, replaces a worker that dies, exits 0 on SIGINT and SIGTERM with every worker gone; the next start prints no new key', async (t) => {
+    const env = await environment.fresh(t)
+    const first = keyturn(t, ['serve', '--workers', '2'], env)
 
-    const [, url = ''] = await waitFor(run, listening)
-    const [secret = ''] = await waitFor(run, /kt_admin_[A-Za-z0-9]+/)
+    const [, url = ''] = await waitFor(first, listening)
+    const [secret = ''] = await waitFor(first, /kt_admin_[A-Za-z0-9]+/)
     assert.deepEqual(await statuses(url, secret, 20), Array(20).fill(200))
-    const pids = workerPids(run)
-    assert.equal(pids.length, 2, run.stdout)
-    assert.ok(pids.every(isAlive))
-    assert.equal(countOf(run.stdout, 'Keyturn is listening on'), 1, run.stdout)
-    assert.equal(countOf(run.stdout, 'First start: Keyturn created an admin API key'), 1, run.stdout)
+    const started = workerPids(first)
+    assert.equal(started.length, 2, first.stdout)
+    assert.ok(started.every(isAlive))
+    assert.equal(countOf(first.stdout, 'Keyturn is listening on'), 1, first.stdout)
+    assert.equal(countOf(first.stdout, 'First start: Keyturn created an admin API key'), 1, first.stdout)
     assert.deepEqual(
-      [...new Set(run.stdout.match(/kt_admin_[A-Za-z0-9]+/g))],
+      [...new Set(first.stdout.match(/kt_admin_[A-Za-z0-9]+/g))],
       [secret],
       'one admin key, in the banner only',
     )
-    run.child.kill('SIGTERM')
+    assert.equal(first.stderr, '')
 
-    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
+    const [killed] = started
+    assert.ok(killed !== undefined, first.stdout)
+    process.kill(killed, 'SIGKILL')
+    await waitFor(
+      first,
+      new RegExp(`worker ${killed} exited unexpectedly \\(SIGKILL\\); started \\d+`),
+      'stderr',
+    )
+    await waitFor(first, /worker \d+ is listening in its place/, 'stderr')
+    assert.deepEqual(await statuses(url, secret, 10), Array(10).fill(200))
+    const pids = workerPids(first)
+    assert.equal(pids.filter(isAlive).length, 2, first.stderr)
+    first.child.kill('SIGINT')
+    assert.deepEqual(await exitWithin(first), { code: 0, signal: null }, first.stderr)
     assert.deepEqual(pids.filter(isAlive), [], 'no worker outlives the primary')
-    assert.equal(run.stderr, '')
+
+    const second = keyturn(t, ['serve', '--workers', '2'], env)
+    const [, secondUrl = ''] = await waitFor(second, listening)
+    assert.deepEqual(await statuses(secondUrl, secret, 4), Array(4).fill(200))
+    const secondPids = workerPids(second)
+    assert.equal(secondPids.length, 2, second.stdout)
+    second.child.kill('SIGTERM')
+    assert.deepEqual(await exitWithin(second), { code: 0, signal: null }, second.stderr)
+    assert.deepEqual(secondPids.filter(isAlive), [], 'no worker outlives the primary')
+    assert.doesNotMatch(second.stdout, /kt_admin_/)
+    assert.equal(second.stderr, '')
   })
 
   it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, and /readyz ok only once it works', async (t) => {
@@ -110,36 +136,6 @@ describeEachServerEnvironment('keyturn serve --workers 2', (environment) => {
     assert.doesNotMatch(run.stdout, /kt_admin_/, 'a configured key is never printed')
     run.child.kill('SIGTERM')
     assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
-  })
-
-  it('replaces a worker that dies and keeps answering; the next start prints no new key', async (t) => {
-    const env = await environment.fresh(t)
-    const first = keyturn(t, ['serve', '--workers', '2'], env)
-    const [, url = ''] = await waitFor(first, listening)
-    const [secret = ''] = await waitFor(first, /kt_admin_[A-Za-z0-9]+/)
-    const [killed] = workerPids(first)
-    assert.ok(killed !== undefined, first.stdout)
-
-    process.kill(killed, 'SIGKILL')
-    await waitFor(
-      first,
-      new RegExp(`worker ${killed} exited unexpectedly \\(SIGKILL\\); started \\d+`),
-      'stderr',
-    )
-    await waitFor(first, /worker \d+ is listening in its place/, 'stderr')
-    assert.deepEqual(await statuses(url, secret, 10), Array(10).fill(200))
-    const pids = workerPids(first)
-    assert.equal(pids.filter(isAlive).length, 2, first.stderr)
-    first.child.kill('SIGINT')
-    assert.deepEqual(await exitWithin(first), { code: 0, signal: null }, first.stderr)
-    assert.deepEqual(pids.filter(isAlive), [])
-
-    const second = keyturn(t, ['serve', '--workers', '2'], env)
-    const [, secondUrl = ''] = await waitFor(second, listening)
-    assert.deepEqual(await statuses(secondUrl, secret, 4), Array(4).fill(200))
-    second.child.kill('SIGTERM')
-    assert.deepEqual(await exitWithin(second), { code: 0, signal: null }, second.stderr)
-    assert.doesNotMatch(second.stdout, /kt_admin_/)
   })
 })
 
