@@ -21,6 +21,23 @@ export class CompiledSchemas {
   }
 }
 
+/**
+ * A schema's JSON, remembered per schema object: the apps of a test process register the same
+ * protocol schema objects again and again, and Fastify never changes a schema it was given.
+ */
+const contentKeys = new WeakMap<object, string>()
+function contentKey(schema: unknown): string {
+  if (typeof schema !== 'object' || schema === null) {
+    return JSON.stringify(schema)
+  }
+  let key = contentKeys.get(schema)
+  if (key === undefined) {
+    key = JSON.stringify(schema)
+    contentKeys.set(schema, key)
+  }
+  return key
+}
+
 type Validator = ReturnType<FastifySchemaCompiler<FastifySchema>> & {
   errors?: unknown
   schemaEnv?: unknown
@@ -52,7 +69,7 @@ function lazyValidator(compile: () => Validator): Validator {
 export function cachingValidatorCompiler(cache: CompiledSchemas): FastifySchemaCompiler<FastifySchema> {
   const compile = createValidatorCompiler()
   return (route) => {
-    const key = `${route.httpPart}\n${JSON.stringify(route.schema)}`
+    const key = `${route.httpPart}\n${contentKey(route.schema)}`
     let validate = cache.validators.get(key)
     if (validate === undefined) {
       validate = cache.lazy ? lazyValidator(() => compile(route) as Validator) : compile(route)
@@ -75,7 +92,7 @@ export function cachingSerializerFactory(cache: CompiledSchemas): BuildSerialize
     const compile = build(externalSchemas, options)
     const shared = JSON.stringify([externalSchemas ?? null, options ?? null])
     return (route) => {
-      const key = `${shared}\n${JSON.stringify(route.schema)}`
+      const key = `${shared}\n${contentKey(route.schema)}`
       let serialize = cache.serializers.get(key)
       if (serialize === undefined) {
         if (cache.lazy) {
