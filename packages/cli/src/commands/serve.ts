@@ -46,9 +46,11 @@ export function registerServe(program: Command, io: Io): void {
       }
       const output: Output = { print: io.print, logs: io.logs }
       if (options.workers === 1) {
+        // Listening for the signals first: one sent as soon as the banner is out stops it gracefully.
+        const shutdown = io.untilShutdown()
         // serve prints where it listens (and the first admin key, once).
         const running = await server.serve(env, output)
-        await io.untilShutdown()
+        await shutdown
         await running.close()
       } else if (cluster.isPrimary) {
         const shutdown = io.untilShutdown()
