@@ -93,7 +93,19 @@ export function postgresTestDatabase(serverUrl: string): TestDatabase {
  */
 const idleSchemas: string[] = []
 /** The tables a freshly migrated schema has, and whether the migrations left rows in any. */
-let freshTables: Promise<{ readonly tables: string; readonly seeded: boolean }> | undefined
+let freshTables: Promise<FreshTables> | undefined
+
+interface FreshTables {
+  readonly tables: string
+  readonly seeded: boolean
+  /**
+   * Keyturn's own tables, each after every table whose foreign keys point at it, or undefined when
+   * the keys form a cycle (then TRUNCATE empties them).
+   */
+  readonly deleteOrder: readonly string[] | undefined
+  /** Sequences of the schema, restarted with the tables (as TRUNCATE … RESTART IDENTITY did). */
+  readonly sequences: readonly string[]
+}
 
 async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
@@ -118,7 +130,7 @@ function ownTables(tables: readonly string[]): string[] {
   return tables.filter((name) => !name.startsWith('kysely_'))
 }
 
-function describeTables(url: string, schema: string) {
+function describeTables(url: string, schema: string): Promise<FreshTables> {
   return withClient(url, async (client) => {
     const tables = await tablesOf(client, schema)
     const own = ownTables(tables)
@@ -132,12 +144,55 @@ function describeTables(url: string, schema: string) {
                 .join(' union all '),
             )
           ).rows
-    return { tables: tables.join(','), seeded: nonEmpty.length > 0 }
+    const references = await client.query<{ child: string; parent: string }>(
+      `select child.relname as child, parent.relname as parent
+         from pg_constraint c
+         join pg_class child on child.oid = c.conrelid
+         join pg_class parent on parent.oid = c.confrelid
+        where c.contype = 'f' and c.connamespace = $1::regnamespace`,
+      [schema],
+    )
+    const sequences = await client.query<{ name: string }>(
+      `select relname as name from pg_class where relkind = 'S' and relnamespace = $1::regnamespace order by relname`,
+      [schema],
+    )
+    return {
+      tables: tables.join(','),
+      seeded: nonEmpty.length > 0,
+      deleteOrder: childrenFirst(own, references.rows),
+      sequences: sequences.rows.map((row) => row.name),
+    }
   })
 }
 
+/** `tables` ordered so that each comes after every table referencing it; undefined on a cycle. */
+function childrenFirst(
+  tables: readonly string[],
+  references: readonly { readonly child: string; readonly parent: string }[],
+): string[] | undefined {
+  const order: string[] = []
+  const placed = new Set<string>()
+  const pending = new Set(tables)
+  while (pending.size > 0) {
+    const ready = [...pending].filter((table) =>
+      references.every(
+        (reference) => reference.parent !== table || reference.child === table || placed.has(reference.child),
+      ),
+    )
+    if (ready.length === 0) {
+      return undefined
+    }
+    for (const table of ready) {
+      order.push(table)
+      placed.add(table)
+      pending.delete(table)
+    }
+  }
+  return order
+}
+
 /**
- * Empties `schema` (TRUNCATE of every table but the migrator's) so that it is as a fresh migrated
+ * Empties `schema` (every table but the migrator's) so that it is as a fresh migrated
  * one, and says whether it can be reused: not when a test changed its tables (dropped one, say),
  * nor when the migrations themselves insert rows (emptying would lose them).
  */
@@ -149,9 +204,16 @@ function emptiedForReuse(url: string, schema: string): Promise<boolean> {
     if (fresh === undefined || fresh.seeded || fresh.tables !== tables.join(',') || own.length === 0) {
       return false
     }
-    await client.query(
-      `truncate table ${own.map((name) => `"${schema}"."${name}"`).join(', ')} restart identity cascade`,
-    )
+    // DELETE, children first, in one transaction: on the few rows a test leaves it takes a few
+    // milliseconds where TRUNCATE of every table took 100-300 (new files for each table and index).
+    const statements =
+      fresh.deleteOrder === undefined
+        ? [`truncate table ${own.map((name) => `"${schema}"."${name}"`).join(', ')} restart identity cascade`]
+        : [
+            ...fresh.deleteOrder.map((name) => `delete from "${schema}"."${name}"`),
+            ...fresh.sequences.map((name) => `alter sequence "${schema}"."${name}" restart`),
+          ]
+    await client.query(`begin; ${statements.join('; ')}; commit`)
     return true
   })
 }
