@@ -29,6 +29,7 @@ import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { migrateToLatest } from './storage/migrate.js'
 import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
+import { dispatchBatch } from './webhooks/delivery-worker.js'
 
 export { ConfigError } from './config.js'
 export { errorCatalogueMarkdown } from './http/problem-pages.js'
@@ -202,7 +203,10 @@ function startWebhookWork(
       runLoop({
         task: async () => {
           const done = await services.deliveries.tick()
-          return done.attempted > 0 || done.dispatched > 0
+          // Busy (tick again at once) while sending, or while a full batch of events was dispatched.
+          // A few new events wait for the next tick: under a stream of writes each tick would
+          // otherwise commit a dispatch of a handful of events, a second commit per write.
+          return done.attempted > 0 || done.dispatched >= dispatchBatch
         },
         idleMs,
         signal: stopping.signal,

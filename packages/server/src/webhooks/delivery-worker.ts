@@ -9,7 +9,7 @@ import { type AttemptResult, deliveryLeaseMs } from './webhook-delivery.js'
 import type { ClaimedDelivery, WebhookStore } from './webhook-store.js'
 
 /** Events turned into deliveries per tick, and deliveries sent per tick: each tick stays bounded. */
-const dispatchBatch = 200
+export const dispatchBatch = 200
 const sendBatch = 25
 /** How often each process re-reads whether an endpoint subscribes to validation events. */
 const subscriptionRefreshMs = 5_000
