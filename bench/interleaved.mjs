@@ -85,6 +85,15 @@ function median(values) {
 }
 
 async function round(server, load, options, adminKey) {
+  const undo = await load.setUp?.() // e.g. the -no-events scenarios' trigger (bench/events.mjs)
+  try {
+    return await measureRound(server, load, options, adminKey)
+  } finally {
+    await undo?.()
+  }
+}
+
+async function measureRound(server, load, options, adminKey) {
   const items = load.requests
   const before = cpuOf(server.pid)
   const result = await autocannon({
@@ -171,6 +180,7 @@ async function main() {
         productId: product.id,
         pools,
         now,
+        database: database.location,
       })
       const name =
         options.workers === undefined

@@ -8,6 +8,7 @@
  *   --engines=a,b      sqlite and/or postgres (default: both)
  *   --only=a,b         only these HTTP scenarios (ids in bench/scenarios.mjs), e.g. --only=validate
  *   --workers=n        `keyturn serve --workers n` (node:cluster); results go to results/workers-<n>.*
+ *   --seconds=n        measured seconds per HTTP scenario (with --quick: small data, longer runs)
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -34,6 +35,7 @@ function parseOptions(argv) {
     engines: ['sqlite', 'postgres'],
     only: undefined,
     workers: undefined,
+    seconds: undefined,
   }
   for (const arg of argv) {
     if (arg === '--quick') {
@@ -58,9 +60,14 @@ function parseOptions(argv) {
       if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > 64) {
         throw new Error(`--workers takes a whole number from 1 to 64, not ${arg}`)
       }
+    } else if (arg.startsWith('--seconds=')) {
+      options.seconds = Number(arg.slice('--seconds='.length))
+      if (!(options.seconds > 0 && options.seconds <= 600)) {
+        throw new Error(`--seconds takes a number of seconds up to 600, not ${arg}`)
+      }
     } else {
       throw new Error(
-        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…, --workers=2)`,
+        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…, --workers=2, --seconds=10)`,
       )
     }
   }
@@ -68,6 +75,11 @@ function parseOptions(argv) {
 }
 
 function settingsFor(options) {
+  const settings = presetFor(options)
+  return options.seconds === undefined ? settings : { ...settings, durationSeconds: options.seconds }
+}
+
+function presetFor(options) {
   return options.quick
     ? {
         connections: 50,
@@ -75,6 +87,7 @@ function settingsFor(options) {
         durationSeconds: 1,
         inProcessSeconds: 0.3,
         licenses: { small: 10_000, large: 20_000 },
+        deliveries: 1_000,
       }
     : {
         connections: 50,
@@ -82,6 +95,7 @@ function settingsFor(options) {
         durationSeconds: 10,
         inProcessSeconds: 3,
         licenses: { small: 10_000, large: 1_000_000 },
+        deliveries: 5_000,
       }
 }
 
@@ -209,25 +223,44 @@ async function runScenario(instance, scenario, base, context) {
     productId: base.productId,
     pools: base.pools,
     now: context.now,
+    database: base.database,
+    deliveries: settings.deliveries,
   })
+  if (load.measure !== undefined) {
+    log(`${scenario.id} on ${base.engine}`)
+    const measured = await load.measure()
+    if (measured.unavailable !== undefined) {
+      results.scenarios.push({ ...row, unavailable: 'not available', note: measured.unavailable })
+    } else {
+      results.scenarios.push({ ...row, ...measured })
+      log(`  ${measured.rps?.toFixed(0)} per second${measured.problem ? `; ${measured.problem}` : ''}`)
+    }
+    return
+  }
   if (load.unavailable !== undefined) {
     log(`${scenario.id} on ${base.engine}: not available: ${load.unavailable}`)
     results.scenarios.push({ ...row, unavailable: 'not available', note: load.unavailable })
     return
   }
   log(`${scenario.id} on ${base.engine} (${count(base.licenses)} licenses)`)
-  const measured = await runLoad(
-    instance.server,
-    {
-      method: load.method,
-      apiKey: credentials.adminKey,
-      headers: load.headers,
-      requests: load.requests,
-      idlePath: '/readyz',
-    },
-    settings,
-    context.workDir,
-  )
+  const undo = await load.setUp?.()
+  let measured
+  try {
+    measured = await runLoad(
+      instance.server,
+      {
+        method: load.method,
+        apiKey: credentials.adminKey,
+        headers: load.headers,
+        requests: load.requests,
+        idlePath: '/readyz',
+      },
+      settings,
+      context.workDir,
+    )
+  } finally {
+    await undo?.()
+  }
   const unexpected = measured.non2xx + measured.errors
   const problems = [
     ...(unexpected > 0
@@ -270,7 +303,14 @@ async function runEngine(engine, context) {
   for (const size of ['small', 'large']) {
     const licenses = settings.licenses[size]
     const pools = await seedTo(prepared, engine, licenses, context)
-    const base = { engine, size, licenses, productId: prepared.product.id, pools }
+    const base = {
+      engine,
+      size,
+      licenses,
+      productId: prepared.product.id,
+      pools,
+      database: prepared.database.location,
+    }
     if (size === 'large') {
       log(`raw ${engine} ceilings`)
       results.ceilings[engine] = await measureInProcess(

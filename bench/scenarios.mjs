@@ -4,6 +4,7 @@
  * `{ unavailable: reason }` when the server does not have the feature yet.
  */
 import { randomBytes } from 'node:crypto'
+import { measureDeliveries, withoutEventRows } from './events.mjs'
 import { api, apiOk } from './net.mjs'
 
 const year = 365 * 86_400_000
@@ -18,7 +19,7 @@ function listQuery(now) {
 const deepFraction = 0.9
 
 /**
- * @typedef {{ url: string, adminKey: string, productId: string, pools: Record<string, string[]>, now: number }} ScenarioContext
+ * @typedef {{ url: string, adminKey: string, productId: string, pools: Record<string, string[]>, now: number, database: object, deliveries: number }} ScenarioContext
  * @type {{ id: string, title: string, ceiling: 'http' | 'insertCommit', prepare: (context: ScenarioContext) => Promise<object> }[]}
  */
 export const scenarios = [
@@ -210,6 +211,47 @@ export const scenarios = [
     },
   },
 ]
+
+/**
+ * Issue 10: create, activate and token again with the event rows dropped by a trigger (bench/events.mjs),
+ * each right after its own run, and the webhook delivery throughput.
+ */
+for (const id of ['create', 'activate', 'token']) {
+  const index = scenarios.findIndex((scenario) => scenario.id === id)
+  const scenario = scenarios[index]
+  scenarios.splice(index + 1, 0, {
+    ...scenario,
+    id: `${id}-no-events`,
+    title: `${scenario.title}, event rows dropped`,
+    prepare: async (context) => {
+      const restore = await withoutEventRows(context.database)
+      let load
+      try {
+        load = await scenario.prepare(context) // its probe request writes no event row either
+      } finally {
+        await restore()
+      }
+      // Around each measured run: the harnesses call setUp and then what it returns.
+      return { ...load, setUp: () => withoutEventRows(context.database) }
+    },
+  })
+}
+scenarios.push({
+  id: 'webhook-delivery',
+  title: 'webhook deliveries (per second)',
+  ceiling: undefined,
+  prepare: async (context) => ({
+    measure: () =>
+      measureDeliveries({
+        url: context.url,
+        adminKey: context.adminKey,
+        productId: context.productId,
+        database: context.database,
+        licenseId: context.pools.activeIds[0],
+        count: context.deliveries,
+      }),
+  }),
+})
 
 /** How many floating licenses the heartbeat scenario creates through the API. */
 const floatingLicenses = 200

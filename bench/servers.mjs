@@ -46,6 +46,9 @@ export function startKeyturn({ databaseUrl, adminKey, secret, logLevel = 'warn',
     LOG_LEVEL: logLevel,
     // The load comes from one admin key: a budget it never reaches, so the limiter runs but refuses nothing.
     KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '10000000',
+    // The webhook-delivery scenario's receiver is on loopback, over http.
+    KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
+    KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
   })
 }
 
