@@ -82,7 +82,7 @@ for (let i = 0; i < 200; i++) {
 const { privateKey } = generateKeyPairSync('ed25519')
 const base = Buffer.from('x'.repeat(330)) // about the size of the signature base of a validate answer
 
-async function injectBatch(signed) {
+async function injectBatch(signed, nonce = signed) {
   let next = 0
   const one = async () => {
     while (next < options.batch) {
@@ -91,7 +91,7 @@ async function injectBatch(signed) {
         method: 'POST',
         url: '/api/v0/licenses/validate',
         headers: signed ? { authorization, 'keyturn-sign': 'ed25519' } : { authorization },
-        payload: signed ? { key, productId, nonce: randomBytes(16).toString('hex') } : { key, productId },
+        payload: nonce ? { key, productId, nonce: randomBytes(16).toString('hex') } : { key, productId },
       })
       if (res.statusCode !== 200 || (signed && res.headers.signature === undefined)) {
         throw new Error(`unexpected answer ${res.statusCode}: ${res.body}`)
@@ -103,6 +103,7 @@ async function injectBatch(signed) {
 
 const runs = {
   'validate (unsigned)': () => injectBatch(false),
+  'validate with a nonce, unsigned': () => injectBatch(false, true),
   'validate (signed answer)': () => injectBatch(true),
   'bare Ed25519 sign (node:crypto, sync)': async () => {
     for (let i = 0; i < options.batch; i++) {
