@@ -178,7 +178,9 @@ it('runs the licensing business from the dashboard in Chromium', {
   await t.test('shows an API problem next to the form that caused it', async () => {
     await navigate(page, 'Licenses')
     await page.getByRole('link', { name: 'Create license' }).click()
-    await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+    await page
+      .getByRole('combobox', { name: 'Product', exact: true })
+      .selectOption({ label: 'Acme Photo Editor' })
     await page.getByLabel('Expires on (UTC, end of day)').fill('2001-01-01')
     await page.getByRole('button', { name: 'Create license' }).click()
     const problem = page.getByRole('form', { name: 'Create a license' }).getByRole('alert')
@@ -285,7 +287,9 @@ it('runs the licensing business from the dashboard in Chromium', {
       await checkScreen(page, '10-api-keys')
       await page.getByLabel('Name').fill('Acme back end')
       await page.getByLabel('Role').selectOption('product')
-      await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await page
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
       await page.getByRole('button', { name: 'Create API key' }).click()
       const secret = page.getByLabel('Secret')
       await secret.waitFor()
@@ -314,7 +318,9 @@ it('runs the licensing business from the dashboard in Chromium', {
       await navigate(page, 'Entitlements')
       const entitlementForm = page.getByRole('form', { name: 'Create an entitlement' })
       await page.getByText('Create an entitlement').click()
-      await entitlementForm.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await entitlementForm
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
       await entitlementForm.getByLabel('Code').fill('export-pdf')
       await entitlementForm.getByLabel('Name').fill('Export to PDF')
       await entitlementForm.getByRole('button', { name: 'Create entitlement' }).click()
@@ -324,7 +330,9 @@ it('runs the licensing business from the dashboard in Chromium', {
       await navigate(page, 'Policies')
       const policyForm = page.getByRole('form', { name: 'Create a policy' })
       await page.getByText('Create a policy').click()
-      await policyForm.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
+      await policyForm
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
       await policyForm.getByLabel('Name').fill('Pro yearly')
       await policyForm.getByLabel('Maximum activations').fill('2')
       await policyForm.getByLabel('Duration in days').fill('365')
@@ -358,8 +366,11 @@ it('runs the licensing business from the dashboard in Chromium', {
 
       await navigate(page, 'Licenses')
       await page.getByRole('link', { name: 'Create license' }).click()
-      await page.getByLabel('Product').selectOption({ label: 'Acme Photo Editor' })
-      await page.getByLabel('Policy').selectOption({ label: 'Pro yearly' })
+      await page
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
+      // A list once the policies have loaded (a text field until then): wait for the list.
+      await page.getByRole('combobox', { name: 'Policy' }).selectOption({ label: 'Pro yearly' })
       await page.getByLabel('Maximum activations').fill('')
       await page.getByLabel('Customer id').fill(customerId)
       await page.getByLabel('Metadata').fill('{"seller": "shop"}')
