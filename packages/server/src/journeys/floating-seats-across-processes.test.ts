@@ -3,6 +3,7 @@ import { it } from 'node:test'
 import { sql } from 'kysely'
 import { loadConfig } from '../config.js'
 import { connect } from '../storage/connect.js'
+import { adminPoster, assertThreeOfFiftyActivate } from '../testing/seat-contention.js'
 import { describeEachServerEnvironment } from '../testing/server-environments.js'
 import { startServerProcess } from '../testing/server-process.js'
 
@@ -18,41 +19,15 @@ describeEachServerEnvironment(
       // The processes run on the system clock: time passes for the leases by moving them into the past.
       const connection = connect(loadConfig(env).database)
       t.after(() => connection.close())
-      const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' }
-      const post = async (base: string, path: string, body: unknown) => {
-        const res = await fetch(`${base}/api/v0${path}`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(body),
-        })
-        return { status: res.status, body: (await res.json()) as { id: string; key: string } } // the API's JSON
-      }
+      const headers = { authorization: `Bearer ${adminKey}` }
+      const post = adminPoster(adminKey)
       const product = await post(first.url, '/products', { name: 'Shared' })
       const productId = product.body.id
       const license = await post(first.url, '/licenses', { productId, maxActivations: 3, heartbeatTtl: 600 })
       assert.equal(license.status, 201, JSON.stringify(license.body))
 
       for (let round = 0; round < 4; round++) {
-        const answers = await Promise.all(
-          Array.from({ length: 50 }, (_, machine) =>
-            post(machine % 2 === 0 ? first.url : second.url, '/licenses/activate', {
-              key: license.body.key,
-              productId,
-              fingerprint: `round-${round}-machine-${machine}`,
-            }),
-          ),
-        )
-        const statuses = answers.map((answer) => answer.status)
-        assert.equal(
-          statuses.filter((status) => status === 201).length,
-          3,
-          `round ${round}: ${statuses.join(',')}`,
-        )
-        assert.equal(
-          statuses.filter((status) => status === 409).length,
-          47,
-          `round ${round}: ${statuses.join(',')}`,
-        )
+        await assertThreeOfFiftyActivate(post, [first.url, second.url], license.body, productId, round)
         const { rows } = await sql<{ stored: number | string; rows: number | string }>`
         select activation_count as stored,
           (select count(*) from activations where license_id = ${license.body.id}) as rows
