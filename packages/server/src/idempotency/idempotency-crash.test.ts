@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { it } from 'node:test'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import type { Connection } from '../storage/connect.js'
 import type { Database } from '../storage/database.js'
-import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
+import { apiRoutes, requestFor, seedRouteFixture } from '../testing/api-routes.js'
+import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import type { StoredResponse } from './idempotency.js'
 import { idempotencyLeaseMs } from './idempotency.js'
@@ -35,8 +38,8 @@ class CrashBeforeResponse implements IdempotencyStore {
   release(claim: NewClaim): Promise<void> {
     return this.#store.release(claim)
   }
-  deleteExpired(now: Date): Promise<number> {
-    return this.#store.deleteExpired(now)
+  deleteExpired(now: Date, unansweredBefore: Date): Promise<number> {
+    return this.#store.deleteExpired(now, unansweredBefore)
   }
 }
 
@@ -90,6 +93,19 @@ describeEachDatabase(
       assert.equal(await count(test, 'licenses'), 1)
     })
 
+    it('replays the committed license when the retry comes after the expired records were purged', async (t) => {
+      const { test } = await crashingApp(t, 1)
+      const first = await post(test, '/api/v0/licenses', 'K', { productId: test.productId })
+      assert.equal(first.statusCode, 201, first.body)
+
+      test.clock.advance(60 * 60 * 1000) // past the lease and the purge interval: the retry purges first
+      const retry = await post(test, '/api/v0/licenses', 'K', { productId: test.productId })
+      assert.equal(retry.statusCode, 201, retry.body)
+      assert.equal(retry.headers['idempotent-replayed'], 'true')
+      assert.equal(retry.body, first.body)
+      assert.equal(await count(test, 'licenses'), 1)
+    })
+
     it('replays an action (revoke) with its 200 and the resource as it returned it', async (t) => {
       const { test, store } = await crashingApp(t, 0)
       const created = await post(test, '/api/v0/licenses', 'create', { productId: test.productId })
@@ -137,3 +153,114 @@ describeEachDatabase(
     })
   },
 )
+
+/** Tables a retry may write: its own claim, and the schema's bookkeeping. */
+const bookkeepingTables = new Set(['idempotency_keys', 'kysely_migration', 'kysely_migration_lock'])
+
+/** Every row of every other table, by table, as digests: what a replayed retry must leave as it was. */
+async function digestTables(connection: Connection): Promise<Record<string, string>> {
+  const { db, kind } = connection
+  const schema =
+    kind === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined
+  const tables = (await db.introspection.getTables())
+    .filter(
+      (table) => (schema === undefined || table.schema === schema) && !bookkeepingTables.has(table.name),
+    )
+    .map((table) => table.name)
+  const digests: Record<string, string> = {}
+  for (const table of tables.sort()) {
+    const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db)
+    const text = rows
+      .map((row) => JSON.stringify(row))
+      .sort()
+      .join('\n')
+    digests[table] = createHash('sha256').update(text).digest('hex')
+  }
+  return digests
+}
+
+/**
+ * Routes whose lost answer is made again instead of replayed (`idempotencyRecovery: 'rerun'`): a
+ * token (never stored), a heartbeat ("alive now"), a test event and a delivery retry. Their retry
+ * may change what running again changes, and nothing else.
+ */
+const rerunTables: Record<string, readonly string[]> = {
+  '/licenses/:id/tokens': ['events'],
+  '/licenses/tokens': ['events'],
+  '/licenses/heartbeat': ['activations'],
+  '/activations/:id/heartbeat': ['activations'],
+  '/webhook-endpoints/:id/test': ['events', 'webhook_deliveries'],
+  '/webhook-deliveries/:id/retry': ['webhook_deliveries'],
+}
+
+describeEachDatabase('Idempotency-Key after a crash, on every POST route', (database) => {
+  it('creates or changes nothing a second time when any POST is retried after its answer was lost', async (t) => {
+    const { test, store } = await crashingAppFor(t)
+    const posts = apiRoutes.filter((route) => route.method === 'POST')
+    assert.ok(posts.length >= 25, `only ${posts.length} POST routes in the catalogue`)
+    const problems: string[] = []
+    for (const route of posts) {
+      // A product of its own per route, so one route's change (a revoke, a suspend) cannot refuse another.
+      const productId = await createProduct(test.app, test.headers, `Crash ${route.path}`)
+      const fixture = await seedRouteFixture(test.app, test.headers, productId, test.services.deliveries)
+      const request = requestFor(route, '/api/v0', fixture)
+      if (route.path === '/licenses/deactivate') {
+        // The catalogue deactivates the machine its activate route activated just before.
+        const activate = apiRoutes.find((other) => other.path === '/licenses/activate')
+        assert.ok(activate)
+        await test.app.inject({ ...requestFor(activate, '/api/v0', fixture), headers: test.headers })
+      }
+      const send = () =>
+        test.app.inject({
+          ...request,
+          headers: { ...test.headers, 'idempotency-key': `crash ${route.path}` },
+        })
+      const where = `POST ${route.path}`
+
+      const before = await digestTables(test.connection)
+      store.crashes = 1
+      const first = await send()
+      const committed = await digestTables(test.connection)
+      test.clock.advance(idempotencyLeaseMs + 1)
+      const retry = await send()
+      const after = await digestTables(test.connection)
+
+      const mayChange = rerunTables[route.path] ?? []
+      const changedAgain = Object.keys(after).filter(
+        (table) => after[table] !== committed[table] && !mayChange.includes(table),
+      )
+      const firstChanged = Object.keys(committed).some((table) => committed[table] !== before[table])
+      const unrecoverable = retry.statusCode === 409 && retry.json().code === 'idempotency_key_unrecoverable'
+      const answer = `${first.statusCode} then ${retry.statusCode} ${retry.body.slice(0, 200)}`
+      if (first.statusCode >= 300) {
+        problems.push(`${where}: the first request failed: ${first.statusCode} ${first.body}`)
+      } else if (changedAgain.length > 0) {
+        problems.push(`${where}: the retry changed ${changedAgain.join(', ')} again (${answer})`)
+      } else if (unrecoverable) {
+        // A secret shown once was lost with the answer: nothing new was created, and the 409 says so.
+      } else if (retry.statusCode !== first.statusCode) {
+        problems.push(`${where}: another answer (${answer})`)
+      } else if (firstChanged && mayChange.length === 0 && retry.headers['idempotent-replayed'] !== 'true') {
+        problems.push(`${where}: ran again instead of replaying (${answer})`)
+      } else if (firstChanged && mayChange.length === 0 && retry.body !== first.body) {
+        problems.push(`${where}: replayed another body (${answer})`)
+      }
+    }
+    assert.deepEqual(problems, [])
+  })
+
+  async function crashingAppFor(t: Parameters<typeof buildTestApp>[0]) {
+    let store: CrashBeforeResponse | undefined
+    const test = await buildTestApp(t, database, {
+      idempotencyStore: (db) => {
+        store = new CrashBeforeResponse(db)
+        store.crashes = 0
+        return store
+      },
+    })
+    assert.ok(store)
+    return { test, store }
+  }
+})

@@ -168,6 +168,6 @@ export class IdempotencyService {
       return
     }
     this.#lastPurge = now
-    await this.#store.deleteExpired(now)
+    await this.#store.deleteExpired(now, new Date(now.getTime() - idempotencyRetentionMs))
   }
 }

@@ -33,6 +33,11 @@ export interface IdempotencyStore {
   complete(claim: NewClaim, response: StoredResponse, expiresAt: Date): Promise<boolean>
   /** Deletes the claim, so a retry runs the request again (after a server error). */
   release(claim: NewClaim): Promise<void>
-  /** Deletes records expired by `now`; returns how many. */
-  deleteExpired(now: Date): Promise<number>
+  /**
+   * Deletes answered records expired by `now`, and unanswered claims made before `unansweredBefore`
+   * (a claim whose lease ran out may belong to a request that committed and lost its answer: it
+   * stays as long as an answer would, so a late retry still recovers instead of running again).
+   * Returns how many.
+   */
+  deleteExpired(now: Date, unansweredBefore: Date): Promise<number>
 }

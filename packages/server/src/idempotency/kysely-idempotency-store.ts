@@ -156,10 +156,15 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
       .execute()
   }
 
-  async deleteExpired(now: Date): Promise<number> {
+  async deleteExpired(now: Date, unansweredBefore: Date): Promise<number> {
     const result = await this.#db
       .deleteFrom('idempotency_keys')
-      .where('expires_at', '<=', now.toISOString())
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('response_status', 'is not', null), eb('expires_at', '<=', now.toISOString())]),
+          eb.and([eb('response_status', 'is', null), eb('created_at', '<=', unansweredBefore.toISOString())]),
+        ]),
+      )
       .executeTakeFirst()
     return Number(result.numDeletedRows)
   }

@@ -8,6 +8,9 @@ export function registerHeartbeatActivation(api: App, activations: ActivationSer
   api.post(
     '/activations/:id/heartbeat',
     {
+      // A heartbeat says "alive now" and records no event: a retry whose first answer was lost
+      // beats again (a newer lastHeartbeatAt), which is what the retrying machine means.
+      config: { idempotencyRecovery: 'rerun' },
       schema: {
         operationId: 'heartbeatActivation',
         summary: 'Renew the lease of a floating seat (by activation id)',
