@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
-import { describe, it, type TestContext } from 'node:test'
+import { it, type TestContext } from 'node:test'
 import { redisSkip, startRedis } from '../../server/dist/testing/redis-server.js'
-import { sqliteServerEnvironment } from '../../server/dist/testing/server-environments.js'
+import { describeEachServerEnvironment } from '../../server/dist/testing/server-environments.js'
 import { type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 const patience = 60_000
@@ -36,9 +36,9 @@ async function statuses(urls: readonly string[]): Promise<number[]> {
   return answers
 }
 
-describe('keyturn serve rate limits across processes', () => {
+describeEachServerEnvironment('keyturn serve rate limits across processes', (environment) => {
   it('enforces one per-IP limit over every worker of --workers 2 without Redis', async (t) => {
-    const env = { ...(await sqliteServerEnvironment().fresh(t)), KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '6' }
+    const env = { ...(await environment.fresh(t)), KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '6' }
     const run = serve(t, ['--workers', '2'], env)
     const [, url = ''] = await waitFor(run, listening)
 
@@ -51,8 +51,10 @@ describe('keyturn serve rate limits across processes', () => {
   }, async (t) => {
     const redisUrl = await startRedis(t)
     const limits = { KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '4', KEYTURN_REDIS_URL: redisUrl }
-    const first = serve(t, [], { ...(await sqliteServerEnvironment().fresh(t)), ...limits })
-    const second = serve(t, [], { ...(await sqliteServerEnvironment().fresh(t)), ...limits })
+    // Two processes of one deployment: one database, one Redis.
+    const env = { ...(await environment.fresh(t)), ...limits }
+    const first = serve(t, [], env)
+    const second = serve(t, [], env)
     const [[, a = ''], [, b = '']] = await Promise.all([
       waitFor(first, listening),
       waitFor(second, listening),
