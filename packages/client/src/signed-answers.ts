@@ -11,7 +11,7 @@ import {
   signatureLabel,
 } from '@keyturn/protocol'
 import { KeyturnSignatureError } from './errors.js'
-import { importOnce, type PublicKeyInput } from './validate-license-token.js'
+import { importOnce, type PublicKeyInput, verifyEd25519 } from './validate-license-token.js'
 
 export interface SignedAnswer {
   readonly status: number
@@ -80,11 +80,10 @@ export async function checkSignedAnswer(answer: SignedAnswer, check: SignatureCh
     path: answer.path,
     signatureParams,
   })
-  const isValid = await crypto.subtle.verify(
-    { name: 'Ed25519' },
+  const isValid = await verifyEd25519(
     key.key,
-    toArrayBuffer(fromBase64(parsedSignature[1] ?? '')),
-    toArrayBuffer(new TextEncoder().encode(base)),
+    new Uint8Array(toArrayBuffer(fromBase64(parsedSignature[1] ?? ''))),
+    new TextEncoder().encode(base),
   )
   if (!isValid) {
     throw new KeyturnSignatureError('invalid_signature', 'The answer’s signature does not verify.')

@@ -197,7 +197,7 @@ const nodeKeys = new WeakMap<CryptoKey, unknown>()
  * loop, which made validateLicenseToken 35–55% of a bare verify one call at a time, 67–88% with 8 in
  * flight (bench/README.md "validateLicenseToken", session 3). Elsewhere, WebCrypto.
  */
-async function verifyEd25519(
+export async function verifyEd25519(
   key: CryptoKey,
   signature: Uint8Array<ArrayBuffer>,
   data: Uint8Array<ArrayBuffer>,
