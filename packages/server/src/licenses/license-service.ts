@@ -5,6 +5,7 @@ import {
   type ExpirationBasis,
   type LicenseId,
   type ListLicensesQuery,
+  maxDurationSeconds,
   type Paginated,
   type PolicyId,
   type ProductId,
@@ -224,7 +225,16 @@ export class LicenseService {
       }
       let changes: LicenseChanges
       if (current.firstActivationDuration !== null) {
-        changes = { updatedAt: now, firstActivationDuration: current.firstActivationDuration + duration }
+        // What the first activation will add stays a duration (at most 100 years, like a policy's),
+        // so the expiration date it makes stays a date both engines store.
+        const pending = current.firstActivationDuration + duration
+        if (pending > maxDurationSeconds) {
+          throw new InvalidInputError(
+            '#/duration',
+            `License ${id} waits for its first activation with ${current.firstActivationDuration} seconds; renewed, it would hold ${pending}, more than ${maxDurationSeconds} (100 years).`,
+          )
+        }
+        changes = { updatedAt: now, firstActivationDuration: pending }
       } else if (current.expirationDate === null) {
         throw new DomainError(
           'license_does_not_expire',

@@ -58,4 +58,28 @@ describeEachDatabase('migrations', (database) => {
       ],
     )
   })
+
+  it('widens durations past 32 bits when migration 31 runs on a database whose migration 50 made them integer', async (t) => {
+    const connection = await database.open()
+    t.after(() => connection.close())
+    const db = connection.db
+    if (connection.kind === 'postgres') {
+      // As migration 50 made them before: PostgreSQL's 32-bit integer.
+      await sql`alter table policies alter column duration type integer`.execute(db)
+      await sql`alter table licenses alter column first_activation_duration type integer`.execute(db)
+    }
+    await sql`delete from kysely_migration where name = '2026-11-23-31-durations-bigint'`.execute(db)
+
+    assert.deepEqual(await migrateToLatest(connection), ['2026-11-23-31-durations-bigint'])
+    await sql`insert into products (id, name, created_at, updated_at) values ('prd_d', 'D', ${'2030-01-01T00:00:00.000Z'}, ${'2030-01-01T00:00:00.000Z'})`.execute(
+      db,
+    )
+    await sql`insert into policies (id, product_id, name, duration, expiration_basis, created_at, updated_at) values ('pol_d', 'prd_d', 'P', ${3_000_000_000}, 'creation', ${'2030-01-01T00:00:00.000Z'}, ${'2030-01-01T00:00:00.000Z'})`.execute(
+      db,
+    )
+    const { rows } = await sql<{
+      duration: string | number
+    }>`select duration from policies where id = 'pol_d'`.execute(db)
+    assert.equal(Number(rows[0]?.duration), 3_000_000_000)
+  })
 })

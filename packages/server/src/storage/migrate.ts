@@ -6,6 +6,7 @@ import { activations } from './migrations/2026-11-21-01-activations.js'
 import { idempotencyKeys } from './migrations/2026-11-21-02-idempotency-keys.js'
 import { listIndexes } from './migrations/2026-11-21-03-list-indexes.js'
 import { clientTokenTtl } from './migrations/2026-11-23-30-client-token-ttl.js'
+import { durationsBigint } from './migrations/2026-11-23-31-durations-bigint.js'
 import { events } from './migrations/2026-11-23-40-events.js'
 import { webhooks } from './migrations/2026-11-23-41-webhooks.js'
 import { vendors } from './migrations/2026-11-23-50-vendors.js'
@@ -29,6 +30,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-21-02-idempotency-keys': idempotencyKeys(kind),
     '2026-11-21-03-list-indexes': listIndexes(),
     '2026-11-23-30-client-token-ttl': clientTokenTtl(),
+    '2026-11-23-31-durations-bigint': durationsBigint(kind),
     '2026-11-23-40-events': events(kind),
     '2026-11-23-41-webhooks': webhooks(kind),
     '2026-11-23-60-floating-seats-and-usage': floatingSeatsAndUsage(kind),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { maxDurationSeconds } from '@keyturn/protocol'
 import { buildTestApp, createProduct, productKeyHeaders } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { expectInvalidField, expectProblem } from '../../testing/licenses.js'
@@ -122,6 +123,35 @@ describeEachDatabase('POST /api/v0/licenses/:id/renew', (database) => {
     assert.equal(
       (await call(app, headers, 'GET', `/licenses/${license.id}`, 200)).expirationDate,
       '2030-04-15T00:00:00.000Z',
+    )
+  })
+
+  it('holds up to 100 years for a license waiting for its first activation, and answers 400 at #/duration past that', async (t) => {
+    const { app, headers, productId, clock } = await buildTestApp(t, database)
+    const policy = await call(app, headers, 'POST', '/policies', 201, {
+      productId,
+      name: 'Seventy years',
+      duration: 2_200_000_000, // past 32-bit seconds
+      expirationBasis: 'firstActivation',
+    })
+    const license = await call(app, headers, 'POST', '/licenses', 201, { productId, policyId: policy.id })
+
+    await call(app, headers, 'POST', `/licenses/${license.id}/renew`, 200, {
+      duration: maxDurationSeconds - 2_200_000_000,
+    })
+    const refused = await app.inject({
+      method: 'POST',
+      url: `/api/v0/licenses/${license.id}/renew`,
+      headers,
+      payload: { duration: 3600 },
+    })
+    clock.set('2030-04-01T00:00:00.000Z')
+    await call(app, headers, 'POST', `/licenses/${license.id}/activations`, 201, { fingerprint: 'm1' })
+
+    assert.match(expectInvalidField(refused, '#/duration').detail, /100 years/)
+    assert.equal(
+      (await call(app, headers, 'GET', `/licenses/${license.id}`, 200)).expirationDate,
+      new Date(Date.parse('2030-04-01T00:00:00.000Z') + maxDurationSeconds * 1000).toISOString(),
     )
   })
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { maxDurationSeconds } from '@keyturn/protocol'
 import { buildTestApp, createProduct, testStart } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { expectInvalidField, expectProblem } from '../../testing/licenses.js'
@@ -78,6 +79,33 @@ describeEachDatabase('/api/v0/policies', (database) => {
     expectInvalidField(await post({ expirationBasis: 'payment' }), '#/expirationBasis')
     expectInvalidField(await post({ maxActivations: 0 }), '#/maxActivations')
     assert.equal((await call(app, headers, 'GET', '/policies', 200)).totalCount, 0, 'nothing was written')
+  })
+
+  it('stores durations up to 100 years, past 32-bit seconds, and answers 400 beyond', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+
+    const policy = await call(app, headers, 'POST', '/policies', 201, {
+      productId,
+      name: 'P',
+      duration: 2 ** 31,
+    })
+    const updated = await call(app, headers, 'PATCH', `/policies/${policy.id}`, 200, {
+      duration: maxDurationSeconds,
+    })
+    const refused = await app.inject({
+      method: 'PATCH',
+      url: `/api/v0/policies/${policy.id}`,
+      headers,
+      payload: { duration: maxDurationSeconds + 1 },
+    })
+
+    assert.equal(policy.duration, 2 ** 31)
+    assert.equal(updated.duration, maxDurationSeconds)
+    assert.equal(
+      (await call(app, headers, 'GET', `/policies/${policy.id}`, 200)).duration,
+      maxDurationSeconds,
+    )
+    expectInvalidField(refused, '#/duration')
   })
 
   it('makes licenses from a creation-based policy: its seats and expiry unless the request gives them', async (t) => {

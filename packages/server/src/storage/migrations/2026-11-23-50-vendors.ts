@@ -9,6 +9,8 @@ import { columnTypes } from './column-types.js'
 export function vendors(kind: DatabaseKind) {
   const types = columnTypes(kind)
   const emptyObject = sql`'{}'`
+  // Seconds up to 100 years: past PostgreSQL's 32-bit integer (migration 31 widens older databases).
+  const seconds = kind === 'postgres' ? 'bigint' : 'integer'
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema
@@ -45,7 +47,7 @@ export function vendors(kind: DatabaseKind) {
         .addColumn('product_id', 'text', (col) => col.notNull().references('products.id'))
         .addColumn('name', 'text', (col) => col.notNull())
         .addColumn('max_activations', 'integer')
-        .addColumn('duration', 'integer')
+        .addColumn('duration', seconds)
         .addColumn('expiration_basis', 'text', (col) => col.notNull())
         .addColumn('metadata', types.json, (col) => col.notNull().defaultTo(emptyObject))
         .addColumn('created_at', types.timestamp, (col) => col.notNull())
@@ -99,7 +101,7 @@ export function vendors(kind: DatabaseKind) {
         .execute()
       // Set while a license made from a `firstActivation` policy waits for its first activation:
       // the seconds that activation adds to its time to make the expiration date; then null.
-      await db.schema.alterTable('licenses').addColumn('first_activation_duration', 'integer').execute()
+      await db.schema.alterTable('licenses').addColumn('first_activation_duration', seconds).execute()
       await db.schema
         .alterTable('products')
         .addColumn('metadata', types.json, (col) => col.notNull().defaultTo(emptyObject))
