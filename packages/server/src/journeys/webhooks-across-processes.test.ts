@@ -157,7 +157,10 @@ describe('Webhook deliveries across two server processes on one PostgreSQL datab
 
   it('delivers every event after one process is killed with SIGKILL mid-delivery: its claims are sent again once their lease runs out', async (t) => {
     const receiver = await startWebhookReceiver(t)
-    const env = await serverEnv(t, { KEYTURN_WEBHOOK_LEASE_SECONDS: '2' })
+    // Short, so the killed process's claims come free soon; long enough that under a loaded machine
+    // the survivor records each of its own sends before its claim lapses (at 2 s, a full-suite run at
+    // load ~15 saw the survivor send ten deliveries twice).
+    const env = await serverEnv(t, { KEYTURN_WEBHOOK_LEASE_SECONDS: '6' })
     const [a, b] = await Promise.all([startServerProcess(t, env), startServerProcess(t, env)])
     receiver.hold = true // every request waits, unanswered, until release()
     const { endpointId, secret, eventIds } = await seedEvents(env, receiver.url)
