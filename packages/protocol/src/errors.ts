@@ -9,6 +9,7 @@ export const ErrorCodeSchema = Type.Enum([
   'payload_too_large',
   'headers_too_large',
   'request_timeout',
+  'expectation_failed',
   'unauthenticated',
   'forbidden',
   'route_not_found',
@@ -47,7 +48,22 @@ export type ErrorCode = Static<typeof ErrorCodeSchema>
  */
 export const problemType = (code: ErrorCode): string => `/problems/${code}`
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 413 | 415 | 422 | 429 | 431 | 500 | 503
+export type ErrorStatus =
+  | 400
+  | 401
+  | 403
+  | 404
+  | 405
+  | 408
+  | 409
+  | 413
+  | 415
+  | 417
+  | 422
+  | 429
+  | 431
+  | 500
+  | 503
 
 export interface ErrorDescription {
   readonly status: ErrorStatus
@@ -111,8 +127,15 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 408,
     title: 'The request took too long to arrive',
     meaning:
-      "The request's headers did not arrive within 60 seconds (Node's `headersTimeout`, against connections held open by slow senders). The connection closes after the answer.",
+      "The request did not arrive within 60 seconds: its headers (Node's `headersTimeout`) or its whole body (`requestTimeout`), against connections held open by slow or stalled senders. The connection closes after the answer.",
     action: 'Retry on a new connection; check for a slow or stalled upload.',
+  },
+  expectation_failed: {
+    status: 417,
+    title: 'The expectation cannot be met',
+    meaning:
+      'The request has an `Expect` header other than `100-continue`, the only expectation the server knows (RFC 9110 §10.1.1).',
+    action: 'Drop the `Expect` header, or send `Expect: 100-continue`.',
   },
   unauthenticated: {
     status: 401,

@@ -48,7 +48,12 @@ import { registerListEvents } from './events/routes/list-events.js'
 import { ValidationRecording } from './events/validation-recording.js'
 import type { App } from './http/app-types.js'
 import { authenticate } from './http/authenticate.js'
-import { handleClientError, refuseConnect, refuseUnreadableRequests } from './http/client-errors.js'
+import {
+  handleClientError,
+  refuseConnect,
+  refuseUnreadableRequests,
+  serveAllExpectations,
+} from './http/client-errors.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
 import { registerDashboard } from './http/dashboard.js'
 import {
@@ -163,6 +168,11 @@ export interface AppDeps {
   }
   /** KEYTURN_EVENT_RETENTION_DAYS; default 90. */
   readonly eventRetentionDays?: number
+  /**
+   * The whole-request timeout (default 60 s) and how often Node checks it (default 30 s): tests
+   * shorten both.
+   */
+  readonly httpTimeouts?: { readonly requestMs: number; readonly checkIntervalMs: number }
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
 }
@@ -189,10 +199,18 @@ export interface Services {
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
 const bodyLimit = 64 * 1024
 
+/**
+ * How long a whole request (headers and body) may take to arrive; then `408 request_timeout`. Node's
+ * default for the headers alone is also 60 s; Fastify turns the whole-request limit off, so a client
+ * that sent its headers and then stalled its body held the connection for ever.
+ */
+const requestTimeoutMs = 60_000
+
 /** The composition root: creates stores and services and wires the routes. No I/O. */
 export function buildApp(deps: AppDeps): { app: App; services: Services } {
   const services = createServices(deps)
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
+  const requestTimeout = deps.httpTimeouts?.requestMs ?? requestTimeoutMs
   const app = Fastify({
     logger: deps.logger,
     // registerRequestLog: one line per request instead of Fastify's two.
@@ -201,7 +219,15 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     genReqId: () => newId('request'),
     frameworkErrors: handleFrameworkError,
     clientErrorHandler: handleClientError,
-    http: { requireHostHeader: false }, // refused as a problem by refuseUnreadableRequests below
+    http: {
+      requireHostHeader: false, // refused as a problem by refuseUnreadableRequests below
+      // Node's default, stated: never above the whole request's limit (Node would swap the two).
+      headersTimeout: Math.min(60_000, requestTimeout),
+      ...(deps.httpTimeouts === undefined
+        ? {}
+        : { connectionsCheckingInterval: deps.httpTimeouts.checkIntervalMs }),
+    },
+    requestTimeout,
     // `/v0/…` is `/api/v0/…` under another name (DESIGN.md): rewritten before routing, so every
     // route is registered, compiled and documented once, and behaves the same under both.
     rewriteUrl: (request) => {
@@ -224,6 +250,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   })
   app.addHook('onRequest', refuseUnreadableRequests)
   refuseConnect(app.server, app.log)
+  serveAllExpectations(app.server)
   // A POST or PATCH without a body reads as `{}`: actions (revoke, tokens) need none, and a create
   // without one is told which fields are missing rather than that a body is absent.
   app.addHook('preValidation', async (request) => {

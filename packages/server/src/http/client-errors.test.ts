@@ -122,6 +122,25 @@ it('answers problem details with a Request-Id for requests the HTTP parser refus
     assertRawProblem(res, 415, 'unsupported_media_type')
   })
 
+  await t.test('answers 417 expectation_failed when Expect is not 100-continue', async () => {
+    const res = await sendRaw(
+      baseUrl,
+      'POST /api/v0/products HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+    )
+
+    const problem = assertRawProblem(res, 417, 'expectation_failed')
+    assert.match(problem.detail, /100-continue/)
+  })
+
+  await t.test('still answers a request with Expect: 100-continue', async () => {
+    const res = await sendRaw(
+      baseUrl,
+      'GET /healthz HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n',
+    )
+
+    assert.match(res.body, /HTTP\/1\.1 200 OK/, 'the answer after "100 Continue"')
+  })
+
   await t.test('still answers a well-formed request on a raw socket', async () => {
     const res = await sendRaw(
       baseUrl,
@@ -131,4 +150,20 @@ it('answers problem details with a Request-Id for requests the HTTP parser refus
     assert.equal(res.status, 200, res.body)
     assert.match(res.headers['request-id'] ?? '', /^req_/)
   })
+})
+
+it('answers 408 request_timeout when the headers or the body stop arriving', async (t) => {
+  const { baseUrl, headers } = await startTestServer(t, sqliteTestDatabase(), {
+    httpTimeouts: { requestMs: 300, checkIntervalMs: 50 },
+  })
+  const stalled = {
+    'headers that never end': 'GET /api/v0/licenses HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n',
+    // Authenticated, so the route waits for the body (a request without a key is answered 401 at once).
+    'a body that never comes': `POST /api/v0/products HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${headers.authorization}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"na`,
+  }
+
+  for (const [name, request] of Object.entries(stalled)) {
+    const problem = assertRawProblem(await sendRaw(baseUrl, request), 408, 'request_timeout')
+    assert.match(problem.detail, /not received in time/, name)
+  }
 })

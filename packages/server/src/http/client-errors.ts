@@ -4,7 +4,7 @@
  * request that never finished) and for an HTTP/1.1 request without Host: problem details with a
  * Request-Id, like every other answer.
  */
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http'
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ErrorCode, Problem } from '@keyturn/protocol'
 import type {
@@ -72,6 +72,17 @@ export function refuseConnect(server: Server, log: FastifyBaseLogger): void {
   })
 }
 
+/**
+ * Node answers a request whose `Expect` is anything but `100-continue` with a bare 417 of its own
+ * (no body, no Request-Id) unless the server has a 'checkExpectation' listener. This one hands the
+ * request to Fastify like any other, where `refuseUnreadableRequests` answers the 417 as a problem.
+ */
+export function serveAllExpectations(server: Server): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    server.emit('request', request, response)
+  })
+}
+
 /** Writes `problem` as a whole HTTP/1.1 response on a socket no request object owns, then closes it. */
 function answerOnSocket(socket: Socket, problem: Problem): void {
   const requestId = problem.requestId
@@ -94,7 +105,8 @@ function answerOnSocket(socket: Socket, problem: Problem): void {
  * What Node's parser lets through but HTTP does not allow, or Keyturn cannot read, refused before
  * authentication: an HTTP/1.1 request without Host, or with two (RFC 9112 §3.2: a proxy and
  * Keyturn could disagree on which one counts; Node refuses a missing Host with an empty 400 of its
- * own, so the server is created with `requireHostHeader: false`), and a compressed body, which
+ * own, so the server is created with `requireHostHeader: false`), an `Expect` other than
+ * `100-continue` (417, RFC 9110 §10.1.1; see `serveAllExpectations`), and a compressed body, which
  * Fastify would read as if it were not (RFC 9110 §8.4.1 asks for a 415).
  */
 export async function refuseUnreadableRequests(
@@ -107,6 +119,12 @@ export async function refuseUnreadableRequests(
   if (hosts.length > 1 || (request.raw.httpVersion === '1.1' && hosts.length === 0)) {
     const detail = 'An HTTP/1.1 request needs exactly one Host header.'
     return sendProblem(reply, problemFor('bad_request', detail, request.id))
+  }
+  const expect = request.headers.expect
+  if (expect !== undefined && !/(?:^|\W)100-continue(?:$|\W)/i.test(expect)) {
+    // Node's own test for 100-continue (it answers that one itself, before this runs).
+    const detail = 'The only expectation the server meets is `Expect: 100-continue`.'
+    return sendProblem(reply, problemFor('expectation_failed', detail, request.id))
   }
   const encoding = request.headers['content-encoding']
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {

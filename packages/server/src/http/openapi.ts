@@ -60,7 +60,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
         'Every path is served under `/api/v0` and, identically, under `/v0`.',
         'Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`; each `type` is a page about its code (`/problems/<code>`, all codes at `/problems`).',
         'A known path asked with a method it does not have answers `405 method_not_allowed` with an `Allow` header.',
-        'Besides the answers each operation lists, any request may get one the HTTP layer gives before an operation is chosen: 400 `bad_request` (not HTTP/1.1: an unknown method or CONNECT, a malformed path, Content-Length with Transfer-Encoding, no Host header or two), 431 `headers_too_large` (request line and headers over 16 KiB), 408 `request_timeout`, or 415 `unsupported_media_type` for a compressed body; those from the HTTP parser close the connection.',
+        'Besides the answers each operation lists, any request may get one the HTTP layer gives before an operation is chosen: 400 `bad_request` (not HTTP/1.1: an unknown method or CONNECT, a malformed path, Content-Length with Transfer-Encoding, no Host header or two), 431 `headers_too_large` (request line and headers over 16 KiB), 408 `request_timeout` (the headers or the whole request not received within 60 s), 417 `expectation_failed` (an `Expect` other than `100-continue`), or 415 `unsupported_media_type` for a compressed body; those from the HTTP parser close the connection.',
         "A JSON body may nest objects and arrays at most 32 levels deep, and no text may hold U+0000 or an unpaired surrogate (400 `validation_failed`; a path id holding U+0000 is the resource's 404).",
       ].join(' '),
       license: { name: 'MIT', identifier: 'MIT' },
