@@ -86,14 +86,14 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 400,
     title: 'The request could not be read',
     meaning:
-      'The request could not be read: malformed JSON, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host` headers. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
+      'The request could not be read: malformed JSON or a body that is not UTF-8, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host`, `Authorization` or `Content-Type` headers. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
     action: 'Fix the request; do not retry it unchanged.',
   },
   validation_failed: {
     status: 400,
     title: 'The request is not valid',
     meaning:
-      "The request does not match the operation's schema: a missing or unknown field (unknown fields are rejected, not ignored), a wrong type, a value out of bounds (`limit` outside 1–100, `maxActivations` < 1, an `expirationDate` not in the future, a `customPayload` over 4 KiB, a product `name` that is blank), a `sort` that is not `field:asc` or `field:desc` on a sortable field, or `page` together with `starting_after`; a body that nests objects and arrays more than 32 levels deep (`pointer` `#`); text anywhere (body, query, headers) holding U+0000 or an unpaired surrogate; a number that is not finite (`page=Infinity`, `limit=1e309`, `1e309` in a JSON body). `errors[]` names each field.",
+      "The request does not match the operation's schema: a missing or unknown field (unknown fields are rejected, not ignored), a wrong type, a value out of bounds (`limit` outside 1–100, `maxActivations` < 1, an `expirationDate` not in the future, a `customPayload` over 4 KiB, a product `name` that is blank), a `sort` that is not `field:asc` or `field:desc` on a sortable field, or `page` together with `starting_after`; a body that nests objects and arrays more than 32 levels deep (`pointer` `#`); text anywhere (body, query, headers) holding U+0000 or an unpaired surrogate; a number that is not finite (`page=Infinity`, `limit=1e309`, `1e309` in a JSON body), or a number in the query not written in decimal digits (`limit=0x10`, `page=1e3`). `errors[]` names each field.",
     action: 'Fix the fields listed in `errors[]`; do not retry unchanged.',
   },
   invalid_filter: {

@@ -106,6 +106,24 @@ it('answers problem details with a Request-Id for requests the HTTP parser refus
     assert.match(problem.detail, /exactly one Host header/)
   })
 
+  await t.test(
+    'answers 400 bad_request when a request has two Authorization or Content-Type headers',
+    async () => {
+      for (const field of [
+        'Authorization: Bearer a\r\nAuthorization: Bearer b',
+        'Content-Type: application/json\r\nContent-Type: text/plain',
+      ]) {
+        const res = await sendRaw(
+          baseUrl,
+          `POST /api/v0/products HTTP/1.1\r\nHost: a\r\n${field}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+        )
+
+        const problem = assertRawProblem(res, 400, 'bad_request')
+        assert.match(problem.detail, /more than one (authorization|content-type) header/)
+      }
+    },
+  )
+
   await t.test('answers 400 bad_request when the method is CONNECT', async () => {
     const res = await sendRaw(baseUrl, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')
 

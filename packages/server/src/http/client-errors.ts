@@ -101,11 +101,15 @@ function answerOnSocket(socket: Socket, problem: Problem): void {
   )
 }
 
+/** Fields whose second copy Node drops without a word, that decide who asks and how the body reads. */
+const singletonFields = ['authorization', 'content-type'] as const
+
 /**
  * What Node's parser lets through but HTTP does not allow, or Keyturn cannot read, refused before
  * authentication: an HTTP/1.1 request without Host, or with two (RFC 9112 §3.2: a proxy and
  * Keyturn could disagree on which one counts; Node refuses a missing Host with an empty 400 of its
- * own, so the server is created with `requireHostHeader: false`), an `Expect` other than
+ * own, so the server is created with `requireHostHeader: false`), two Authorization or Content-Type
+ * headers (the same ambiguity), an `Expect` other than
  * `100-continue` (417, RFC 9110 §10.1.1; see `serveAllExpectations`), and a compressed body, which
  * Fastify would read as if it were not (RFC 9110 §8.4.1 asks for a 415).
  */
@@ -113,11 +117,17 @@ export async function refuseUnreadableRequests(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
-  const hosts = request.raw.rawHeaders.filter(
-    (name, index) => index % 2 === 0 && name.toLowerCase() === 'host',
-  )
-  if (hosts.length > 1 || (request.raw.httpVersion === '1.1' && hosts.length === 0)) {
+  const count = (field: string) =>
+    request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === field).length
+  const hosts = count('host')
+  if (hosts > 1 || (request.raw.httpVersion === '1.1' && hosts === 0)) {
     const detail = 'An HTTP/1.1 request needs exactly one Host header.'
+    return sendProblem(reply, problemFor('bad_request', detail, request.id))
+  }
+  // Node keeps the first of two and drops the other silently; a proxy may have read the other.
+  const repeated = singletonFields.find((field) => count(field) > 1)
+  if (repeated !== undefined) {
+    const detail = `The request has more than one ${repeated} header; send it once.`
     return sendProblem(reply, problemFor('bad_request', detail, request.id))
   }
   const expect = request.headers.expect

@@ -49,6 +49,36 @@ describeEachDatabase('JSON bodies nested too deeply', (database) => {
     assert.equal(list.json().totalCount, 0, list.body)
   })
 
+  it('answers 400 bad_request when the body is not UTF-8, storing nothing', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+    const latin1 = Buffer.concat([Buffer.from('{"name":"M'), Buffer.from([0xfc]), Buffer.from('ller"}')])
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/json; charset=latin1' },
+      payload: latin1,
+    })
+    const withBom = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: Buffer.from('\uFEFF{"name":"Müller"}'),
+    })
+
+    assert.match(assertProblem(res, 400, 'bad_request').detail, /not valid UTF-8/)
+    assert.equal(withBom.statusCode, 201, withBom.body)
+    assert.equal(withBom.json().name, 'Müller')
+    const list = await app.inject({ method: 'GET', url: '/api/v0/products', headers })
+    assert.deepEqual(
+      list
+        .json()
+        .data.map((product: { name: string }) => product.name)
+        .filter((name: string) => name.startsWith('M')),
+      ['Müller'],
+    )
+  })
+
   it('refuses a deep body before the role check when a client key sends it to an admin route', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const client = await app.inject({

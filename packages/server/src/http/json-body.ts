@@ -1,9 +1,16 @@
 /**
  * @module The JSON body parser: Fastify's own (secure-json-parse: no `__proto__` or `constructor`
- * poisoning), after a check that the body nests at most `maxJsonDepth` objects and arrays deep.
+ * poisoning), after checks that the body is UTF-8 and nests at most `maxJsonDepth` objects and
+ * arrays deep.
  */
 import type { FastifyInstance } from 'fastify'
-import { InvalidInputError } from '../core/errors.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
+
+/**
+ * Strict: bytes that are not UTF-8 (a Latin-1 "Müller") refuse the body instead of becoming U+FFFD
+ * and being stored so. A leading byte-order mark is dropped, as before.
+ */
+const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * The deepest nesting of objects and arrays a body may have; the deepest legitimate body (metadata
@@ -20,8 +27,15 @@ export const maxJsonDepth = 32
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8') // parseAs string: always a string
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string
+    try {
+      text = utf8.decode(typeof body === 'string' ? Buffer.from(body) : body) // parseAs buffer: a Buffer
+    } catch {
+      const detail = 'The body is not valid UTF-8 (JSON travels as UTF-8, RFC 8259 §8.1).'
+      done(new DomainError('bad_request', detail), undefined)
+      return
+    }
     if (text.trim() === '') {
       done(null, undefined) // an empty chunked body: no body, read as `{}` by app.ts, not malformed JSON
       return

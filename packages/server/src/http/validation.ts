@@ -32,18 +32,68 @@ export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> 
   const addFormats = ajvFormats.default // a CommonJS module: its default export is the plugin
   const body = addFormats(new Ajv({ ...options, coerceTypes: false }))
   const text = addFormats(new Ajv({ ...options, coerceTypes: 'array' }))
-  return ({ schema, httpPart }) => withValueChecks((httpPart === 'body' ? body : text).compile(schema))
+  return ({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? withValueChecks(body.compile(schema))
+      : withValueChecks(text.compile(schema), decimalNumbersOf(schema))
+}
+
+/**
+ * Text (query, path, headers) must write a number in decimal: Ajv coerces with JavaScript's
+ * `Number`, so `limit=0x10` was 16, `page=0b1` 1, `page=1e-400` and `page=%20` 0. Checked before
+ * coercion, per numeric property of the part's schema (`page`, `limit`).
+ */
+function decimalNumbersOf(schema: unknown): ((data: unknown) => ValueIssue[]) | undefined {
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {}
+  const numeric = Object.entries(properties).flatMap(([name, property]) =>
+    isRecord(property) && (property.type === 'integer' || property.type === 'number')
+      ? [{ name, syntax: property.type === 'integer' ? decimalInteger : decimalNumber }]
+      : [],
+  )
+  if (numeric.length === 0) {
+    return undefined
+  }
+  return (data) => {
+    if (!isRecord(data)) {
+      return []
+    }
+    return numeric.flatMap(({ name, syntax }) => {
+      const values = ([] as unknown[]).concat(data[name])
+      const bad = values.find((value) => typeof value === 'string' && !syntax.test(value))
+      return bad === undefined
+        ? []
+        : [
+            {
+              ...issue(`/${name}`, 'must be a finite number written in decimal digits', bad),
+              keyword: 'type',
+            },
+          ]
+    })
+  }
+}
+
+const decimalInteger = /^-?\d+$/
+const decimalNumber = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 type Validator = ValidateFunction & { errors?: FastifySchemaValidationError[] | null }
 
 /**
- * Runs `validate`, then `checkValues` on what it accepted. The wrapper keeps Ajv's `schemaEnv`:
+ * Runs `before` (checks of the text as sent, before Ajv coerces it), `validate`, then `checkValues`
+ * on what it accepted. The wrapper keeps Ajv's `schemaEnv`:
  * Fastify passes the parent object only to functions that have it, and Ajv needs it to coerce or
  * fill a default at the root.
  */
-function withValueChecks(validate: ValidateFunction): Validator {
+function withValueChecks(validate: ValidateFunction, before?: (data: unknown) => ValueIssue[]): Validator {
   const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
+    const early = before?.(data) ?? []
+    if (early.length > 0) {
+      checked.errors = early
+      return false
+    }
     if (!validate(data, context)) {
       checked.errors = validate.errors
       return false
