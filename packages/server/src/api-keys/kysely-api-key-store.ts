@@ -3,7 +3,7 @@ import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { ApiKeysTable, Database } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
-import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { column, foldedText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import type { ApiKey } from './api-key.js'
 import type { ApiKeyFilterField, ApiKeySortField, ApiKeyStore } from './api-key-store.js'
@@ -26,7 +26,7 @@ const apiKeyTable: ListTable<ApiKeySortField, ApiKeyFilterField> = {
   table: 'api_keys',
   sort: {
     createdAt: column('created_at'),
-    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`, // case-insensitive, as products sort
+    name: foldedText('name'), // case-insensitive, as products sort
   },
   filters: {
     role: { column: 'role' },

@@ -5,7 +5,14 @@ import { isForeignKeyViolation, isUniqueViolation } from '../storage/constraint-
 import type { CustomersTable, Database } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
-import { column, compareColumn, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import {
+  column,
+  compareColumn,
+  foldedText,
+  isStorableText,
+  type ListTable,
+  selectPage,
+} from '../storage/list-sql.js'
 import type { Customer } from './customer.js'
 import type {
   CustomerChanges,
@@ -35,7 +42,7 @@ const customerTable: ListTable<CustomerSortField, CustomerFilterField> = {
     createdAt: column('created_at'),
     email: column('email_lower'),
     // Case-insensitive, alike on both engines; no name sorts first.
-    name: (alias) => sql`coalesce(lower(${sql.ref(`${alias}.name`)}), '')`,
+    name: foldedText('name', ''),
   },
   filters: {
     // Emails compare case-insensitively, as they are unique.

@@ -4,7 +4,14 @@ import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { isUniqueViolation } from '../storage/constraint-violations.js'
 import type { Database, EntitlementsTable } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
-import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import {
+  bytewise,
+  column,
+  foldedText,
+  isStorableText,
+  type ListTable,
+  selectPage,
+} from '../storage/list-sql.js'
 import type { Entitlement } from './entitlement.js'
 import type {
   EntitlementChanges,
@@ -31,8 +38,8 @@ const entitlementTable: ListTable<EntitlementSortField, EntitlementFilterField> 
   table: 'entitlements',
   sort: {
     createdAt: column('created_at'),
-    code: column('code'),
-    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`,
+    code: bytewise('code'),
+    name: foldedText('name'),
   },
   filters: {
     code: { column: 'code' },

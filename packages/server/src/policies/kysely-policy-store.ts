@@ -5,7 +5,7 @@ import { isForeignKeyViolation } from '../storage/constraint-violations.js'
 import type { Database, PoliciesTable } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
-import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { column, foldedText, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { writeTransaction } from '../storage/write-transaction.js'
 import type { Policy } from './policy.js'
 import type { PolicyChanges, PolicyFilterField, PolicySortField, PolicyStore } from './policy-store.js'
@@ -34,7 +34,7 @@ const policyTable: ListTable<PolicySortField, PolicyFilterField> = {
   sort: {
     createdAt: column('created_at'),
     updatedAt: column('updated_at'),
-    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`,
+    name: foldedText('name'),
   },
   filters: {
     productId: { column: 'product_id' },

@@ -4,7 +4,7 @@ import type { ListSlice } from '../core/list-query.js'
 import type { Database, ProductKeysTable, ProductsTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
-import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { column, foldedText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { writeTransaction } from '../storage/write-transaction.js'
 import type { SigningKeyRecord } from '../tokens/signing-keys.js'
 import type { Product, ProductPublicKey, ProductView } from './product.js'
@@ -46,9 +46,8 @@ const productTable: ListTable<ProductSortField, ProductFilterField> = {
   sort: {
     createdAt: column('created_at'),
     updatedAt: column('updated_at'),
-    // Case-insensitive, as people read names, and the same on both engines for ASCII names (a
-    // PostgreSQL collation such as en_US would otherwise order "alpha" and "Beta" unlike SQLite).
-    name: (alias) => sql`lower(${sql.ref(`${alias}.name`)})`,
+    // Case-insensitive, as people read names, and the same on both engines.
+    name: foldedText('name'),
   },
   filters: {
     status: {

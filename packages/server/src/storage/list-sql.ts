@@ -7,9 +7,13 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import { InvalidInputError } from '../core/errors.js'
 import type { FilterRule, FilterValue, ListRequest, ListSlice } from '../core/list-query.js'
 import type { Database } from './database.js'
+import { isSqlite } from './write-transaction.js'
 
-/** A sortable expression over a table alias; never NULL, so keyset comparisons stay total. */
-export type SortExpression = (alias: string) => RawBuilder<unknown>
+/**
+ * A sortable expression over a table alias, for one engine (`sqlite`: SQLite, else PostgreSQL);
+ * never NULL, so keyset comparisons stay total.
+ */
+export type SortExpression = (alias: string, sqlite: boolean) => RawBuilder<unknown>
 
 /** How one filter field becomes SQL: a plain column, or a translator for derived fields (status). */
 export type FilterColumn<F extends string> =
@@ -45,6 +49,31 @@ export const columnOr =
   (name: string, whenNull: string | number): SortExpression =>
   (alias) =>
     sql`coalesce(${sql.ref(`${alias}.${name}`)}, ${sql.lit(whenNull)})`
+
+/**
+ * Text sorted case-insensitively and alike on both engines: ASCII letters folded, then compared as
+ * bytes (UTF-8's byte order is code point order). SQLite's `lower()` folds ASCII only while
+ * PostgreSQL's folds by the database's locale, and PostgreSQL's default collation (en_US and the
+ * like) skips spaces and punctuation at first: "Éclair", "İstanbul", "a b", "a-c" and "ab" sorted
+ * differently on the two engines. NULL sorts as `whenNull`. No index serves these sorts (names).
+ */
+export const foldedText =
+  (name: string, whenNull?: string): SortExpression =>
+  (alias, sqlite) => {
+    const ref = sql.ref(`${alias}.${name}`)
+    const text = whenNull === undefined ? ref : sql`coalesce(${ref}, ${sql.lit(whenNull)})`
+    return sqlite
+      ? sql`lower(${text})`
+      : sql`translate(${text}, ${sql.lit(asciiUpper)}, ${sql.lit(asciiUpper.toLowerCase())}) collate "C"`
+  }
+
+/** A text column compared as bytes on both engines (SQLite's default; PostgreSQL's `C` collation). */
+export const bytewise =
+  (name: string): SortExpression =>
+  (alias, sqlite) =>
+    sqlite ? sql.ref(`${alias}.${name}`) : sql`${sql.ref(`${alias}.${name}`)} collate "C"`
+
+const asciiUpper = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
 
 const comparators = { eq: '=', ne: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=' } as const
 
@@ -97,7 +126,9 @@ export async function selectPage<Row, S extends string, F extends string>(
     [visible, ...request.filters.map((rule) => filterCondition(spec, rule))],
     sql` and `,
   )
-  const sortBy = spec.sort[request.sort.field]
+  const sqlite = isSqlite(db)
+  const sortExpression = spec.sort[request.sort.field]
+  const sortBy = (alias: string) => sortExpression(alias, sqlite)
   const order = direction(request.sort.order)
 
   let window = matching

@@ -72,6 +72,49 @@ describeEachDatabase('GET /api/v0/products', (database) => {
     assert.deepEqual(names(desc.json()), ['Test Product', 'Gamma', 'delta', 'beta', 'Alpha'])
   })
 
+  it('sorts names beyond ASCII in the same order on both engines, paging included', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+    for (const name of ['éclair', 'Zebra', 'Éclair', 'apple', 'a b', 'a-c', 'ab', 'İstanbul', 'ß', 'Ärger']) {
+      await createProduct(app, headers, name)
+    }
+    // ASCII letters fold, the rest compares by code point: what SQLite's lower() and byte order give.
+    const expected = [
+      'a b',
+      'a-c',
+      'ab',
+      'apple',
+      'Test Product',
+      'Zebra',
+      'Ärger',
+      'Éclair',
+      'ß',
+      'éclair',
+      'İstanbul',
+    ]
+
+    const asc = await app.inject({ method: 'GET', url: '/api/v0/products?sort=name:asc&limit=100', headers })
+    const desc = await app.inject({
+      method: 'GET',
+      url: '/api/v0/products?sort=name:desc&limit=100',
+      headers,
+    })
+    const paged: string[] = []
+    for (let after = ''; paged.length < expected.length; ) {
+      const page = await app.inject({
+        method: 'GET',
+        url: `/api/v0/products?sort=name:asc&limit=4${after}`,
+        headers,
+      })
+      const data = page.json().data as { id: string; name: string }[]
+      paged.push(...data.map((product) => product.name))
+      after = `&starting_after=${data.at(-1)?.id}`
+    }
+
+    assert.deepEqual(names(asc.json()), expected)
+    assert.deepEqual(names(desc.json()), [...expected].reverse())
+    assert.deepEqual(paged, expected)
+  })
+
   it('pages through a name sort with starting_after without gaps or repeats', async (t) => {
     const { app, headers } = await buildTestApp(t, database)
     for (const name of ['beta', 'Alpha', 'alpha', 'Gamma']) {
