@@ -113,33 +113,51 @@ const singletonFields = ['authorization', 'content-type'] as const
  * `100-continue` (417, RFC 9110 §10.1.1; see `serveAllExpectations`), and a compressed body, which
  * Fastify would read as if it were not (RFC 9110 §8.4.1 asks for a 415).
  */
-export async function refuseUnreadableRequests(
+export function refuseUnreadableRequests(
   request: FastifyRequest,
   reply: FastifyReply,
-): Promise<FastifyReply | undefined> {
-  const count = (field: string) =>
-    request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === field).length
-  const hosts = count('host')
+  done: () => void,
+): void {
+  // One pass over the raw header names, without allocating (issue 14: this runs on every request).
+  const raw = request.raw.rawHeaders
+  let hosts = 0
+  let authorizations = 0
+  let contentTypes = 0
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = (raw[index] as string).toLowerCase()
+    if (name === 'host') {
+      hosts++
+    } else if (name === 'authorization') {
+      authorizations++
+    } else if (name === 'content-type') {
+      contentTypes++
+    }
+  }
+  const counts = { authorization: authorizations, 'content-type': contentTypes }
+  const repeated = singletonFields.find((field) => counts[field] > 1)
   if (hosts > 1 || (request.raw.httpVersion === '1.1' && hosts === 0)) {
     const detail = 'An HTTP/1.1 request needs exactly one Host header.'
-    return sendProblem(reply, problemFor('bad_request', detail, request.id))
+    sendProblem(reply, problemFor('bad_request', detail, request.id)) // answered: the hook chain stops
+    return
   }
   // Node keeps the first of two and drops the other silently; a proxy may have read the other.
-  const repeated = singletonFields.find((field) => count(field) > 1)
   if (repeated !== undefined) {
     const detail = `The request has more than one ${repeated} header; send it once.`
-    return sendProblem(reply, problemFor('bad_request', detail, request.id))
+    sendProblem(reply, problemFor('bad_request', detail, request.id))
+    return
   }
   const expect = request.headers.expect
   if (expect !== undefined && !/(?:^|\W)100-continue(?:$|\W)/i.test(expect)) {
     // Node's own test for 100-continue (it answers that one itself, before this runs).
     const detail = 'The only expectation the server meets is `Expect: 100-continue`.'
-    return sendProblem(reply, problemFor('expectation_failed', detail, request.id))
+    sendProblem(reply, problemFor('expectation_failed', detail, request.id))
+    return
   }
   const encoding = request.headers['content-encoding']
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     const detail = 'A Content-Encoding (a compressed body) is not read; send the body uncompressed.'
-    return sendProblem(reply, problemFor('unsupported_media_type', detail, request.id))
+    sendProblem(reply, problemFor('unsupported_media_type', detail, request.id))
+    return
   }
-  return undefined
+  done()
 }

@@ -10,10 +10,10 @@ export function closeConnectionsWhenClosing(app: App): void {
   app.addHook('preClose', async () => {
     isClosing = true
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (isClosing) {
       reply.header('connection', 'close')
     }
-    return payload
+    done(null, payload)
   })
 }

@@ -6,10 +6,10 @@
 import { existsSync } from 'node:fs'
 import { dirname, join, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import helmet from '@fastify/helmet'
 import fastifyStatic from '@fastify/static'
 import type { App } from './app-types.js'
 import { handleNotFound, problemFor, sendProblem } from './error-handler.js'
+import { registerSecurityHeaders } from './security-headers.js'
 
 export const dashboardPath = '/dashboard'
 
@@ -50,7 +50,7 @@ export function registerDashboard(app: App, root: string | undefined): void {
       dashboard.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, hide: true }
       })
-      await dashboard.register(helmet, {
+      registerSecurityHeaders(dashboard, {
         contentSecurityPolicy: { useDefaults: false, directives: dashboardCsp },
         frameguard: { action: 'deny' },
         referrerPolicy: { policy: 'no-referrer' },

@@ -26,7 +26,7 @@ export function loggerOptions(level: string): LoggerOptions {
  * scrapes) log nothing while all is well.
  */
 export function registerRequestLog(app: App): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -38,5 +38,6 @@ export function registerRequestLog(app: App): void {
       },
       'request completed',
     )
+    done()
   })
 }

@@ -26,7 +26,10 @@ export const unstorableValueKeyword = 'storable'
  * strings, path parameters and headers are text, so they keep coercion (`?limit=10` is 10).
  *
  * Every validator then checks the values themselves (`checkValues`), for every route in one place:
- * the schemas say which fields are text, not which characters the databases take.
+ * the schemas say which fields are text, not which characters the databases take. Except headers
+ * (issue 14: walking every header of every request cost more than validating the body): Node's
+ * parser refuses U+0000 in a header with a 400 before Fastify sees it, and reads header bytes as
+ * Latin-1, so a header value holds no surrogate at all, and no header holds a number.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> {
   const addFormats = ajvFormats.default // a CommonJS module: its default export is the plugin
@@ -35,7 +38,9 @@ export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> 
   return ({ schema, httpPart }) =>
     httpPart === 'body'
       ? withValueChecks(body.compile(schema))
-      : withValueChecks(text.compile(schema), decimalNumbersOf(schema))
+      : httpPart === 'headers' && decimalNumbersOf(schema) === undefined
+        ? text.compile(schema) // see above: no header value can hold what checkValues looks for
+        : withValueChecks(text.compile(schema), decimalNumbersOf(schema))
 }
 
 /**
@@ -89,8 +94,8 @@ type Validator = ValidateFunction & { errors?: FastifySchemaValidationError[] | 
  */
 function withValueChecks(validate: ValidateFunction, before?: (data: unknown) => ValueIssue[]): Validator {
   const checked = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => {
-    const early = before?.(data) ?? []
-    if (early.length > 0) {
+    const early = before?.(data)
+    if (early !== undefined && early.length > 0) {
       checked.errors = early
       return false
     }
@@ -115,30 +120,48 @@ function withValueChecks(validate: ValidateFunction, before?: (data: unknown) =>
  */
 export function checkValues(data: unknown): ValueIssue[] {
   const issues: ValueIssue[] = []
-  const pending: { value: unknown; path: string }[] = [{ value: data, path: '' }]
+  // A path is built only for an issue (issue 14: this runs on every body): each pending value
+  // keeps its parent's entry and its own name or index.
+  const pending: Pending[] = [{ value: data, parent: undefined, name: '' }]
   for (let next = pending.pop(); next !== undefined && issues.length < maxFieldErrors; next = pending.pop()) {
-    const { value, path } = next
+    const { value } = next
     if (typeof value === 'string' || typeof value === 'number') {
       const problem = problemOf(value)
       if (problem !== undefined) {
-        issues.push(issue(path, problem, value))
+        issues.push(issue(pathOf(next), problem, value))
       }
     } else if (Array.isArray(value)) {
-      value.forEach((item, index) => {
-        pending.push({ value: item, path: `${path}/${index}` })
-      })
+      for (let index = 0; index < value.length; index++) {
+        pending.push({ value: value[index], parent: next, name: String(index) })
+      }
     } else if (typeof value === 'object' && value !== null) {
-      for (const [key, item] of Object.entries(value)) {
-        const itemPath = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`
+      for (const key of Object.keys(value)) {
+        const item: Pending = { value: (value as Record<string, unknown>)[key], parent: next, name: key }
         const problem = problemOf(key)
         if (problem !== undefined) {
-          issues.push(issue(itemPath, `name ${problem}`, key))
+          issues.push(issue(pathOf(item), `name ${problem}`, key))
         }
-        pending.push({ value: item, path: itemPath })
+        pending.push(item)
       }
     }
   }
   return issues
+}
+
+interface Pending {
+  readonly value: unknown
+  readonly parent: Pending | undefined
+  /** The property name or array index (as text) under the parent. */
+  readonly name: string
+}
+
+/** The JSON Pointer of a pending value (`/a/0/b`; `~` and `/` in names escaped). */
+function pathOf(entry: Pending): string {
+  let path = ''
+  for (let at: Pending | undefined = entry; at?.parent !== undefined; at = at.parent) {
+    path = `/${at.name.replaceAll('~', '~0').replaceAll('/', '~1')}${path}`
+  }
+  return path
 }
 
 const unpairedSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

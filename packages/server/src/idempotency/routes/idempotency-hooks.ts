@@ -62,12 +62,24 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     }
   })
 
+  // Callback-style hooks with a synchronous way out (issue 14): a request without the header, or
+  // not a POST, costs no promise.
   // After authentication and validation: a request refused before it could run is not recorded.
-  api.addHook('preHandler', async (request, reply) => {
+  api.addHook('preHandler', (request, reply, done) => {
     const key = request.headers[headerName]
     if (request.method !== 'POST' || typeof key !== 'string') {
+      done()
       return
     }
+    // Resolves once a replayed answer is sent (the promise adopts the reply), like an async hook's.
+    claimOrReplay(request, reply, key).then(() => done(), done)
+  })
+
+  async function claimOrReplay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+  ): Promise<FastifyReply | undefined> {
     const start = await idempotency.start(
       request.principal,
       key,
@@ -88,7 +100,7 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
       reply.header('content-type', contentType)
     }
     return reply.send(body ?? undefined)
-  })
+  }
 
   async function recover(
     request: FastifyRequest,
@@ -122,12 +134,18 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     return reply.send(status === 204 ? undefined : first.data)
   }
 
-  api.addHook('onSend', async (request, reply, payload) => {
+  api.addHook('onSend', (request, reply, payload, done) => {
     const claim = running.get(request)
     if (claim === undefined) {
-      return payload
+      done(null, payload)
+      return
     }
     running.delete(request)
+    void record(request, reply, payload, claim).then(() => done(null, payload))
+  })
+
+  /** Stores the answer under the claim, or frees the claim; never fails the request. */
+  async function record(request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: NewClaim) {
     try {
       if (reply.statusCode >= 500 || !isStorable(payload)) {
         // A server error may be transient: the retry must run again, not replay the failure.
@@ -149,16 +167,17 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
       // would invite a retry. The claim lapses after its lease.
       request.log.error({ err: error }, 'could not record the idempotency key')
     }
-    return payload
-  })
+  }
 
   // When no response was sent through onSend (a hook failed, the connection broke), free the key.
-  api.addHook('onResponse', async (request) => {
+  api.addHook('onResponse', (request, _reply, done) => {
     const claim = running.get(request)
-    if (claim !== undefined) {
-      running.delete(request)
-      await idempotency.release(claim)
+    if (claim === undefined) {
+      done()
+      return
     }
+    running.delete(request)
+    idempotency.release(claim).then(() => done(), done)
   })
 }
 

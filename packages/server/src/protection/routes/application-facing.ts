@@ -69,14 +69,21 @@ function equipApplicationFacing(route: RouteOptions, deps: ApiProtectionDeps): v
     headers: withSignHeader(schema.headers),
   }
 
-  addHook(route, 'onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Callback-style hooks (issue 14): no promise on a request that needs no waiting (an admin or
+  // product key, no nonce, an unsigned answer); see rate-limits.ts's Limits.
+  addHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (limits === undefined || reply.sent || request.principal?.role !== 'client') {
+      done()
       return
     }
-    const seconds = await limits.blockedFor(request)
-    if (seconds > 0) {
+    limits.blockedFor(request, (seconds) => {
+      if (seconds === 0) {
+        done()
+        return
+      }
       reply.header('Retry-After', seconds)
-      await sendProblem(
+      // Answered: the hook chain stops here.
+      sendProblem(
         reply,
         problemFor(
           'rate_limited',
@@ -84,39 +91,62 @@ function equipApplicationFacing(route: RouteOptions, deps: ApiProtectionDeps): v
           request.id,
         ),
       )
-    }
+    })
   })
   // The nonce is the transport's, not the operation's: the handler never sees it.
-  addHook(route, 'preHandler', async (request: FastifyRequest) => {
+  addHook(route, 'preHandler', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     const body = request.body as { nonce?: unknown } | null | undefined
     if (typeof body === 'object' && body !== null && typeof body.nonce === 'string') {
       ;(request as WithNonce)[nonceOf] = body.nonce
       delete body.nonce
     }
+    done()
   })
   addHook(
     route,
     'preSerialization',
-    async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: Error | null, payload: unknown) => void,
+    ) => {
       const nonce = (request as WithNonce)[nonceOf]
       if (nonce === undefined || reply.statusCode >= 300 || typeof payload !== 'object' || payload === null) {
-        return payload
+        done(null, payload)
+        return
       }
-      return { ...payload, nonce }
+      done(null, { ...payload, nonce })
     },
   )
-  addHook(route, 'onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (
-      limits !== undefined &&
-      reply.statusCode === 404 &&
-      request.principal?.role === 'client' &&
-      typeof payload === 'string' &&
-      payload.includes('"code":"license_not_found"')
-    ) {
-      await limits.countGuess(request)
-    }
-    return signAnswer(request, reply, payload, deps)
-  })
+  addHook(
+    route,
+    'onSend',
+    (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: Error | null, payload?: unknown) => void,
+    ) => {
+      const sign = () => {
+        signAnswer(request, reply, payload, deps).then(
+          (signed) => done(null, signed),
+          (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+        )
+      }
+      if (
+        limits !== undefined &&
+        reply.statusCode === 404 &&
+        request.principal?.role === 'client' &&
+        typeof payload === 'string' &&
+        payload.includes('"code":"license_not_found"')
+      ) {
+        limits.countGuess(request, sign)
+        return
+      }
+      sign()
+    },
+  )
 }
 
 /** Adds the RFC 9530 digest and the RFC 9421 signature when asked or when the product wants it. */

@@ -1,13 +1,13 @@
 /**
- * @module Rate limits and the key-guessing guard, on @fastify/rate-limit's counting (`createRateLimit`)
- * and stores (counters.ts). Budgets, per minute:
+ * @module Rate limits and the key-guessing guard, counted in @fastify/rate-limit's stores
+ * (counters.ts). Budgets, per minute:
  * - a management key (admin or product): `keyPerMinute` for the management API and another
  *   `keyPerMinute` for the application-facing routes, whatever address it calls from;
  * - a client key (embedded in applications, shared by every installation) and every
  *   unauthenticated request: `ipPerMinute` per client IP (an IPv6 /64 counts as one address).
  * `/healthz`, `/readyz` and `/metrics` are exempt.
  */
-import rateLimit, { normalizeIP } from '@fastify/rate-limit'
+import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
@@ -29,39 +29,28 @@ export const guessWindowSeconds = 600
 const minuteMs = 60_000
 const exemptRoutes = new Set(['/healthz', '/readyz', '/metrics'])
 
-interface Bucket {
-  readonly key: string
-  readonly max: number
+/** What one count says: as @fastify/rate-limit's limiter reported it. */
+interface Counted {
+  readonly remaining: number
+  readonly ttlInSeconds: number
+  readonly isExceeded: boolean
 }
-const bucketOf = Symbol('keyturn.rateLimitBucket')
-type WithBucket = FastifyRequest & { [bucketOf]?: Bucket }
 
-type Limiter = ReturnType<App['createRateLimit']>
-
-/** The counting shared by the rate limits and the guard; one per app. */
+/**
+ * The counting shared by the rate limits and the guard; one per app.
+ *
+ * Fast path (issue 14): counts go straight to the store (counters.ts: @fastify/rate-limit's
+ * LocalStore or RedisStore, or the cluster primary), in callbacks. @fastify/rate-limit's own
+ * limiter (`createRateLimit`) awaited four promises per count (key, max, window, store) inside an
+ * async hook; the memory store answers synchronously, so a count in one process now allocates no
+ * promise. The hooks below are callback-style for the same reason. Measured with the rest of the
+ * per-request hooks in bench/README.md "Session 3: where validate's time went".
+ */
 export class Limits {
   readonly options: ProtectionOptions
-  readonly #app: App
-  #requests: Limiter | undefined
-  #guesses: Limiter | undefined
-  #blocks: Limiter | undefined
 
-  constructor(app: App, options: ProtectionOptions) {
-    this.#app = app
+  constructor(options: ProtectionOptions) {
     this.options = options
-    const store = options.counters
-    app.register(rateLimit, {
-      global: false,
-      // A constructor that returns the shared store: every limiter below counts in it, keys prefixed.
-      store: function Store() {
-        return store
-      } as unknown as new () => CounterStore,
-      // Counting must never take the API down: if Redis fails, requests pass uncounted.
-      skipOnError: true,
-      keyGenerator: (request) => (request as WithBucket)[bucketOf]?.key ?? 'none',
-      max: (request) => (request as WithBucket)[bucketOf]?.max ?? 0,
-      timeWindow: minuteMs,
-    })
   }
 
   /** The client's address as counted: X-Forwarded-For only with KEYTURN_TRUST_PROXY. */
@@ -70,79 +59,108 @@ export class Limits {
   }
 
   /**
-   * Counts one request in a bucket and sets the RateLimit headers; answers 429 and returns false
-   * when the bucket is exhausted.
+   * Counts (or with `op` 'read' only reads) `key` in a window of `windowMs` allowing `max`. If the
+   * store fails the request passes uncounted (counting must never take the API down).
    */
-  async take(request: FastifyRequest, reply: FastifyReply, key: string, max: number): Promise<boolean> {
-    this.#requests ??= this.#app.createRateLimit()
-    ;(request as WithBucket)[bucketOf] = { key, max }
-    const result = await this.#requests(request)
-    if (result.isAllowed) {
-      return true
-    }
-    reply.header('RateLimit-Limit', max)
-    reply.header('RateLimit-Remaining', result.remaining)
-    reply.header('RateLimit-Reset', result.ttlInSeconds)
-    if (!result.isExceeded) {
-      return true
-    }
-    reply.header('Retry-After', result.ttlInSeconds)
-    await sendProblem(
-      reply,
-      problemFor(
-        'rate_limited',
-        `Too many requests: at most ${max} a minute. Retry after ${result.ttlInSeconds} seconds.`,
-        request.id,
-      ),
+  #count(
+    op: 'incr' | 'read',
+    key: string,
+    max: number,
+    windowMs: number,
+    then: (counted: Counted) => void,
+  ): void {
+    this.options.counters[op](
+      key,
+      (error, result) => {
+        const current = error === null && result !== undefined ? result.current : 0
+        const ttl = error === null && result !== undefined ? result.ttl : 0
+        then({
+          remaining: Math.max(0, max - current),
+          ttlInSeconds: Math.ceil(ttl / 1000),
+          isExceeded: current > max,
+        })
+      },
+      windowMs,
+      max,
     )
-    return false
   }
 
-  /** The per-IP budget; false when it answered 429. */
-  takeAddress(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  /**
+   * Counts one request in a bucket and sets the RateLimit headers, then calls `then(true)`; when
+   * the bucket is exhausted it answers 429 instead and calls `then(false)`.
+   */
+  take(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    max: number,
+    then: (allowed: boolean) => void,
+  ): void {
+    this.#count('incr', key, max, minuteMs, (result) => {
+      reply.header('RateLimit-Limit', max)
+      reply.header('RateLimit-Remaining', result.remaining)
+      reply.header('RateLimit-Reset', result.ttlInSeconds)
+      if (!result.isExceeded) {
+        then(true)
+        return
+      }
+      reply.header('Retry-After', result.ttlInSeconds)
+      const refused = () => then(false)
+      // Once the 429 is sent, so that an async hook returning then sees the reply sent.
+      sendProblem(
+        reply,
+        problemFor(
+          'rate_limited',
+          `Too many requests: at most ${max} a minute. Retry after ${result.ttlInSeconds} seconds.`,
+          request.id,
+        ),
+      ).then(refused, refused)
+    })
+  }
+
+  /** The per-IP budget; `then(false)` when it answered 429. */
+  takeAddress(request: FastifyRequest, reply: FastifyReply, then: (allowed: boolean) => void): void {
     const { ipPerMinute } = this.options
-    return ipPerMinute === 0
-      ? Promise.resolve(true)
-      : this.take(request, reply, `ip:${Limits.addressOf(request)}`, ipPerMinute)
+    if (ipPerMinute === 0) {
+      then(true)
+      return
+    }
+    this.take(request, reply, `ip:${Limits.addressOf(request)}`, ipPerMinute, then)
   }
 
-  /** The key-guessing guard: seconds the client's address stays blocked, 0 when it is not. */
-  async blockedFor(request: FastifyRequest): Promise<number> {
-    if (this.options.guessLimit === 0) {
-      return 0
+  /** The key-guessing guard: `then(seconds)` the client's address stays blocked, 0 when it is not. */
+  blockedFor(request: FastifyRequest, then: (seconds: number) => void): void {
+    const { guessLimit, guessBlockSeconds } = this.options
+    if (guessLimit === 0) {
+      then(0)
+      return
     }
-    const result = await this.#blockLimiter()(request, { increment: false })
-    return !result.isAllowed && result.isExceeded ? Math.max(1, result.ttlInSeconds) : 0
+    this.#count('read', `block:${Limits.addressOf(request)}`, 0, guessBlockSeconds * 1000, (result) =>
+      then(result.isExceeded ? Math.max(1, result.ttlInSeconds) : 0),
+    )
   }
 
   /** Counts a `license_not_found` answer; the `guessLimit`-th within the window blocks the address. */
-  async countGuess(request: FastifyRequest): Promise<void> {
+  countGuess(request: FastifyRequest, then: () => void): void {
     const { guessLimit, guessBlockSeconds } = this.options
     if (guessLimit === 0) {
+      then()
       return
     }
-    this.#guesses ??= this.#app.createRateLimit({
-      keyGenerator: (req) => `guess:${Limits.addressOf(req)}`,
-      max: guessLimit - 1,
-      timeWindow: guessWindowSeconds * 1000,
+    const address = Limits.addressOf(request)
+    this.#count('incr', `guess:${address}`, guessLimit - 1, guessWindowSeconds * 1000, (guesses) => {
+      if (!guesses.isExceeded) {
+        then()
+        return
+      }
+      this.#count('incr', `block:${address}`, 0, guessBlockSeconds * 1000, () => {
+        request.log.warn(
+          { address, blockSeconds: guessBlockSeconds },
+          'key-guessing guard: address blocked from the by-key routes',
+        )
+        then()
+      })
     })
-    const result = await this.#guesses(request)
-    if (!result.isAllowed && result.isExceeded) {
-      await this.#blockLimiter()(request)
-      request.log.warn(
-        { address: Limits.addressOf(request), blockSeconds: guessBlockSeconds },
-        'key-guessing guard: address blocked from the by-key routes',
-      )
-    }
-  }
-
-  #blockLimiter(): Limiter {
-    this.#blocks ??= this.#app.createRateLimit({
-      keyGenerator: (req) => `block:${Limits.addressOf(req)}`,
-      max: 0,
-      timeWindow: this.options.guessBlockSeconds * 1000,
-    })
-    return this.#blocks
   }
 }
 
@@ -151,28 +169,34 @@ export class Limits {
  * API routes are counted after authentication (`limitApiRequest`), probes not at all.
  */
 export function limitOutsideApi(app: App, limits: Limits): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const { config, url } = request.routeOptions
     if (config?.keyturnApi === true || (url !== undefined && exemptRoutes.has(url))) {
+      done()
       return
     }
-    await limits.takeAddress(request, reply)
+    // A 429 is sent by takeAddress; the hook chain then stops here.
+    limits.takeAddress(request, reply, (allowed) => allowed && done())
   })
 }
 
 /** The onRequest hook of every API route, after authentication: the principal picks the budget. */
 export function limitApiRequest(limits: Limits) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    // A 429 is sent by take; the hook chain then stops here.
+    const next = (allowed: boolean) => allowed && done()
     const principal = request.principal
     if (principal.role === 'client') {
-      await limits.takeAddress(request, reply)
+      limits.takeAddress(request, reply, next)
       return
     }
     const { keyPerMinute } = limits.options
-    if (keyPerMinute > 0) {
-      const budget = request.routeOptions.config.applicationFacing === true ? 'app' : 'mgmt'
-      await limits.take(request, reply, `key:${budget}:${principal.apiKeyId}`, keyPerMinute)
+    if (keyPerMinute === 0) {
+      done()
+      return
     }
+    const budget = request.routeOptions.config.applicationFacing === true ? 'app' : 'mgmt'
+    limits.take(request, reply, `key:${budget}:${principal.apiKeyId}`, keyPerMinute, next)
   }
 }
 
