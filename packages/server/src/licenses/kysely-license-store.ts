@@ -6,6 +6,7 @@ import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { lockLicense } from '../storage/lock-license.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { expirationDateBound, type License } from './license.js'
 import {
@@ -246,6 +247,14 @@ export class KyselyLicenseStore implements LicenseStore {
     if (!isStorableText(id)) {
       return undefined
     }
+    return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, this.#db)
+  }
+
+  async findForUpdate(id: LicenseId): Promise<License | undefined> {
+    if (!isStorableText(id)) {
+      return undefined
+    }
+    await lockLicense(this.#db, id)
     return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, this.#db)
   }
 

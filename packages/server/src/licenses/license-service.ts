@@ -72,9 +72,6 @@ export interface LicenseServiceDeps {
   readonly clock: Clock
 }
 
-/** Renewals retried when a concurrent change moved the expiration date under them. */
-const renewalAttempts = 5
-
 export class LicenseService {
   readonly #licenses: LicenseStore
   readonly #storage: UnitOfWork<{ readonly licenses: LicenseStore }>
@@ -213,15 +210,21 @@ export class LicenseService {
    */
   async renew(principal: Principal, id: LicenseId, input: RenewLicenseBody): Promise<LicenseView> {
     requireManagementKey(principal)
-    for (let attempt = 1; ; attempt++) {
-      const now = this.#clock.now()
-      const current = await this.#visible(principal, id)
-      const duration = input.duration ?? (await this.#policyDuration(current.policyId))
-      if (duration === null) {
-        throw new InvalidInputError(
-          '#/duration',
-          `duration is required: license ${id} has no policy with a duration to renew by.`,
-        )
+    const now = this.#clock.now()
+    const visible = await this.#visible(principal, id)
+    const duration = input.duration ?? (await this.#policyDuration(visible.policyId))
+    if (duration === null) {
+      throw new InvalidInputError(
+        '#/duration',
+        `duration is required: license ${id} has no policy with a duration to renew by.`,
+      )
+    }
+    // Read and changed under the license's row lock: simultaneous renewals take turns and each
+    // counts (with a compare-and-set and five attempts, ten at once on PostgreSQL gave 500s).
+    return this.#storage.write(principal, async ({ licenses, events }) => {
+      const current = await licenses.findForUpdate(id)
+      if (current === undefined) {
+        throw licenseNotFound(id)
       }
       let changes: LicenseChanges
       if (current.firstActivationDuration !== null) {
@@ -251,29 +254,14 @@ export class LicenseService {
         }
         changes = { updatedAt: now, expirationDate }
       }
-      // Compare and set: two renewals at once both count, neither overwrites the other.
-      const renewed = await this.#storage.write(principal, async ({ licenses, events }) => {
-        const updated = await licenses.update(id, changes, {
-          expirationDate: current.expirationDate,
-          firstActivationDuration: current.firstActivationDuration,
-        })
-        if (updated === undefined || updated === 'reference_gone') {
-          throw licenseNotFound(id)
-        }
-        if (updated === 'conflict') {
-          return undefined
-        }
-        const view = viewAt(updated, now)
-        events.record('license.renewed', updated.productId, toLicenseResource(view))
-        return view
-      })
-      if (renewed !== undefined) {
-        return renewed
+      const updated = await licenses.update(id, changes)
+      if (updated === undefined || updated === 'reference_gone' || updated === 'conflict') {
+        throw licenseNotFound(id) // the row is locked: it cannot have gone or moved meanwhile
       }
-      if (attempt === renewalAttempts) {
-        throw new Error(`License ${id} kept changing during its renewal`)
-      }
-    }
+      const view = viewAt(updated, now)
+      events.record('license.renewed', updated.productId, toLicenseResource(view))
+      return view
+    })
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */

@@ -82,6 +82,11 @@ export interface LicenseStore {
   insert(license: NewLicense, entitlementIds: readonly EntitlementId[]): Promise<'ok' | 'reference_gone'>
   /** With its entitlement codes, read in the same query. */
   findById(id: LicenseId): Promise<License | undefined>
+  /**
+   * As `findById`, locking the license's row until the transaction the store was made on ends
+   * (`storage/lock-license.ts`): a read-modify-write of the license takes turns with any other.
+   */
+  findForUpdate(id: LicenseId): Promise<License | undefined>
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**

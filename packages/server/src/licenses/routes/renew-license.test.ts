@@ -187,6 +187,35 @@ describeEachDatabase('POST /api/v0/licenses/:id/renew', (database) => {
     )
   })
 
+  it('counts every one of ten simultaneous renewals, each answered 200', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const license = await call(app, headers, 'POST', '/licenses', 201, {
+      productId,
+      expirationDate: '2030-02-01T00:00:00.000Z',
+    })
+
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        app.inject({
+          method: 'POST',
+          url: `/api/v0/licenses/${license.id}/renew`,
+          headers,
+          payload: { duration: day },
+        }),
+      ),
+    )
+
+    assert.deepEqual(
+      answers.map((res) => res.statusCode),
+      Array(10).fill(200),
+      answers.map((res) => res.body).join('\n'),
+    )
+    assert.equal(
+      (await call(app, headers, 'GET', `/licenses/${license.id}`, 200)).expirationDate,
+      '2030-02-11T00:00:00.000Z',
+    )
+  })
+
   it("lets a product key renew its own product's licenses only; a client key gets 403", async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const other = await createProduct(app, headers)
