@@ -3,7 +3,7 @@ import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
-import { column, type ListTable, selectPage } from '../storage/list-sql.js'
+import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
@@ -51,7 +51,7 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
   sort: {
     createdAt: column('created_at'),
     lastSeenAt: column('last_seen_at'),
-    fingerprint: column('fingerprint'),
+    fingerprint: bytewise('fingerprint'), // alike on both engines, whatever PostgreSQL's collation
   },
   filters: {
     createdAt: { column: 'created_at' },
