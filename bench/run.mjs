@@ -532,7 +532,14 @@ async function profileScenario(options) {
       await runScenario(
         instance,
         scenario,
-        { engine, size: 'large', licenses, productId: prepared.product.id, pools },
+        {
+          engine,
+          size: 'large',
+          licenses,
+          productId: prepared.product.id,
+          pools,
+          database: prepared.database.location,
+        },
         context,
       )
     } finally {

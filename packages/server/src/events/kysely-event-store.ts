@@ -3,6 +3,7 @@ import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { isSqlite } from '../storage/write-transaction.js'
 import { type Event, licenseIdOf } from './event.js'
 import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
 
@@ -60,8 +61,34 @@ export class KyselyEventStore implements EventStore {
 
   async insert(events: readonly Event[]): Promise<void> {
     if (events.length > 0) {
-      await this.#db.insertInto('events').values(events.map(eventToRow)).execute()
+      await this.#db
+        .insertInto('events')
+        .values(
+          events.map((event) => ({
+            ...eventToRow(event),
+            dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+          })),
+        )
+        .execute()
     }
+  }
+
+  /**
+   * The outbox's fast path (issue #10, bench/README.md "Issue 10"): an event committed while no
+   * webhook endpoint is enabled is stored as dispatched at once. No endpoint could ever get it: the
+   * dispatch offers an event only to the endpoints enabled when it runs, never one older than the
+   * endpoint. So it takes no entry in the undispatched index and no dispatch transaction reading
+   * and rewriting it afterwards. The check is part of the insert, in the change's transaction: no
+   * extra statement. Measured on SQLite (POST /licenses, 2026-11-23): a create wrote 15.2 WAL pages
+   * without its event row and 24.8 with it (the row, its six B-trees, the later dispatch); 23.2
+   * with this, and no dispatch commits at all.
+   */
+  #dispatchedUnlessAnEndpointIsEnabled(occurredAt: Date) {
+    const at = occurredAt.toISOString()
+    // PostgreSQL types a bare parameter under `case` as text; the column is a timestamptz.
+    const value = isSqlite(this.#db) ? sql`${at}` : sql`cast(${at} as timestamptz)`
+    const anyEnabled = sql`exists (select 1 from webhook_endpoints where disabled_at is null)`
+    return sql<string | null>`case when ${anyEnabled} then null else ${value} end`
   }
 
   async findById(id: EventId): Promise<Event | undefined> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { webhookRetrySchedule } from '@keyturn/protocol'
+import { type LicenseId, webhookRetrySchedule } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
 import { deriveSecretKeys } from '../../core/secrets.js'
 import { ValidationRecording } from '../../events/validation-recording.js'
@@ -256,6 +256,35 @@ describeEachDatabase('webhook deliveries', (database) => {
     assert.equal(tested.statusCode, 202, tested.body)
     await test.services.deliveries.tick()
     assert.equal(JSON.parse(receiver.received[2]?.body ?? '{}').type, 'webhook_endpoint.test')
+  })
+
+  it('stores an event committed while no endpoint is enabled as already dispatched; an endpoint enabled later gets only newer events', async (t) => {
+    const test = await buildTestApp(t, database, local)
+    const receiver = await startWebhookReceiver(t)
+    const dispatchedAt = async (licenseId: string) => {
+      const row = await test.connection.db
+        .selectFrom('events')
+        .select('dispatched_at')
+        .where('type', '=', 'license.created')
+        .where('license_id', '=', licenseId as LicenseId)
+        .executeTakeFirstOrThrow()
+      return row.dispatched_at
+    }
+    const beforeAny = (await send(test, 'POST', '/licenses', { productId: test.productId })).json()
+    const endpoint = await createEndpoint(test, { url: receiver.url, eventTypes: ['license.*'] })
+    await send(test, 'PATCH', `/webhook-endpoints/${endpoint.id}`, { enabled: false })
+    const whileDisabled = (await send(test, 'POST', '/licenses', { productId: test.productId })).json()
+    assert.notEqual(await dispatchedAt(beforeAny.id), null, 'no endpoint: dispatched with its commit')
+    assert.notEqual(await dispatchedAt(whileDisabled.id), null, 'only a disabled endpoint: likewise')
+
+    await send(test, 'PATCH', `/webhook-endpoints/${endpoint.id}`, { enabled: true })
+    const whileEnabled = (await send(test, 'POST', '/licenses', { productId: test.productId })).json()
+    assert.equal(await dispatchedAt(whileEnabled.id), null, 'an enabled endpoint: left to the dispatch')
+    await test.services.deliveries.tick()
+    assert.deepEqual(
+      receiver.received.map((delivery) => JSON.parse(delivery.body).data.id),
+      [whileEnabled.id],
+    )
   })
 
   it('retries on the schedule while the receiver is down, then delivers once; retry-now resends', async (t) => {
