@@ -124,7 +124,9 @@ export function refuseUnreadableRequests(
   let authorizations = 0
   let contentTypes = 0
   for (let index = 0; index < raw.length; index += 2) {
-    const name = (raw[index] as string).toLowerCase()
+    const sent = raw[index] as string
+    // Only names of the right length are lowered: no new string for the other headers.
+    const name = sent.length === 4 || sent.length === 12 || sent.length === 13 ? sent.toLowerCase() : ''
     if (name === 'host') {
       hosts++
     } else if (name === 'authorization') {

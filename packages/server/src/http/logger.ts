@@ -26,7 +26,12 @@ export function loggerOptions(level: string): LoggerOptions {
  * scrapes) log nothing while all is well.
  */
 export function registerRequestLog(app: App): void {
+  const aboveInfo = new Set(['warn', 'error', 'fatal', 'silent'])
   app.addHook('onResponse', (request, reply, done) => {
+    if (aboveInfo.has(request.log.level)) {
+      done() // LOG_LEVEL=warn or above: not even the line's object is built
+      return
+    }
     request.log.info(
       {
         method: request.method,
