@@ -57,6 +57,21 @@ async function replaceEntitlements(
   }
 }
 
+/**
+ * `work`'s result, or 'reference_gone' when the database refused a reference: an entitlement the
+ * caller resolved was deleted before the write (the links' foreign key), which was a 500.
+ */
+async function referencesHeld<T>(work: () => Promise<T>): Promise<T | 'reference_gone'> {
+  try {
+    return await work()
+  } catch (error) {
+    if (isForeignKeyViolation(error)) {
+      return 'reference_gone'
+    }
+    throw error
+  }
+}
+
 export class KyselyPolicyStore implements PolicyStore {
   readonly #db: Kysely<Database>
 
@@ -67,26 +82,31 @@ export class KyselyPolicyStore implements PolicyStore {
   async insert(
     policy: Omit<Policy, 'entitlements'>,
     entitlementIds: readonly EntitlementId[],
-  ): Promise<Policy> {
-    await writeTransaction(this.#db, async (trx) => {
-      await trx
-        .insertInto('policies')
-        .values({
-          id: policy.id,
-          product_id: policy.productId,
-          name: policy.name,
-          max_activations: policy.maxActivations,
-          duration: policy.duration,
-          expiration_basis: policy.expirationBasis,
-          heartbeat_ttl: policy.heartbeatTtl,
-          max_uses: policy.maxUses,
-          metadata: JSON.stringify(policy.metadata),
-          created_at: policy.createdAt.toISOString(),
-          updated_at: policy.updatedAt.toISOString(),
-        })
-        .execute()
-      await replaceEntitlements(trx, policy.id, entitlementIds)
-    })
+  ): Promise<Policy | 'reference_gone'> {
+    const written = await referencesHeld(() =>
+      writeTransaction(this.#db, async (trx) => {
+        await trx
+          .insertInto('policies')
+          .values({
+            id: policy.id,
+            product_id: policy.productId,
+            name: policy.name,
+            max_activations: policy.maxActivations,
+            duration: policy.duration,
+            expiration_basis: policy.expirationBasis,
+            heartbeat_ttl: policy.heartbeatTtl,
+            max_uses: policy.maxUses,
+            metadata: JSON.stringify(policy.metadata),
+            created_at: policy.createdAt.toISOString(),
+            updated_at: policy.updatedAt.toISOString(),
+          })
+          .execute()
+        await replaceEntitlements(trx, policy.id, entitlementIds)
+      }),
+    )
+    if (written === 'reference_gone') {
+      return written
+    }
     const stored = await this.findById(policy.id)
     if (stored === undefined) {
       throw new Error(`Policy ${policy.id} vanished after its insert`)
@@ -102,28 +122,33 @@ export class KyselyPolicyStore implements PolicyStore {
     return row === undefined ? undefined : (await this.#withEntitlements([row]))[0]
   }
 
-  async update(id: PolicyId, changes: PolicyChanges): Promise<Policy | undefined> {
-    const updated = await writeTransaction(this.#db, async (trx) => {
-      const row = await trx
-        .updateTable('policies')
-        .set({
-          updated_at: changes.updatedAt.toISOString(),
-          ...(changes.name === undefined ? {} : { name: changes.name }),
-          ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
-          ...(changes.duration === undefined ? {} : { duration: changes.duration }),
-          ...(changes.expirationBasis === undefined ? {} : { expiration_basis: changes.expirationBasis }),
-          ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
-          ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
-          ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
-        })
-        .where('id', '=', id)
-        .returning('id')
-        .executeTakeFirst()
-      if (row !== undefined && changes.entitlementIds !== undefined) {
-        await replaceEntitlements(trx, id, changes.entitlementIds)
-      }
-      return row !== undefined
-    })
+  async update(id: PolicyId, changes: PolicyChanges): Promise<Policy | 'reference_gone' | undefined> {
+    const updated = await referencesHeld(() =>
+      writeTransaction(this.#db, async (trx) => {
+        const row = await trx
+          .updateTable('policies')
+          .set({
+            updated_at: changes.updatedAt.toISOString(),
+            ...(changes.name === undefined ? {} : { name: changes.name }),
+            ...(changes.maxActivations === undefined ? {} : { max_activations: changes.maxActivations }),
+            ...(changes.duration === undefined ? {} : { duration: changes.duration }),
+            ...(changes.expirationBasis === undefined ? {} : { expiration_basis: changes.expirationBasis }),
+            ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
+            ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
+            ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+          })
+          .where('id', '=', id)
+          .returning('id')
+          .executeTakeFirst()
+        if (row !== undefined && changes.entitlementIds !== undefined) {
+          await replaceEntitlements(trx, id, changes.entitlementIds)
+        }
+        return row !== undefined
+      }),
+    )
+    if (updated === 'reference_gone') {
+      return updated
+    }
     return updated ? this.findById(id) : undefined
   }
 

@@ -9,7 +9,7 @@ import {
 } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import type { EntitlementResolver } from '../core/entitlement-resolver.js'
-import { DomainError } from '../core/errors.js'
+import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { mergeMetadata, newMetadata } from '../core/metadata.js'
@@ -81,6 +81,9 @@ export class PolicyService {
         record,
         entitlements.map((entitlement) => entitlement.id),
       )
+      if (policy === 'reference_gone') {
+        throw entitlementGone()
+      }
       events.record('policy.created', policy.productId, toPolicyResource(policy))
       return policy
     })
@@ -113,6 +116,9 @@ export class PolicyService {
     }
     return this.#storage.write(principal, async ({ policies, events }) => {
       const updated = await policies.update(id, changes)
+      if (updated === 'reference_gone') {
+        throw entitlementGone()
+      }
       if (updated === undefined) {
         throw policyNotFound(id)
       }
@@ -164,4 +170,12 @@ export class PolicyService {
 
 function policyNotFound(id: PolicyId): DomainError {
   return new DomainError('policy_not_found', `No policy ${id} is visible to this API key.`)
+}
+
+/** An entitlement named in the request was deleted between its lookup and the write. */
+function entitlementGone(): InvalidInputError {
+  return new InvalidInputError(
+    '#/entitlements',
+    'An entitlement listed was deleted meanwhile; nothing changed.',
+  )
 }

@@ -27,9 +27,14 @@ export type PolicyChanges = Partial<
 }
 
 export interface PolicyStore {
-  insert(policy: Omit<Policy, 'entitlements'>, entitlementIds: readonly EntitlementId[]): Promise<Policy>
+  /** 'reference_gone': an entitlement was deleted meanwhile (the links' foreign key refused it). */
+  insert(
+    policy: Omit<Policy, 'entitlements'>,
+    entitlementIds: readonly EntitlementId[],
+  ): Promise<Policy | 'reference_gone'>
   findById(id: PolicyId): Promise<Policy | undefined>
-  update(id: PolicyId, changes: PolicyChanges): Promise<Policy | undefined>
+  /** Undefined if it does not exist; 'reference_gone' as for `insert`. */
+  update(id: PolicyId, changes: PolicyChanges): Promise<Policy | 'reference_gone' | undefined>
   /** Deletes it unless licenses were made from it; undefined if it did not exist. */
   delete(id: PolicyId): Promise<'deleted' | 'in_use' | undefined>
   list(

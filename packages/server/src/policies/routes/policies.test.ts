@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { maxDurationSeconds } from '@keyturn/protocol'
+import { type EntitlementId, maxDurationSeconds, type PolicyId } from '@keyturn/protocol'
 import { buildTestApp, createProduct, testStart } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { expectInvalidField, expectProblem } from '../../testing/licenses.js'
 import { call, roleHeaders } from '../../testing/vendors.js'
+import { KyselyPolicyStore } from '../kysely-policy-store.js'
 
 const year = 365 * 86_400
 
@@ -106,6 +107,32 @@ describeEachDatabase('/api/v0/policies', (database) => {
       maxDurationSeconds,
     )
     expectInvalidField(refused, '#/duration')
+  })
+
+  it('writes nothing and tells the service when an entitlement was deleted between its lookup and the write', async (t) => {
+    const { app, headers, productId, connection } = await buildTestApp(t, database)
+    const policy = await call(app, headers, 'POST', '/policies', 201, { productId, name: 'P' })
+    const store = new KyselyPolicyStore(connection.db)
+    const gone = 'ent_deletedmeanwhile' as EntitlementId // resolved, then deleted by another request
+
+    const updated = await store.update(policy.id, { updatedAt: new Date(testStart), entitlementIds: [gone] })
+    const inserted = await store.insert(
+      {
+        ...policy,
+        id: 'pol_racedwithadelete' as PolicyId,
+        createdAt: new Date(testStart),
+        updatedAt: new Date(testStart),
+      },
+      [gone],
+    )
+
+    assert.equal(updated, 'reference_gone')
+    assert.equal(inserted, 'reference_gone')
+    assert.deepEqual(
+      (await call(app, headers, 'GET', '/policies', 200)).data.map((p: { id: string }) => p.id),
+      [policy.id],
+    )
+    assert.equal((await call(app, headers, 'GET', `/policies/${policy.id}`, 200)).updatedAt, policy.updatedAt)
   })
 
   it('makes licenses from a creation-based policy: its seats and expiry unless the request gives them', async (t) => {
