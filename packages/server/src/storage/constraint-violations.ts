@@ -13,3 +13,8 @@ export function isForeignKeyViolation(error: unknown): boolean {
   const code = codeOf(error)
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
 }
+
+/** Whether PostgreSQL aborted the transaction to break a deadlock (SQLSTATE 40P01): retry it whole. */
+export function isDeadlock(error: unknown): boolean {
+  return codeOf(error) === '40P01'
+}

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import type { ProductId } from '@keyturn/protocol'
 import { sql } from 'kysely'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
-import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
+import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { aLicense } from '../testing/licenses.js'
 import { KyselyUnitOfWork } from './kysely-unit-of-work.js'
+import { writeTransaction } from './write-transaction.js'
 
 async function counts(test: TestApp) {
   const count = async (table: 'licenses' | 'events') =>
@@ -141,5 +143,44 @@ describeEachDatabase('KyselyUnitOfWork: events that go with no change (group com
       ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
     )
     assert.equal((await counts(test)).events, before.events + 3)
+  })
+
+  it('runs again a transaction PostgreSQL aborts to break a deadlock, so both writers succeed', async (t) => {
+    const test = await buildTestApp(t, database)
+    // SQLite's write transactions take the database's lock first: they never interleave, so there
+    // both simply run in turn.
+    const interleaves = test.connection.kind === 'postgres'
+    const other = await createProduct(test.app, test.headers)
+    const runs = { a: 0, b: 0 }
+    // Both first runs lock their first row before either asks for its second: a certain deadlock.
+    let arrived = 0
+    let bothLocked: () => void = () => {}
+    const locked = new Promise<void>((resolve) => {
+      bothLocked = resolve
+    })
+    const lockBoth = (name: 'a' | 'b', first: ProductId, second: ProductId) =>
+      writeTransaction(test.connection.db, async (trx) => {
+        runs[name]++
+        const touch = (id: ProductId) =>
+          trx.updateTable('products').set({ name: sql`name` }).where('id', '=', id).execute()
+        await touch(first)
+        if (interleaves && runs[name] === 1) {
+          arrived++
+          if (arrived === 2) {
+            bothLocked()
+          }
+          await locked
+        }
+        await touch(second)
+        return name
+      })
+
+    const done = await Promise.all([
+      lockBoth('a', test.productId, other),
+      lockBoth('b', other, test.productId),
+    ])
+
+    assert.deepEqual(done, ['a', 'b'])
+    assert.equal(runs.a + runs.b, interleaves ? 3 : 2, 'the deadlock victim ran once more')
   })
 })

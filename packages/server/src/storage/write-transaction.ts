@@ -1,4 +1,5 @@
 import { type Kysely, SqliteAdapter, sql } from 'kysely'
+import { isDeadlock } from './constraint-violations.js'
 import type { Database } from './database.js'
 
 /**
@@ -16,7 +17,18 @@ export async function writeTransaction<T>(
     return work(db)
   }
   if (!isSqlite(db)) {
-    return db.transaction().execute(work)
+    // PostgreSQL breaks a deadlock by aborting one of the transactions in it (two writers locking
+    // the same rows in opposite orders, e.g. a license's entitlements replaced while an entitlement
+    // is deleted and its links cascade): that one runs again, whole, instead of answering a 500.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction().execute(work)
+      } catch (error) {
+        if (attempt >= deadlockAttempts || !isDeadlock(error)) {
+          throw error
+        }
+      }
+    }
   }
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection)
@@ -33,6 +45,9 @@ export async function writeTransaction<T>(
     }
   })
 }
+
+/** Runs of a PostgreSQL transaction aborted as a deadlock's victim, the first included. */
+const deadlockAttempts = 3
 
 /** SQLite connections inside `begin immediate`: Kysely does not know them as transactions. */
 const inSqliteTransaction = new WeakSet<Kysely<Database>>()
