@@ -115,7 +115,11 @@ export class KyselyEntitlementStore implements EntitlementStore {
   }
 
   async delete(id: EntitlementId): Promise<boolean> {
-    // policy_entitlements and license_entitlements rows cascade.
+    // The links would cascade; deleted first, they are locked in the order every writer of links
+    // takes (links, then the entitlement's row for their foreign key), so a license or policy whose
+    // entitlements are replaced meanwhile waits or is refused instead of deadlocking with this.
+    await this.#db.deleteFrom('license_entitlements').where('entitlement_id', '=', id).execute()
+    await this.#db.deleteFrom('policy_entitlements').where('entitlement_id', '=', id).execute()
     const deleted = await this.#db.deleteFrom('entitlements').where('id', '=', id).executeTakeFirst()
     return deleted.numDeletedRows > 0n
   }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { type Kysely, SqliteAdapter, sql } from 'kysely'
 import { isDeadlock } from './constraint-violations.js'
 import type { Database } from './database.js'
@@ -27,6 +28,8 @@ export async function writeTransaction<T>(
         if (attempt >= deadlockAttempts || !isDeadlock(error)) {
           throw error
         }
+        // A moment apart, so the writers that met do not meet again at once.
+        await delay(Math.random() * 10 * attempt)
       }
     }
   }
@@ -47,7 +50,7 @@ export async function writeTransaction<T>(
 }
 
 /** Runs of a PostgreSQL transaction aborted as a deadlock's victim, the first included. */
-const deadlockAttempts = 3
+const deadlockAttempts = 5
 
 /** SQLite connections inside `begin immediate`: Kysely does not know them as transactions. */
 const inSqliteTransaction = new WeakSet<Kysely<Database>>()
