@@ -33,3 +33,22 @@ export async function query(url: string, text: string): Promise<void> {
     await client.end()
   }
 }
+
+/**
+ * Drops a test's schema. A test's `after` hooks run in the order they were registered, so a server
+ * started after its schema was made may still be running (its delivery loop reading) while the drop
+ * waits for its locks: PostgreSQL then breaks the deadlock by failing one side. Retry the drop.
+ */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await query(url, `drop schema if exists ${schema} cascade`)
+      return
+    } catch (error) {
+      const deadlock = (error as { code?: unknown }).code === '40P01'
+      if (!deadlock || attempt === 5) {
+        throw error
+      }
+    }
+  }
+}

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, type TestContext } from 'node:test'
-import { processDatabaseUrl, query } from './postgres-database.js'
+import { dropSchema, processDatabaseUrl, query } from './postgres-database.js'
 
 /** Environment variables for `serve`/`migrate` (or the CLI) on a fresh, empty database. */
 export interface ServerEnvironment {
@@ -41,7 +41,7 @@ export function postgresServerEnvironment(url: string): ServerEnvironment {
       const database = await processDatabaseUrl(url)
       const schema = `t_${randomBytes(6).toString('hex')}`
       await query(database, `create schema ${schema}`)
-      t.after(() => query(database, `drop schema ${schema} cascade`))
+      t.after(() => dropSchema(database, schema))
       const withSchema = new URL(database)
       withSchema.searchParams.set('options', `-c search_path=${schema}`)
       return {
