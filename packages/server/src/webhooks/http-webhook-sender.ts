@@ -72,13 +72,38 @@ export function isPrivateAddress(address: string): boolean {
 
 class RefusedAddress extends Error {}
 
+/** node:dns `lookup` with `all: true`, the port a test replaces. */
+export type HostLookup = (
+  hostname: string,
+  options: { readonly all: true },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void
+
+/**
+ * How many webhook hostnames are looked up at once. `dns.lookup` (getaddrinfo) runs on libuv's
+ * thread pool, four threads that signed answers use too, and cannot be cancelled: with a slow or
+ * silent DNS server, a hundred deliveries' lookups filled the pool and kept a stopped server alive
+ * for 10–20 minutes (#16 adversarial re-run). The rest wait here, and give up after the delivery
+ * timeout without taking a thread.
+ */
+export const maxConcurrentLookups = 2
+
 export class HttpWebhookSender implements WebhookSender {
   readonly #allowPrivate: boolean
   readonly #userAgent: string
+  readonly #hostLookup: HostLookup
+  #lookupsRunning = 0
+  readonly #waitingLookups: (() => void)[] = []
 
-  constructor(options: { readonly allowPrivate: boolean; readonly version: string }) {
+  constructor(options: {
+    readonly allowPrivate: boolean
+    readonly version: string
+    readonly lookup?: HostLookup
+  }) {
     this.#allowPrivate = options.allowPrivate
     this.#userAgent = `Keyturn-Webhooks/${options.version}`
+    this.#hostLookup =
+      options.lookup ?? ((hostname, lookupOptions, callback) => dnsLookup(hostname, lookupOptions, callback))
   }
 
   async send(request: WebhookRequest): Promise<AttemptResult> {
@@ -152,7 +177,7 @@ export class HttpWebhookSender implements WebhookSender {
       family?: number,
     ) => void,
   ): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    this.#limitedLookup(hostname, (error, addresses) => {
       if (error !== null) {
         callback(error, '')
         return
@@ -176,6 +201,35 @@ export class HttpWebhookSender implements WebhookSender {
         callback(null, first?.address ?? '', first?.family)
       }
     })
+  }
+
+  /** A lookup within `maxConcurrentLookups`; one that waited the whole delivery timeout fails unrun. */
+  #limitedLookup(hostname: string, callback: Parameters<HostLookup>[2]): void {
+    const run = () => {
+      this.#lookupsRunning++
+      this.#hostLookup(hostname, { all: true }, (error, addresses) => {
+        this.#lookupsRunning--
+        this.#waitingLookups.shift()?.()
+        callback(error, addresses)
+      })
+    }
+    if (this.#lookupsRunning < maxConcurrentLookups) {
+      run()
+      return
+    }
+    const expiry = setTimeout(() => {
+      const at = this.#waitingLookups.indexOf(start)
+      if (at !== -1) {
+        this.#waitingLookups.splice(at, 1)
+        callback(Object.assign(new Error(`lookup of ${hostname} timed out`), { code: 'ETIMEOUT' }), [])
+      }
+    }, webhookTimeoutMs)
+    expiry.unref()
+    const start = () => {
+      clearTimeout(expiry)
+      run()
+    }
+    this.#waitingLookups.push(start)
   }
 }
 
