@@ -149,16 +149,18 @@ export class LicenseService {
       ...new Set([...own.map((entitlement) => entitlement.code), ...(policy?.entitlements ?? [])]),
     ]
     const view = viewAt({ ...license, entitlements: entitlements.sort() }, now)
-    await this.#storage.write(principal, async ({ licenses, events }) => {
-      const inserted = await licenses.insert(
-        license,
-        own.map((entitlement) => entitlement.id),
-      )
-      if (inserted === 'reference_gone') {
-        throw new DomainError('customer_not_found', 'The customer or policy was deleted meanwhile.')
-      }
-      events.record('license.created', license.productId, toLicenseResource(view))
-    })
+    await this.#storage
+      .write(principal, async ({ licenses, events }) => {
+        const inserted = await licenses.insert(
+          license,
+          own.map((entitlement) => entitlement.id),
+        )
+        if (inserted === 'reference_gone') {
+          throw new ReferenceGone()
+        }
+        events.record('license.created', license.productId, toLicenseResource(view))
+      })
+      .catch((error: unknown) => this.#sayWhichReferenceWent(error, input.productId, input))
     return view
   }
 
@@ -199,7 +201,9 @@ export class LicenseService {
       await this.#products.findProduct(current.productId),
       'its licenses cannot be changed',
     )
-    return this.#apply(principal, 'license.updated', current, changes, now)
+    return this.#apply(principal, 'license.updated', current, changes, now).catch((error: unknown) =>
+      this.#sayWhichReferenceWent(error, current.productId, input),
+    )
   }
 
   /**
@@ -406,9 +410,7 @@ export class LicenseService {
     return this.#storage.write(principal, async ({ licenses, events }) => {
       const updated = await licenses.update(current.id, changes)
       if (updated === 'reference_gone') {
-        throw new DomainError('customer_not_found', 'The customer was deleted meanwhile.', {
-          fieldErrors: [{ pointer: '#/customerId', detail: 'No such customer.' }],
-        })
+        throw new ReferenceGone()
       }
       if (updated === undefined || updated === 'conflict') {
         throw licenseNotFound(current.id)
@@ -439,6 +441,32 @@ export class LicenseService {
   }
 
   /** Any customer that exists may own a license (customers are not per product). */
+  /**
+   * A write found a customer, policy or entitlement of the request gone (deleted between the checks
+   * and the write; the foreign keys refused it, nothing changed): the checks run again, so the answer
+   * names the one that went. Any other error passes through.
+   */
+  async #sayWhichReferenceWent(
+    error: unknown,
+    productId: ProductId,
+    references: {
+      customerId?: CustomerId | null
+      policyId?: PolicyId | null
+      entitlements?: readonly string[]
+    },
+  ): Promise<never> {
+    if (!(error instanceof ReferenceGone)) {
+      throw error
+    }
+    await this.#policyFor(references.policyId ?? null, productId)
+    await this.#requireCustomer(references.customerId ?? null)
+    await this.#entitlements.resolve(productId, references.entitlements ?? [], '#/entitlements')
+    throw new DomainError(
+      'customer_not_found',
+      'A customer, policy or entitlement named in the request was deleted meanwhile; nothing changed.',
+    )
+  }
+
   async #requireCustomer(customerId: CustomerId | null): Promise<void> {
     if (customerId !== null && !(await this.#customers.exists(customerId))) {
       throw new DomainError('customer_not_found', `No customer ${customerId} exists.`, {
@@ -447,6 +475,9 @@ export class LicenseService {
     }
   }
 }
+
+/** A write refused by a foreign key: what the request named went meanwhile (see #sayWhichReferenceWent). */
+class ReferenceGone extends Error {}
 
 function licenseNotFound(id: LicenseId): DomainError {
   return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
