@@ -285,6 +285,73 @@ async function runScenario(instance, scenario, base, context) {
     results.scenarios.at(-1).restartedAfter = true
     await instance.restart()
   }
+  return problems.length === 0 ? load : undefined
+}
+
+/** Paired rounds per pair: enough for a median, short enough to keep the run's length. */
+const pairedRounds = { quick: 2, full: 6 }
+
+/**
+ * Issue 10's ratios (a write with its event vs the same write with the event rows dropped), measured
+ * again in short alternating rounds on the same server after both full runs: one pass of each, one
+ * after the other, moved these ratios by ±10% between runs (bench/README.md "Full run, session 3"),
+ * as much as the effect judged. Each round runs the two in turn (the order alternating), and the
+ * ratio is the median of the rounds' ratios, so a change in the machine's load hits both sides.
+ */
+async function measurePairs(instance, loads, base, context) {
+  const { settings, results, credentials } = context
+  const rounds = context.options.quick ? pairedRounds.quick : pairedRounds.full
+  const short = {
+    ...settings,
+    warmupSeconds: Math.min(1, settings.warmupSeconds),
+    durationSeconds: Math.max(1, settings.durationSeconds / 3),
+  }
+  for (const [id, withEvents] of loads) {
+    const withoutRows = loads.get(`${id}-no-events`)
+    if (withoutRows === undefined || id.endsWith('-no-events')) {
+      continue
+    }
+    log(`${id} vs ${id}-no-events on ${base.engine}: ${rounds} paired rounds`)
+    const ratios = []
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? [withEvents, withoutRows] : [withoutRows, withEvents]
+      const rates = new Map()
+      for (const load of order) {
+        const undo = await load.setUp?.()
+        try {
+          const measured = await runLoad(
+            instance.server,
+            {
+              method: load.method,
+              apiKey: credentials.adminKey,
+              headers: load.headers,
+              requests: load.requests,
+              idlePath: '/readyz',
+            },
+            short,
+            context.workDir,
+          )
+          rates.set(load, measured.non2xx + measured.errors === 0 ? measured.rps : undefined)
+        } finally {
+          await undo?.()
+        }
+      }
+      const of = rates.get(withEvents)
+      const over = rates.get(withoutRows)
+      if (of !== undefined && over !== undefined && over > 0) {
+        ratios.push(of / over)
+      }
+    }
+    if (ratios.length > 0) {
+      const sorted = [...ratios].sort((a, b) => a - b)
+      const middle = Math.floor(sorted.length / 2)
+      const ratio = sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+      results.paired.push({ engine: base.engine, id, ratio, rounds: ratios })
+      log(
+        `  median ${(ratio * 100).toFixed(0)}% (${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(', ')})`,
+      )
+    }
+  }
 }
 
 /** Every scenario runs on the large data; validate also on the small (the cost must not grow). */
@@ -328,9 +395,14 @@ async function runEngine(engine, context) {
     const instance = await keyturnInstance(prepared.database, context)
     let token
     try {
+      const loads = new Map()
       for (const scenario of scenariosFor(size, context.options)) {
-        await runScenario(instance, scenario, base, context)
+        const load = await runScenario(instance, scenario, base, context)
+        if (load?.requests !== undefined && /^(create|activate|token)(-no-events)?$/.test(scenario.id)) {
+          loads.set(scenario.id, load)
+        }
       }
+      await measurePairs(instance, loads, base, context)
       if (size === 'large' && results.ceilings.crypto === undefined) {
         token = await apiOk(
           instance.server.url,
@@ -412,6 +484,7 @@ async function benchmark(options) {
     seeding: [],
     ceilings: {},
     scenarios: [],
+    paired: [],
   }
   const context = {
     options,
@@ -503,7 +576,7 @@ async function profileScenario(options) {
     workDir,
     dir: workDir,
     now: Date.now(),
-    results: { seeding: [], scenarios: [] },
+    results: { seeding: [], scenarios: [], paired: [] },
     credentials: {
       adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
       secret: randomBytes(32).toString('base64url'),
