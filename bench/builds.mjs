@@ -15,13 +15,13 @@
  * repeated: `.:KEYTURN_X=1:KEYTURN_Y=2`), e.g. to compare a setting.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import autocannon from 'autocannon'
 import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
 import { startPostgres } from './postgres.mjs'
+import { measureRound, median } from './rounds.mjs'
 import { startBareFastify } from './servers.mjs'
 
 function parseOptions(argv) {
@@ -60,59 +60,16 @@ function parseOptions(argv) {
   return options
 }
 
-function ticks(path) {
-  const stat = readFileSync(`/proc/${path}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
-}
-
-/** CPU ticks of a process: every thread, and its main thread (the event loop). */
-function cpuOf(pid) {
-  return { process: ticks(String(pid)), main: ticks(`${pid}/task/${pid}`) }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
-async function measureRound(contender, options, seconds) {
+function measureBuildRound(contender, options, seconds) {
   const { server, load, adminKey } = contender
-  const items = load.requests
-  const before = cpuOf(server.pid)
-  const result = await autocannon({
+  return measureRound({
     url: server.url,
+    pids: () => [server.pid],
+    load,
     connections: options.connections,
-    duration: seconds,
-    method: load.method,
-    headers: {
-      ...(adminKey === undefined ? {} : { authorization: `Bearer ${adminKey}` }),
-      'content-type': 'application/json',
-      ...load.headers,
-    },
-    requests: [
-      {
-        setupRequest(request) {
-          const item = items[Math.floor(Math.random() * items.length)]
-          request.path = item.path
-          if (item.body !== undefined) {
-            request.body = JSON.stringify(item.body)
-          }
-          return request
-        },
-      },
-    ],
+    seconds,
+    adminKey,
   })
-  const after = cpuOf(server.pid)
-  const responses = result.requests.total
-  return {
-    rps: responses / seconds,
-    processUs: ((after.process - before.process) * 10_000) / responses,
-    mainUs: ((after.main - before.main) * 10_000) / responses,
-    p99: result.latency.p99,
-    non2xx: result.non2xx + result.errors,
-  }
 }
 
 /** Starts one build's server, on a database seeded by that build's own bench code. */
@@ -204,14 +161,14 @@ async function main() {
   })
   const loadStart = loadavg()
   for (const contender of contenders) {
-    await measureRound(contender, options, 1) // warm-up, not counted
+    await measureBuildRound(contender, options, 1) // warm-up, not counted
     await contender.idle()
   }
   const rows = new Map(contenders.map(({ name }) => [name, []]))
   for (let r = 0; r < options.rounds; r++) {
     const order = r % 2 === 0 ? contenders : [...contenders].reverse()
     for (const contender of order) {
-      const measured = await measureRound(contender, options, options.seconds)
+      const measured = await measureBuildRound(contender, options, options.seconds)
       if (measured.non2xx > 0) {
         throw new Error(`${contender.name}: ${measured.non2xx} answers were not 2xx`)
       }

@@ -19,13 +19,13 @@
  * is its own process). Prints Markdown.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import autocannon from 'autocannon'
 import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
 import { apiOk } from './net.mjs'
 import { startPostgres } from './postgres.mjs'
+import { measureRound, median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 import { processTree, startKeyturn, waitUntilIdle } from './servers.mjs'
@@ -64,72 +64,20 @@ function parseOptions(argv) {
   return options
 }
 
-/** utime + stime in clock ticks (1/100 s) of /proc/<path>/stat. */
-function ticks(path) {
-  const stat = readFileSync(`/proc/${path}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
-}
-
-/** CPU ticks of the server and its workers: every thread, and their main threads (event loops). */
-function cpuOf(pid) {
-  const tree = processTree(pid)
-  const sum = (paths) => paths.reduce((total, path) => total + ticks(path), 0)
-  return { process: sum(tree.map(String)), main: sum(tree.map((one) => `${one}/task/${one}`)) }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
 async function round(server, load, options, adminKey) {
   const undo = await load.setUp?.() // e.g. the -no-events scenarios' trigger (bench/events.mjs)
   try {
-    return await measureRound(server, load, options, adminKey)
+    return await measureRound({
+      url: server.url,
+      pids: () => processTree(server.pid),
+      load,
+      connections: options.connections,
+      seconds: options.seconds,
+      adminKey,
+      timeout: 120, // seconds: a metadata lookup on SQLite at 1M takes seconds
+    })
   } finally {
     await undo?.()
-  }
-}
-
-async function measureRound(server, load, options, adminKey) {
-  const items = load.requests
-  const before = cpuOf(server.pid)
-  const result = await autocannon({
-    url: server.url,
-    connections: options.connections,
-    duration: options.seconds,
-    timeout: 120, // seconds: a metadata lookup on SQLite at 1M takes seconds
-    method: load.method,
-    headers: {
-      authorization: `Bearer ${adminKey}`,
-      'content-type': 'application/json',
-      ...load.headers,
-    },
-    requests: [
-      {
-        setupRequest(request) {
-          const item = items[Math.floor(Math.random() * items.length)]
-          request.path = item.path
-          if (item.body !== undefined) {
-            request.body = JSON.stringify(item.body)
-          }
-          return request
-        },
-      },
-    ],
-  })
-  const after = cpuOf(server.pid)
-  const responses = result.requests.total
-  const non2xx = result.non2xx + result.errors
-  return {
-    rps: responses / options.seconds,
-    processUs: ((after.process - before.process) * 10_000) / responses,
-    mainUs: ((after.main - before.main) * 10_000) / responses,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx,
   }
 }
 

@@ -21,6 +21,7 @@ import { apiOk } from './net.mjs'
 import { startPostgres } from './postgres.mjs'
 import { profileMarkdown, summariseProfile } from './profile.mjs'
 import { count, evaluate, tableRows, textTable, writeReport } from './report.mjs'
+import { median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 import { startBareFastify, startKeyturn } from './servers.mjs'
@@ -243,24 +244,7 @@ async function runScenario(instance, scenario, base, context) {
     return
   }
   log(`${scenario.id} on ${base.engine} (${count(base.licenses)} licenses)`)
-  const undo = await load.setUp?.()
-  let measured
-  try {
-    measured = await runLoad(
-      instance.server,
-      {
-        method: load.method,
-        apiKey: credentials.adminKey,
-        headers: load.headers,
-        requests: load.requests,
-        idlePath: '/readyz',
-      },
-      settings,
-      context.workDir,
-    )
-  } finally {
-    await undo?.()
-  }
+  const measured = await runLoadOf(instance, load, settings, context)
   const unexpected = measured.non2xx + measured.errors
   const problems = [
     ...(unexpected > 0
@@ -288,6 +272,27 @@ async function runScenario(instance, scenario, base, context) {
   return problems.length === 0 ? load : undefined
 }
 
+/** One autocannon run of a scenario's prepared `load`, inside its setUp and what that returns. */
+async function runLoadOf(instance, load, settings, context) {
+  const undo = await load.setUp?.()
+  try {
+    return await runLoad(
+      instance.server,
+      {
+        method: load.method,
+        apiKey: context.credentials.adminKey,
+        headers: load.headers,
+        requests: load.requests,
+        idlePath: '/readyz',
+      },
+      settings,
+      context.workDir,
+    )
+  } finally {
+    await undo?.()
+  }
+}
+
 /** Paired rounds per pair: enough for a median, short enough to keep the run's length. */
 const pairedRounds = { quick: 2, full: 6 }
 
@@ -299,7 +304,7 @@ const pairedRounds = { quick: 2, full: 6 }
  * ratio is the median of the rounds' ratios, so a change in the machine's load hits both sides.
  */
 async function measurePairs(instance, loads, base, context) {
-  const { settings, results, credentials } = context
+  const { settings, results } = context
   const rounds = context.options.quick ? pairedRounds.quick : pairedRounds.full
   const short = {
     ...settings,
@@ -317,24 +322,8 @@ async function measurePairs(instance, loads, base, context) {
       const order = round % 2 === 0 ? [withEvents, withoutRows] : [withoutRows, withEvents]
       const rates = new Map()
       for (const load of order) {
-        const undo = await load.setUp?.()
-        try {
-          const measured = await runLoad(
-            instance.server,
-            {
-              method: load.method,
-              apiKey: credentials.adminKey,
-              headers: load.headers,
-              requests: load.requests,
-              idlePath: '/readyz',
-            },
-            short,
-            context.workDir,
-          )
-          rates.set(load, measured.non2xx + measured.errors === 0 ? measured.rps : undefined)
-        } finally {
-          await undo?.()
-        }
+        const measured = await runLoadOf(instance, load, short, context)
+        rates.set(load, measured.non2xx + measured.errors === 0 ? measured.rps : undefined)
       }
       const of = rates.get(withEvents)
       const over = rates.get(withoutRows)
@@ -343,9 +332,7 @@ async function measurePairs(instance, loads, base, context) {
       }
     }
     if (ratios.length > 0) {
-      const sorted = [...ratios].sort((a, b) => a - b)
-      const middle = Math.floor(sorted.length / 2)
-      const ratio = sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+      const ratio = median(ratios)
       results.paired.push({ engine: base.engine, id, ratio, rounds: ratios })
       log(
         `  median ${(ratio * 100).toFixed(0)}% (${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(', ')})`,

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
 import { it } from 'node:test'
-import { type Kysely, sql } from 'kysely'
-import type { Connection } from '../storage/connect.js'
+import type { Kysely } from 'kysely'
 import type { Database } from '../storage/database.js'
 import { apiRoutes, requestFor, seedRouteFixture } from '../testing/api-routes.js'
 import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { tableDigests } from '../testing/table-digests.js'
 import type { StoredResponse } from './idempotency.js'
 import { idempotencyLeaseMs } from './idempotency.js'
 import type { ClaimOutcome, IdempotencyStore, NewClaim } from './idempotency-store.js'
@@ -154,33 +153,6 @@ describeEachDatabase(
   },
 )
 
-/** Tables a retry may write: its own claim, and the schema's bookkeeping. */
-const bookkeepingTables = new Set(['idempotency_keys', 'kysely_migration', 'kysely_migration_lock'])
-
-/** Every row of every other table, by table, as digests: what a replayed retry must leave as it was. */
-async function digestTables(connection: Connection): Promise<Record<string, string>> {
-  const { db, kind } = connection
-  const schema =
-    kind === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined
-  const tables = (await db.introspection.getTables())
-    .filter(
-      (table) => (schema === undefined || table.schema === schema) && !bookkeepingTables.has(table.name),
-    )
-    .map((table) => table.name)
-  const digests: Record<string, string> = {}
-  for (const table of tables.sort()) {
-    const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db)
-    const text = rows
-      .map((row) => JSON.stringify(row))
-      .sort()
-      .join('\n')
-    digests[table] = createHash('sha256').update(text).digest('hex')
-  }
-  return digests
-}
-
 /**
  * Routes whose lost answer is made again instead of replayed (`idempotencyRecovery: 'rerun'`): a
  * token (never stored), a heartbeat ("alive now"), a test event and a delivery retry. Their retry
@@ -219,13 +191,13 @@ describeEachDatabase('Idempotency-Key after a crash, on every POST route', (data
         })
       const where = `POST ${route.path}`
 
-      const before = await digestTables(test.connection)
+      const before = await tableDigests(test.connection)
       store.crashes = 1
       const first = await send()
-      const committed = await digestTables(test.connection)
+      const committed = await tableDigests(test.connection)
       test.clock.advance(idempotencyLeaseMs + 1)
       const retry = await send()
-      const after = await digestTables(test.connection)
+      const after = await tableDigests(test.connection)
 
       const mayChange = rerunTables[route.path] ?? []
       const changedAgain = Object.keys(after).filter(

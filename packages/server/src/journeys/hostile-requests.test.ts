@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto'
 import { it, type TestContext } from 'node:test'
 import { ErrorCodeSchema } from '@keyturn/protocol'
 import fc from 'fast-check'
-import { sql } from 'kysely'
 import type { App } from '../http/app-types.js'
 import { maxJsonDepth } from '../http/json-body.js'
 import type { Connection } from '../storage/connect.js'
@@ -23,12 +22,10 @@ import {
 } from '../testing/api-routes.js'
 import { buildTestApp, createProduct } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { tableDigests } from '../testing/table-digests.js'
 
 const runsPerRoute = Number(process.env.FUZZ_RUNS ?? 2)
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED)
-
-/** Tables whose rows a refused request may write by design: a 4xx is stored for replay. */
-const bookkeepingTables = new Set(['idempotency_keys', 'kysely_migration', 'kysely_migration_lock'])
 
 /** What no answer may contain: stack frames, paths, SQL and driver or engine messages. */
 const internalText = [
@@ -420,30 +417,8 @@ function requestArbitrary(
 async function digestData(
   connection: Connection,
 ): Promise<{ digest: string; tables: Record<string, string> }> {
-  const { db, kind } = connection
-  const schema =
-    kind === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined
-  const tables = (await db.introspection.getTables())
-    .filter(
-      (table) => (schema === undefined || table.schema === schema) && !bookkeepingTables.has(table.name),
-    )
-    .map((table) => table.name)
-    .sort()
-  const byTable: Record<string, string> = {}
-  for (const table of tables) {
-    const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db)
-    byTable[table] = createHash('sha256')
-      .update(
-        rows.rows
-          .map((row) => JSON.stringify(row))
-          .sort()
-          .join('\n'),
-      )
-      .digest('hex')
-  }
-  return { digest: createHash('sha256').update(JSON.stringify(byTable)).digest('hex'), tables: byTable }
+  const tables = await tableDigests(connection)
+  return { digest: createHash('sha256').update(JSON.stringify(tables)).digest('hex'), tables }
 }
 
 /** The protected product's resources as its admin reads them. */
