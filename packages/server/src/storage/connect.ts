@@ -49,6 +49,9 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     sqlite.pragma('synchronous = FULL')
     sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('foreign_keys = ON')
+    // Each write of a group commit is a savepoint (storage/sqlite-group-commit.ts): keep the
+    // statement journals that make them undoable in memory, not in temporary files.
+    sqlite.pragma('temp_store = MEMORY')
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     // Kysely closes its driver only if a query opened it: close the database in any case.
     const close = async () => {

@@ -1,12 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises'
-import { type Kysely, SqliteAdapter, sql } from 'kysely'
+import { type Kysely, SqliteAdapter } from 'kysely'
 import { isDeadlock } from './constraint-violations.js'
 import type { Database } from './database.js'
+import { insideGroup, SqliteGroupCommit } from './sqlite-group-commit.js'
 
 /**
- * Runs `work` in a transaction that may write. On SQLite it starts with BEGIN IMMEDIATE, taking the
- * write lock first: a deferred transaction that later writes can fail with SQLITE_BUSY when another
- * process writes meanwhile, whatever the busy timeout.
+ * Runs `work` in a transaction that may write, and returns once it is committed. On SQLite the
+ * writes that arrive together share one transaction and one commit (storage/sqlite-group-commit.ts),
+ * which starts with BEGIN IMMEDIATE, taking the write lock first: a deferred transaction that later
+ * writes can fail with SQLITE_BUSY when another process writes meanwhile, whatever the busy timeout.
  */
 export async function writeTransaction<T>(
   db: Kysely<Database>,
@@ -14,7 +16,7 @@ export async function writeTransaction<T>(
 ): Promise<T> {
   // Already inside one (a store called from a unit of work): join it, so the caller's change and its
   // event commit together.
-  if (db.isTransaction || inSqliteTransaction.has(db)) {
+  if (db.isTransaction || insideGroup.has(db)) {
     return work(db)
   }
   if (!isSqlite(db)) {
@@ -33,27 +35,23 @@ export async function writeTransaction<T>(
       }
     }
   }
-  return db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection)
-    inSqliteTransaction.add(connection)
-    try {
-      const result = await work(connection)
-      await sql`commit`.execute(connection)
-      return result
-    } catch (error) {
-      await sql`rollback`.execute(connection)
-      throw error
-    } finally {
-      inSqliteTransaction.delete(connection)
-    }
-  })
+  return groupCommitOf(db).run(work)
 }
 
 /** Runs of a PostgreSQL transaction aborted as a deadlock's victim, the first included. */
 const deadlockAttempts = 5
 
-/** SQLite connections inside `begin immediate`: Kysely does not know them as transactions. */
-const inSqliteTransaction = new WeakSet<Kysely<Database>>()
+/** One group commit per SQLite database (its one connection). */
+const groupCommits = new WeakMap<Kysely<Database>, SqliteGroupCommit>()
+
+function groupCommitOf(db: Kysely<Database>): SqliteGroupCommit {
+  let groupCommit = groupCommits.get(db)
+  if (groupCommit === undefined) {
+    groupCommit = new SqliteGroupCommit(db)
+    groupCommits.set(db, groupCommit)
+  }
+  return groupCommit
+}
 
 /** The one engine capability check outside connect.ts: which SQL dialect a Kysely instance speaks. */
 export function isSqlite(db: Kysely<Database>): boolean {
