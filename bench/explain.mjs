@@ -42,6 +42,21 @@ function kysely(database, statements) {
   return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
 }
 
+/** The median of 5 timed runs of one statement on its own (after the warm run of the list itself). */
+async function timeStatement(handle, engine, statement) {
+  const runs = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    if (engine === 'sqlite') {
+      handle.sqlite.prepare(statement.sql).all(...statement.parameters)
+    } else {
+      await handle.pool.query(statement.sql, statement.parameters)
+    }
+    runs.push(performance.now() - started)
+  }
+  return runs.sort((a, b) => a - b)[2]
+}
+
 async function plan(handle, engine, statement) {
   if (engine === 'sqlite') {
     const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
@@ -98,6 +113,9 @@ async function explainEngine(engine, context) {
         console.log('```sql')
         console.log(statement.sql.replace(/\s+/g, ' ').trim())
         console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
+        console.log(
+          `-- ${(await timeStatement(handle, engine, statement)).toFixed(1)} ms (median of 5 runs alone)`,
+        )
         console.log(await plan(handle, engine, statement))
         console.log('```\n')
       }

@@ -1,6 +1,6 @@
 import type { EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
-import type { FilterRule, FilterValue, ListSlice } from '../core/list-query.js'
+import type { FilterRule, ListSlice } from '../core/list-query.js'
 import { isForeignKeyViolation } from '../storage/constraint-violations.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
@@ -8,8 +8,10 @@ import { readMetadata } from '../storage/json.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
+import { licenseHistogram } from './kysely-license-counts.js'
 import { expirationDateBound, type License } from './license.js'
 import {
+  allowedStatuses,
   type LicenseChanges,
   type LicenseFilterField,
   type LicenseGuard,
@@ -121,20 +123,7 @@ function statusRank(alias: string, now: string): RawBuilder<unknown> {
  * on `revoked_at` and `expiration_date`: the statuses a rule allows, each as its definition.
  */
 function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): RawBuilder<SqlBool> {
-  const named = (value: FilterValue): LicenseStatus => {
-    if (!isStatus(value)) {
-      throw new Error(`"${value}" is not a license status`) // parseFilter has checked it already
-    }
-    return value
-  }
-  const allowed: LicenseStatus[] =
-    rule.operator === 'in'
-      ? rule.values.map(named)
-      : rule.operator === 'eq'
-        ? [named(rule.value)]
-        : rule.operator === 'ne'
-          ? licenseStatuses.filter((status) => status !== named(rule.value))
-          : []
+  const allowed = allowedStatuses(rule)
   const revokedAt = sql.ref('licenses.revoked_at')
   const expirationDate = sql.ref('licenses.expiration_date')
   const has = (status: LicenseStatus) => allowed.includes(status)
@@ -152,9 +141,6 @@ function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): Raw
   const conditions = licenseStatuses.filter(has).map((status) => definitions[status])
   return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
 }
-
-const isStatus = (value: FilterValue): value is LicenseStatus =>
-  licenseStatuses.some((status) => status === value)
 
 function licenseTable(now: Date, sqlite: boolean): ListTable<LicenseSortField, LicenseFilterField> {
   const at = now.toISOString()
@@ -391,6 +377,7 @@ export class KyselyLicenseStore implements LicenseStore {
       licenseTable(query.now, this.#sqlite),
       query.request,
       scope,
+      await licenseHistogram(this.#db, query.request, query.productId, query.now),
     )
     return { ...slice, items: slice.items.map(rowToLicense) }
   }

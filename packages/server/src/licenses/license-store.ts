@@ -1,5 +1,5 @@
 import type { EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
-import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-query.js'
+import type { FieldKinds, FilterRule, FilterValue, ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import type { License } from './license.js'
 
 export type LicenseSortField =
@@ -21,6 +21,29 @@ export type LicenseFilterField =
   | 'metadata'
 
 export const licenseStatuses: readonly LicenseStatus[] = ['active', 'revoked', 'expired']
+
+const isStatus = (value: FilterValue): value is LicenseStatus =>
+  licenseStatuses.some((status) => status === value)
+
+/** The statuses a `status` rule lets through (parseFilter has checked its values and operator). */
+export function allowedStatuses(rule: FilterRule<LicenseFilterField>): LicenseStatus[] {
+  const named = (value: FilterValue): LicenseStatus => {
+    if (!isStatus(value)) {
+      throw new Error(`"${value}" is not a license status`)
+    }
+    return value
+  }
+  switch (rule.operator) {
+    case 'in':
+      return rule.values.map(named)
+    case 'eq':
+      return [named(rule.value)]
+    case 'ne':
+      return licenseStatuses.filter((status) => status !== named(rule.value))
+    default:
+      return []
+  }
+}
 
 export const licenseListSpec = {
   sortFields: ['createdAt', 'updatedAt', 'expirationDate', 'maxActivations', 'key', 'status'],

@@ -108,6 +108,20 @@ export interface LicenseEntitlementsTable {
   entitlement_id: EntitlementId
 }
 
+/**
+ * Licenses per product, expiration day and revoked or not, kept by triggers (migration 90); read by
+ * lists (licenses/kysely-license-counts.ts). Written only by the triggers.
+ */
+export interface LicenseCountsTable {
+  product_id: ProductId
+  /** The UTC day (YYYY-MM-DD) of `coalesce(expiration_date, <never-expires bound>)`. */
+  expires_on: string
+  revoked: 0 | 1
+  stripe: number
+  /** pg returns bigint as a string. */
+  licenses: number | string
+}
+
 /** JSON: text in SQLite, jsonb in PostgreSQL (which hands back parsed values). */
 export type Json = ColumnType<unknown, string, string>
 /** A JSON object column with a database default (`{}`): optional on insert. */
@@ -202,6 +216,7 @@ export interface Database {
   policies: PoliciesTable
   policy_entitlements: PolicyEntitlementsTable
   license_entitlements: LicenseEntitlementsTable
+  license_counts: LicenseCountsTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
 }

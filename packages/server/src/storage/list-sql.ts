@@ -111,14 +111,41 @@ function direction(order: SortOrder): RawBuilder<unknown> {
 }
 
 /**
+ * Fast path (issue 14): how many rows match, per range ("bucket") of one sort expression, from counts
+ * the writes keep, so that a list neither visits every matching row to count them nor every skipped
+ * one to find a deep page or a cursor's position. A store offers one for the requests its counts can
+ * answer (licenses: licenses/kysely-license-counts.ts, which has the figures).
+ */
+export interface Histogram<S extends string> {
+  /** The sort field whose expression the buckets divide: positions use them only under this sort. */
+  readonly field: S
+  /**
+   * Ascending and disjoint, covering every matching row. Bounds are text that compares as the sort
+   * expression does and binds against it; `to` is exclusive (undefined: no end). `count` is exact,
+   * or undefined where the filter cuts through the bucket: selectPage counts that one from the index.
+   */
+  readonly buckets: readonly { readonly from: string; readonly to?: string; readonly count?: number }[]
+  /** A sort value as the database returns it (a cursor's), as the buckets' text. */
+  readonly text: (value: unknown) => string
+}
+
+interface CountedBucket {
+  readonly from: string
+  readonly to: string | undefined
+  readonly count: number
+}
+
+/**
  * Runs a list request: `scope` holds the conditions that decide visibility (product scoping),
- * the request's filters narrow further. Rows come back as the table's rows, in order.
+ * the request's filters narrow further. Rows come back as the table's rows, in order. With a
+ * `histogram` for this request, the total and the positions come from it (see Histogram).
  */
 export async function selectPage<Row, S extends string, F extends string>(
   db: Kysely<Database>,
   spec: ListTable<S, F>,
   request: ListRequest<S, F>,
   scope: readonly RawBuilder<SqlBool>[],
+  histogram?: Histogram<S>,
 ): Promise<ListSlice<Row>> {
   const table = sql.table(spec.table)
   const visible = sql.join([sql`1 = 1`, ...scope], sql` and `)
@@ -131,8 +158,32 @@ export async function selectPage<Row, S extends string, F extends string>(
   const sortBy = (alias: string) => sortExpression(alias, sqlite)
   const order = direction(request.sort.order)
 
+  const id = sql.ref(`${spec.table}.id`)
+  const buckets =
+    histogram === undefined ? undefined : await countBuckets(db, spec, histogram, matching, sqlite)
+  // Buckets locate positions only when they divide the list's own sort.
+  const located = histogram?.field === request.sort.field ? buckets : undefined
+  const ascending = request.sort.order === 'asc'
+
   let window = matching
   let offset = (request.page ?? 0) * request.limit
+  let skip = offset
+  if (request.startingAfter === undefined && located !== undefined) {
+    // The bucket the page starts in: the rows before it are the whole buckets before it.
+    const seek = seekBucket(located, offset, ascending)
+    if (seek === undefined) {
+      return { items: [], totalCount: total(located), offset }
+    }
+    const here = sortBy(spec.table)
+    const bound = ascending ? seek.bucket.from : seek.bucket.to
+    if (bound !== undefined) {
+      window = sql.join(
+        [matching, sql<SqlBool>`${here} ${sql.raw(ascending ? '>=' : '<')} ${bound}`],
+        sql` and `,
+      )
+    }
+    skip = offset - seek.before
+  }
   if (request.startingAfter !== undefined) {
     const cursor = request.startingAfter
     // The cursor's sort value, read by the same expression the list sorts by and bound back as a
@@ -151,7 +202,6 @@ export async function selectPage<Row, S extends string, F extends string>(
       )
     }
     const here = sortBy(spec.table)
-    const id = sql.ref(`${spec.table}.id`)
     // Spelled out rather than as a row value `(here, id) > (value, cursor)`: SQLite seeks an index
     // on an expression only for a plain range on it.
     const after =
@@ -165,26 +215,85 @@ export async function selectPage<Row, S extends string, F extends string>(
       request.sort.order === 'asc'
         ? sql<SqlBool>`(${here} <= ${position.value} and (${here} < ${position.value} or ${id} <= ${cursor}))`
         : sql<SqlBool>`(${here} >= ${position.value} and (${here} > ${position.value} or ${id} >= ${cursor}))`
-    const before = await sql<{ count: number | string }>`
-      select count(*) as count from ${table} where ${matching} and ${notAfter}`.execute(db)
-    offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string
+    if (located === undefined) {
+      const before = await sql<{ count: number | string }>`
+        select count(*) as count from ${table} where ${matching} and ${notAfter}`.execute(db)
+      offset = Number(before.rows[0]?.count ?? 0) // pg returns count(*) as a string
+    } else {
+      // The whole buckets before the cursor's, then the rest from the index: at most a bucket.
+      const value = histogram?.text(position.value) ?? ''
+      const whole = located.filter((bucket) =>
+        ascending ? bucket.to !== undefined && bucket.to <= value : bucket.from > value,
+      )
+      const edge = ascending ? whole.at(-1)?.to : whole[0]?.from
+      const rest =
+        edge === undefined
+          ? notAfter
+          : sql<SqlBool>`${notAfter} and ${here} ${sql.raw(ascending ? '>=' : '<')} ${edge}`
+      const before = await sql<{ count: number | string }>`
+        select count(*) as count from ${table} where ${matching} and ${rest}`.execute(db)
+      offset = total(whole) + Number(before.rows[0]?.count ?? 0)
+    }
     window = sql.join([matching, after], sql` and `)
+    skip = 0
   }
 
   // Fast path (issue 14), a deferred join: the page's ids are found first, reading only the sort
   // index (the filter columns ride along in it, migration 03), and only those `limit` rows are then
   // read from the table. Reading whole rows while skipping OFFSET made PostgreSQL sort every
   // matching row instead (bench/README.md, "Lists at 1M": EXPLAIN before/after and the figures).
-  const id = sql.ref(`${spec.table}.id`)
   const ordering = sql`order by ${sortBy(spec.table)} ${order}, ${id} ${order}`
   const selected = spec.columns === undefined ? sql`*` : sql`${table}.*, ${spec.columns}`
   const rows = await sql<Row>`
     select ${selected} from ${table} where ${id} in (
       select ${id} from ${table} where ${window} ${ordering}
-      limit ${request.limit} offset ${request.startingAfter === undefined ? offset : 0})
+      limit ${request.limit} offset ${skip})
     ${ordering}`.execute(db)
-  const total = await sql<{
+  if (buckets !== undefined) {
+    return { items: rows.rows, totalCount: total(buckets), offset }
+  }
+  const counted = await sql<{
     count: number | string
   }>`select count(*) as count from ${table} where ${matching}`.execute(db)
-  return { items: rows.rows, totalCount: Number(total.rows[0]?.count ?? 0), offset }
+  return { items: rows.rows, totalCount: Number(counted.rows[0]?.count ?? 0), offset }
+}
+
+/** The histogram's buckets with every count known: those the filter cuts through counted from the index. */
+async function countBuckets<S extends string, F extends string>(
+  db: Kysely<Database>,
+  spec: ListTable<S, F>,
+  histogram: Histogram<S>,
+  matching: RawBuilder<unknown>,
+  sqlite: boolean,
+): Promise<CountedBucket[]> {
+  const here = spec.sort[histogram.field](spec.table, sqlite)
+  return Promise.all(
+    histogram.buckets.map(async ({ from, to, count }) => {
+      if (count !== undefined) {
+        return { from, to, count }
+      }
+      const within = to === undefined ? sql`${here} >= ${from}` : sql`${here} >= ${from} and ${here} < ${to}`
+      const counted = await sql<{ count: number | string }>`
+        select count(*) as count from ${sql.table(spec.table)} where ${matching} and ${within}`.execute(db)
+      return { from, to, count: Number(counted.rows[0]?.count ?? 0) }
+    }),
+  )
+}
+
+const total = (buckets: readonly CountedBucket[]) => buckets.reduce((sum, bucket) => sum + bucket.count, 0)
+
+/** The bucket holding position `offset` in the list's order, and how many rows come before it. */
+function seekBucket(
+  buckets: readonly CountedBucket[],
+  offset: number,
+  ascending: boolean,
+): { bucket: CountedBucket; before: number } | undefined {
+  let before = 0
+  for (const bucket of ascending ? buckets : [...buckets].reverse()) {
+    if (before + bucket.count > offset) {
+      return { bucket, before }
+    }
+    before += bucket.count
+  }
+  return undefined
 }

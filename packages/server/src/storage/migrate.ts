@@ -15,6 +15,7 @@ import { floatingSeatsAndUsage } from './migrations/2026-11-23-60-floating-seats
 import { productSignResponses } from './migrations/2026-11-23-70-product-sign-responses.js'
 import { activationListIndexes } from './migrations/2026-11-23-80-activation-list-indexes.js'
 import { eventLicenseId } from './migrations/2026-11-23-81-event-license-id.js'
+import { licenseCounts } from './migrations/2026-11-23-90-license-counts.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -39,6 +40,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-51-policy-seats-and-usage': policySeatsAndUsage(kind),
     '2026-11-23-80-activation-list-indexes': activationListIndexes(),
     '2026-11-23-81-event-license-id': eventLicenseId(kind),
+    '2026-11-23-90-license-counts': licenseCounts(kind),
   }
 }
 

@@ -159,10 +159,22 @@ function describeTables(url: string, schema: string): Promise<FreshTables> {
     return {
       tables: tables.join(','),
       seeded: nonEmpty.length > 0,
-      deleteOrder: childrenFirst(own, references.rows),
+      deleteOrder: triggerKeptLast(childrenFirst(own, references.rows)),
       sequences: sequences.rows.map((row) => row.name),
     }
   })
+}
+
+/** Tables that triggers write when others change (migration 90): emptied after those others. */
+const triggerKept = ['license_counts']
+
+function triggerKeptLast(order: string[] | undefined): string[] | undefined {
+  return order === undefined
+    ? undefined
+    : [
+        ...order.filter((table) => !triggerKept.includes(table)),
+        ...order.filter((table) => triggerKept.includes(table)),
+      ]
 }
 
 /** `tables` ordered so that each comes after every table referencing it; undefined on a cycle. */
