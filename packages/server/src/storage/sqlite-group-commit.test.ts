@@ -27,7 +27,8 @@ function openBoth(t: TestContext) {
   return { db: connection.db, committed }
 }
 
-const note = (db: Kysely<Database>, name: string) => sql`insert into notes (name) values (${name})`.execute(db)
+const note = (db: Kysely<Database>, name: string) =>
+  sql`insert into notes (name) values (${name})`.execute(db)
 
 describe('SQLite group commit', () => {
   it('commits writes that arrive together once, and returns each only after that commit', async (t) => {
