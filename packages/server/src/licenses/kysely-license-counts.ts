@@ -36,7 +36,8 @@ const everything: Range = {}
 const bound = expirationDateBound.toISOString()
 /** Any stored date: "never expires" is the bound itself, and every stored date lies before it. */
 const hasDate: Range = { to: { at: bound, inclusive: false } }
-const day = 86_400_000
+const dayMs = 86_400_000
+const boundDay = bound.slice(0, 10)
 
 /**
  * The histogram of a license list, or undefined when a rule falls outside what the counts hold
@@ -74,21 +75,18 @@ export async function licenseHistogram(
     where ${sql.join(conditions, sql` and `)}
     group by expires_on, revoked order by expires_on`.execute(db)
 
-  const buckets: { from: string; to?: string; count?: number }[] = []
+  const buckets: DayBucket[] = []
   for (const row of rows) {
     const licenses = Number(row.licenses) // pg returns sum(bigint) as a string
     if (licenses === 0) {
       continue
     }
-    const from = `${row.expires_on}T00:00:00.000Z`
-    const to = from >= bound.slice(0, 10) ? undefined : new Date(Date.parse(from) + day).toISOString()
     let bucket = buckets.at(-1)
-    if (bucket?.from !== from) {
-      bucket = to === undefined ? { from, count: 0 } : { from, to, count: 0 }
+    if (bucket?.day !== row.expires_on) {
+      bucket = new DayBucket(row.expires_on)
       buckets.push(bucket)
     }
-    const range = byRevoked[row.revoked === 1 ? 1 : 0]
-    const place = placeOf(range, from, to)
+    const place = placeOf(byRevoked[row.revoked === 1 ? 1 : 0], bucket)
     if (place === 'cut' || bucket.count === undefined) {
       bucket.count = undefined // counted from the index
     } else if (place === 'inside') {
@@ -96,6 +94,23 @@ export async function licenseHistogram(
     }
   }
   return { field: 'expirationDate', buckets, text }
+}
+
+/** One UTC day of sort-key values, [from, to); the bound's day has no end. */
+class DayBucket {
+  readonly day: string
+  readonly from: string
+  count: number | undefined = 0
+
+  constructor(day: string) {
+    this.day = day
+    this.from = `${day}T00:00:00.000Z`
+  }
+
+  /** Worked out only when asked (a cut or located day): ~1,000 days are read per list. */
+  get to(): string | undefined {
+    return this.day === boundDay ? undefined : new Date(Date.parse(this.from) + dayMs).toISOString()
+  }
 }
 
 /** A sort value as read back: a Date on PostgreSQL, ISO text on SQLite. */
@@ -202,20 +217,25 @@ function earlier(a: End | undefined, b: End | undefined): End | undefined {
   return a.at < b.at ? a : b.at < a.at ? b : { at: a.at, inclusive: a.inclusive && b.inclusive }
 }
 
-/** Where the day [from, to) lies against `range`: wholly inside, wholly outside, or cut by an end. */
-function placeOf(range: Range, from: string, to: string | undefined): 'inside' | 'outside' | 'cut' {
+/**
+ * Where a day lies against `range`: wholly inside, wholly outside, or cut by an end. Compared as
+ * text, day by day: the day ends before an end's instant exactly when that instant's day is later.
+ */
+function placeOf(range: Range, { day, from }: DayBucket): 'inside' | 'outside' | 'cut' {
   if (range === null) {
     return 'outside'
   }
   const { from: start, to: end } = range
+  const endDay = end?.at.slice(0, 10)
+  const startDay = start?.at.slice(0, 10)
   if (
-    (end !== undefined && (from > end.at || (from === end.at && !end.inclusive))) ||
-    (start !== undefined && to !== undefined && to <= start.at)
+    (end !== undefined && endDay !== undefined && (day > endDay || (from === end.at && !end.inclusive))) ||
+    (startDay !== undefined && day < startDay)
   ) {
     return 'outside'
   }
   const startsInside = start === undefined || from > start.at || (from === start.at && start.inclusive)
-  const endsInside = end === undefined || (to !== undefined && to <= end.at)
+  const endsInside = endDay === undefined || day < endDay
   return startsInside && endsInside ? 'inside' : 'cut'
 }
 

@@ -129,9 +129,11 @@ export interface Histogram<S extends string> {
   readonly text: (value: unknown) => string
 }
 
+type Bucket = Histogram<string>['buckets'][number]
+
+/** A bucket with its count known. */
 interface CountedBucket {
-  readonly from: string
-  readonly to: string | undefined
+  readonly range: Bucket
   readonly count: number
 }
 
@@ -175,7 +177,7 @@ export async function selectPage<Row, S extends string, F extends string>(
       return { items: [], totalCount: total(located), offset }
     }
     const here = sortBy(spec.table)
-    const bound = ascending ? seek.bucket.from : seek.bucket.to
+    const bound = ascending ? seek.bucket.range.from : seek.bucket.range.to
     if (bound !== undefined) {
       window = sql.join(
         [matching, sql<SqlBool>`${here} ${sql.raw(ascending ? '>=' : '<')} ${bound}`],
@@ -222,10 +224,10 @@ export async function selectPage<Row, S extends string, F extends string>(
     } else {
       // The whole buckets before the cursor's, then the rest from the index: at most a bucket.
       const value = histogram?.text(position.value) ?? ''
-      const whole = located.filter((bucket) =>
-        ascending ? bucket.to !== undefined && bucket.to <= value : bucket.from > value,
-      )
-      const edge = ascending ? whole.at(-1)?.to : whole[0]?.from
+      const whole = ascending
+        ? bucketsBefore(located, value)
+        : located.filter((bucket) => bucket.range.from > value)
+      const edge = ascending ? whole.at(-1)?.range.to : whole[0]?.range.from
       const rest =
         edge === undefined
           ? notAfter
@@ -268,19 +270,27 @@ async function countBuckets<S extends string, F extends string>(
 ): Promise<CountedBucket[]> {
   const here = spec.sort[histogram.field](spec.table, sqlite)
   return Promise.all(
-    histogram.buckets.map(async ({ from, to, count }) => {
-      if (count !== undefined) {
-        return { from, to, count }
+    histogram.buckets.map(async (range) => {
+      if (range.count !== undefined) {
+        return { range, count: range.count }
       }
+      const { from, to } = range
       const within = to === undefined ? sql`${here} >= ${from}` : sql`${here} >= ${from} and ${here} < ${to}`
       const counted = await sql<{ count: number | string }>`
         select count(*) as count from ${sql.table(spec.table)} where ${matching} and ${within}`.execute(db)
-      return { from, to, count: Number(counted.rows[0]?.count ?? 0) }
+      return { range, count: Number(counted.rows[0]?.count ?? 0) }
     }),
   )
 }
 
 const total = (buckets: readonly CountedBucket[]) => buckets.reduce((sum, bucket) => sum + bucket.count, 0)
+
+/** The buckets wholly before `value` (asking `to` of one bucket only: it may be worked out). */
+function bucketsBefore(buckets: readonly CountedBucket[], value: string): CountedBucket[] {
+  const starting = buckets.filter((bucket) => bucket.range.from <= value)
+  const to = starting.at(-1)?.range.to
+  return to === undefined || to > value ? starting.slice(0, -1) : starting
+}
 
 /** The bucket holding position `offset` in the list's order, and how many rows come before it. */
 function seekBucket(
