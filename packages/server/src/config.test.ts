@@ -67,12 +67,17 @@ describe('loadConfig', () => {
       KEYTURN_REDIS_URL: 'redis://cache.internal:6379/0',
       KEYTURN_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       KEYTURN_CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
+      KEYTURN_POSTGRES_PREPARED_STATEMENTS: 'false',
     })
 
     assert.deepEqual(config, {
       port: 8080,
       host: '0.0.0.0',
-      database: { kind: 'postgres', url: 'postgres://keyturn@db.internal:5432/keyturn' },
+      database: {
+        kind: 'postgres',
+        url: 'postgres://keyturn@db.internal:5432/keyturn',
+        preparedStatements: false,
+      },
       adminKey,
       secret,
       logLevel: 'warn',

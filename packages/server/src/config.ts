@@ -8,6 +8,9 @@ const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   KEYTURN_DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/keyturn.db' }),
+  // Off behind a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
+  // transaction mode): README "Running on PostgreSQL".
+  KEYTURN_POSTGRES_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
   KEYTURN_ADMIN_KEY: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
   KEYTURN_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
@@ -124,7 +127,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   return Object.freeze({
     port: candidate.PORT,
     host: candidate.HOST,
-    database,
+    database:
+      database.kind === 'postgres'
+        ? { ...database, preparedStatements: candidate.KEYTURN_POSTGRES_PREPARED_STATEMENTS }
+        : database,
     adminKey: candidate.KEYTURN_ADMIN_KEY,
     secret: candidate.KEYTURN_SECRET,
     logLevel: candidate.LOG_LEVEL,

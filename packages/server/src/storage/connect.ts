@@ -1,8 +1,16 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely'
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  SqliteDialect,
+  type SqliteDialectConfig,
+} from 'kysely'
 import pg from 'pg'
+import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
 
 export interface Connection {
@@ -15,7 +23,12 @@ export interface Connection {
 
 export type DatabaseLocation =
   | { readonly kind: 'sqlite'; readonly path: string }
-  | { readonly kind: 'postgres'; readonly url: string }
+  | {
+      readonly kind: 'postgres'
+      readonly url: string
+      /** Named (prepared) statements; off behind a pooler that cannot keep them (PgBouncer < 1.21). */
+      readonly preparedStatements?: boolean
+    }
 
 /** Reads `sqlite:<path>`, `sqlite::memory:` or `postgres://…`; undefined when it is none of them. */
 export function parseDatabaseUrl(url: string): DatabaseLocation | undefined {
@@ -67,7 +80,11 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     max: options.poolSize ?? 10,
     ...(options.searchPath === undefined ? {} : { options: `-c search_path=${options.searchPath}` }),
   })
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: location.preparedStatements === false ? pool : withNamedStatements(pool),
+    }),
+  })
   const close = async () => {
     await db.destroy()
     if (!pool.ended) {
@@ -75,6 +92,69 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     }
   }
   return { db, kind: 'postgres', sqlitePath: undefined, close }
+}
+
+/**
+ * PostgreSQL parses and plans an unnamed statement on every run, and node-postgres sends every query
+ * unnamed unless it is given a name. Named, a statement is parsed once per connection, and
+ * PostgreSQL keeps a generic plan for it once five runs have shown that planning for the given
+ * values gains nothing. Validation by key on PostgreSQL (20,000 licenses, builds.mjs, 8 rounds):
+ * +47% requests per second (bench/README.md, "Session 4: named statements on PostgreSQL"). Names go
+ * to the first `maxNamedStatements` distinct SQL texts only (list queries vary with their filters),
+ * so no connection holds more prepared statements than that.
+ */
+function withNamedStatements(pool: pg.Pool): PostgresPool {
+  // One wrapper per pooled client: Kysely keeps its connection object per client it is given.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const query = (text: unknown, values?: unknown[]) =>
+      typeof text === 'string' ? runNamed(client, text, values) : client.query(text as pg.Submittable)
+    return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() }
+  }
+  return {
+    connect: async () => {
+      const client = await pool.connect()
+      let wrapper = wrappers.get(client)
+      if (wrapper === undefined) {
+        wrapper = wrap(client)
+        wrappers.set(client, wrapper)
+      }
+      return wrapper
+    },
+    end: () => pool.end(),
+  }
+}
+
+async function runNamed(client: pg.PoolClient, text: string, values: unknown[] | undefined) {
+  const name = statementName(text)
+  if (name === undefined) {
+    return client.query({ text, values })
+  }
+  try {
+    return await client.query({ text, values, name })
+  } catch (error) {
+    // A migration by a newer Keyturn process changed a table under a prepared `select *`:
+    // PostgreSQL refuses to run the old statement. This text goes unnamed from now on.
+    if (!isStalePreparedStatement(error)) {
+      throw error
+    }
+    statementNames.set(text, null)
+    // Inside a transaction the refusal aborted it: the caller runs it again (storage/write-transaction.ts).
+    return await client.query({ text, values }).catch(() => Promise.reject(error))
+  }
+}
+
+/** Each SQL text's statement name; null: never named again (see `runNamed`). */
+const statementNames = new Map<string, string | null>()
+const maxNamedStatements = 256
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text)
+  if (name === undefined && statementNames.size < maxNamedStatements) {
+    name = `keyturn_${statementNames.size}`
+    statementNames.set(text, name)
+  }
+  return name ?? undefined
 }
 
 /** Distinct SQL texts kept prepared; list queries vary with their filters, so bound it. */

@@ -18,3 +18,16 @@ export function isForeignKeyViolation(error: unknown): boolean {
 export function isDeadlock(error: unknown): boolean {
   return codeOf(error) === '40P01'
 }
+
+/**
+ * Whether PostgreSQL refused a prepared statement because a table it reads changed shape since it
+ * was prepared (a migration by a newer process): storage/connect.ts then stops naming that SQL, and
+ * a transaction it aborted runs again.
+ */
+export function isStalePreparedStatement(error: unknown): boolean {
+  return (
+    codeOf(error) === '0A000' &&
+    error instanceof Error &&
+    error.message.startsWith('cached plan must not change result type')
+  )
+}

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { type Kysely, SqliteAdapter } from 'kysely'
-import { isDeadlock } from './constraint-violations.js'
+import { isDeadlock, isStalePreparedStatement } from './constraint-violations.js'
 import type { Database } from './database.js'
 import { insideGroup, SqliteGroupCommit } from './sqlite-group-commit.js'
 
@@ -22,12 +22,13 @@ export async function writeTransaction<T>(
   if (!isSqlite(db)) {
     // PostgreSQL breaks a deadlock by aborting one of the transactions in it (two writers locking
     // the same rows in opposite orders, e.g. a license's entitlements replaced while an entitlement
-    // is deleted and its links cascade): that one runs again, whole, instead of answering a 500.
+    // is deleted and its links cascade): that one runs again, whole, instead of answering a 500. So
+    // does one that a stale prepared statement aborted (storage/connect.ts `runNamed`).
     for (let attempt = 1; ; attempt++) {
       try {
         return await db.transaction().execute(work)
       } catch (error) {
-        if (attempt >= deadlockAttempts || !isDeadlock(error)) {
+        if (attempt >= deadlockAttempts || !(isDeadlock(error) || isStalePreparedStatement(error))) {
           throw error
         }
         // A moment apart, so the writers that met do not meet again at once.
