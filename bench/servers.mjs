@@ -26,10 +26,19 @@ function baseEnv() {
 /**
  * Starts `keyturn serve` on `databaseUrl` with the given admin key and master secret.
  * `nodeFlags` go to node itself (e.g. --cpu-prof); `workers` to `keyturn serve --workers` (the
- * memory and CPU below then count the primary and its workers together). Resolves to
+ * memory and CPU below then count the primary and its workers together); `env` adds or overrides
+ * settings (e.g. KEYTURN_*). Resolves to
  * `{ url, pid, stop }`.
  */
-export function startKeyturn({ databaseUrl, adminKey, secret, logLevel = 'warn', nodeFlags = [], workers }) {
+export function startKeyturn({
+  databaseUrl,
+  adminKey,
+  secret,
+  logLevel = 'warn',
+  nodeFlags = [],
+  workers,
+  env = {},
+}) {
   const args = [
     ...nodeFlags,
     join(root, 'packages/cli/dist/main.js'),
@@ -49,6 +58,7 @@ export function startKeyturn({ databaseUrl, adminKey, secret, logLevel = 'warn',
     // The webhook-delivery scenario's receiver is on loopback, over http.
     KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
     KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...env,
   })
 }
 

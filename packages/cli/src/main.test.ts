@@ -43,12 +43,25 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
     assert.equal(run.stderr, '')
   })
 
-  it('prints its URL, answers there and exits 0 on SIGINT', async (t) => {
-    const run = keyturn(t, ['serve'], { ...(await environment.fresh(t)), PORT: '0', LOG_LEVEL: 'info' })
+  it('prints its URL, answers there, keeps the young generation within KEYTURN_HEAP_SEMI_SPACE_MB and exits 0 on SIGINT', async (t) => {
+    const env = {
+      ...(await environment.fresh(t)),
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      KEYTURN_HEAP_SEMI_SPACE_MB: '1',
+    }
+    const run = keyturn(t, ['serve'], env)
 
     const [, url] = await waitFor(run, listening)
     const health = await fetch(`${url}/healthz`)
     assert.equal(health.status, 200)
+    // Left to V8, loading the modules alone grows the young generation to 16–32 MB.
+    const metrics = await (await fetch(`${url}/metrics`)).text()
+    const youngBytes = Number(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)$/m.exec(metrics)?.[1])
+    assert.ok(
+      youngBytes > 0 && youngBytes <= 2 * 1024 * 1024,
+      `two semi-spaces of 1 MiB at most: ${youngBytes}`,
+    )
     run.child.kill('SIGINT')
 
     assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)

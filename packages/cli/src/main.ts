@@ -1,6 +1,14 @@
 #!/usr/bin/env node
 import type { Io } from './io.js'
-import { runKeyturn } from './run.js'
+
+// `keyturn serve`: V8's young generation is held small before the CLI's and the server's modules
+// load, which would grow it to 16–32 MB; serve then lets it grow to KEYTURN_HEAP_SEMI_SPACE_MB
+// (packages/server/src/core/heap-limits.ts). Hence run.js loads after this.
+if (process.argv[2] === 'serve') {
+  const { holdYoungGeneration } = await import('@keyturn/server/heap-limits')
+  holdYoungGeneration()
+}
+const { runKeyturn } = await import('./run.js')
 
 const io: Io = {
   env: process.env,

@@ -40,6 +40,7 @@ describe('loadConfig', () => {
         trustProxy: false,
         corsOrigins: [],
       },
+      heap: { semiSpaceMb: 4, oldGrowthPercent: 100 },
     })
   })
 
@@ -68,6 +69,8 @@ describe('loadConfig', () => {
       KEYTURN_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       KEYTURN_CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
       KEYTURN_POSTGRES_PREPARED_STATEMENTS: 'false',
+      KEYTURN_HEAP_SEMI_SPACE_MB: '0',
+      KEYTURN_HEAP_GROWTH_PERCENT: '50',
     })
 
     assert.deepEqual(config, {
@@ -95,7 +98,15 @@ describe('loadConfig', () => {
         trustProxy: '10.0.0.0/8,192.168.1.1',
         corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       },
+      heap: { semiSpaceMb: 0, oldGrowthPercent: 50 },
     })
+  })
+
+  it('refuses heap limits out of range', () => {
+    assert.deepEqual(problemsOf({ KEYTURN_HEAP_SEMI_SPACE_MB: '65', KEYTURN_HEAP_GROWTH_PERCENT: '-1' }), [
+      'KEYTURN_HEAP_SEMI_SPACE_MB must be <= 64',
+      'KEYTURN_HEAP_GROWTH_PERCENT must be >= 0',
+    ])
   })
 
   it('refuses a trust-proxy setting, CORS origin or Redis URL it cannot read', () => {

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { Check, Clean, Convert, Default, Errors } from 'typebox/value'
+import type { HeapLimits } from './core/heap-limits.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './storage/connect.js'
 
 /** Every environment variable Keyturn reads (DESIGN.md "Configuration"), declared once. */
@@ -27,6 +28,9 @@ const EnvSchema = Type.Object({
   KEYTURN_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   KEYTURN_TRUST_PROXY: Type.String({ minLength: 1, maxLength: 1000, default: 'false' }),
   KEYTURN_CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
+  // V8's heap (README "Memory", core/heap-limits.ts); 0 leaves the choice to V8.
+  KEYTURN_HEAP_SEMI_SPACE_MB: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
+  KEYTURN_HEAP_GROWTH_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
 })
 type Env = Static<typeof EnvSchema>
 
@@ -53,6 +57,8 @@ export interface Config {
    */
   readonly webhookLeaseSeconds: number
   readonly protection: ProtectionConfig
+  /** How far V8 may grow this process's heap (core/heap-limits.ts). */
+  readonly heap: HeapLimits
 }
 
 /** Rate limits, the key-guessing guard, proxies and CORS (README "Protecting your application"). */
@@ -147,6 +153,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       redisUrl: candidate.KEYTURN_REDIS_URL,
       trustProxy,
       corsOrigins,
+    }),
+    heap: Object.freeze({
+      semiSpaceMb: candidate.KEYTURN_HEAP_SEMI_SPACE_MB,
+      oldGrowthPercent: candidate.KEYTURN_HEAP_GROWTH_PERCENT,
     }),
   })
 }

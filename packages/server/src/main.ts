@@ -10,6 +10,7 @@ import { buildApp, type Services } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { runLoop } from './core/background-loop.js'
 import { systemClock } from './core/clock.js'
+import { applyHeapLimits } from './core/heap-limits.js'
 import { deriveSecretKeys } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { dashboardPath, findDashboard } from './http/dashboard.js'
@@ -117,6 +118,7 @@ export async function serve(
       await built.services.apiKeys.bootstrapAdmin(config.adminKey)
     }
     const url = await app.listen({ port: config.port, host: config.host })
+    applyHeapLimits(config.heap)
     if (options.isWorker !== true) {
       const { createdSecret } =
         config.adminKey === undefined ? await built.services.apiKeys.bootstrapAdmin(undefined) : {}
@@ -277,6 +279,7 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
     if (config.adminKey !== undefined) {
       await services.apiKeys.bootstrapAdmin(config.adminKey)
     }
+    applyHeapLimits(config.heap)
     return {
       async announce(url) {
         try {
