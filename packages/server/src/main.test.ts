@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
@@ -165,6 +167,35 @@ describeEachServerEnvironment('serve', (environment) => {
     if (url.startsWith('sqlite:')) {
       assert.equal(existsSync(url.slice('sqlite:'.length)), false, 'no database file was created')
     }
+  })
+
+  it('loads neither ioredis without KEYTURN_REDIS_URL nor pg on SQLite when it serves', async (t) => {
+    // A process of its own: this one has loaded every driver for the tests.
+    const script = `
+      import { createRequire } from 'node:module'
+      const { serve } = await import(${JSON.stringify(new URL('./main.js', import.meta.url).href)})
+      const running = await serve(process.env, { print() {} })
+      await fetch(running.url + '/healthz')
+      const loaded = Object.keys(createRequire(import.meta.url).cache)
+      const has = (name) => loaded.some((path) => path.includes('/node_modules/' + name + '/'))
+      console.log(JSON.stringify({ ioredis: has('ioredis'), pg: has('pg') }))
+      await running.close()`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...(await environment.fresh(t)), PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const [code] = (await once(child, 'exit')) as [number | null]
+
+    assert.equal(code, 0, stderr)
+    assert.deepEqual(JSON.parse(stdout), { ioredis: false, pg: environment.kind === 'postgres' })
   })
 })
 

@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { Redis } from 'ioredis'
 import { buildApp, type Services } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { runLoop } from './core/background-loop.js'
@@ -156,6 +155,8 @@ interface Counters {
 async function openCounters(config: Config, isWorker: boolean): Promise<Counters> {
   const { redisUrl } = config.protection
   if (redisUrl !== undefined) {
+    // Loaded only with Redis configured: most servers never need ioredis (about 2 MB of heap).
+    const { Redis } = await import('ioredis')
     // Fail fast: a request waits for at most one retry, never for a reconnection queue.
     const redis = new Redis(redisUrl, {
       lazyConnect: true,

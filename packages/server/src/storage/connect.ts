@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
+import type SqliteDatabase from 'better-sqlite3'
 import {
   Kysely,
   PostgresDialect,
@@ -9,9 +10,25 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
 } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
+
+const require = createRequire(import.meta.url)
+
+/**
+ * PostgreSQL's driver loads with the first PostgreSQL connection: a server on SQLite never holds
+ * pg's modules (about 2.7 MB of heap; bench/README.md "Session 4: memory"). require, not import():
+ * `connect` stays synchronous.
+ */
+function pgDriver(): typeof pg {
+  return require('pg') as typeof pg
+}
+
+/** SQLite's driver, likewise (small: its native part loads with the first database anyway). */
+function sqliteDriver(): typeof SqliteDatabase {
+  return require('better-sqlite3') as typeof SqliteDatabase
+}
 
 export interface Connection {
   readonly db: Kysely<Database>
@@ -57,7 +74,8 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     if (!isMemory) {
       mkdirSync(dirname(location.path), { recursive: true })
     }
-    const sqlite = new SqliteDatabase(isMemory && options.sqliteImage ? options.sqliteImage : location.path)
+    const SqliteDriver = sqliteDriver()
+    const sqlite = new SqliteDriver(isMemory && options.sqliteImage ? options.sqliteImage : location.path)
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = FULL')
     sqlite.pragma('busy_timeout = 5000')
@@ -75,7 +93,7 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     }
     return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, close }
   }
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: location.url,
     max: options.poolSize ?? 10,
     ...(options.searchPath === undefined ? {} : { options: `-c search_path=${options.searchPath}` }),
