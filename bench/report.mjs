@@ -53,6 +53,9 @@ const derived = [
   // Issue #10: recording events costs the write paths at most 15% (event rows dropped by a trigger
   // in the -no-events runs; bench/events.mjs).
   // The ratio is the median of paired alternating rounds (run.mjs measurePairs) when they ran.
+  // The token's ratio is reported without a target: the issue names create and activate, and with
+  // its event row dropped a token issue writes nothing, so that ratio compares a durable write with
+  // a read (bench/README.md "Session 4").
   ...['create', 'activate', 'token'].map((id) => ({
     id: `${id}-events-vs-none`,
     title: () =>
@@ -60,7 +63,7 @@ const derived = [
     of: [id, 'large'],
     over: [`${id}-no-events`, 'large'],
     paired: id,
-    min: { sqlite: 0.85, postgres: 0.85 },
+    ...(id === 'token' ? {} : { min: { sqlite: 0.85, postgres: 0.85 } }),
   })),
   {
     id: 'starting-after-vs-page-0',
@@ -166,7 +169,7 @@ export function evaluate(results) {
           : of?.rps !== undefined && over?.rps !== undefined
             ? of.rps / over.rps
             : undefined
-      const min = d.min[engine]
+      const min = d.min?.[engine]
       extra.push({
         kind: 'derived',
         id: d.id,
