@@ -244,7 +244,9 @@ async function runScenario(instance, scenario, base, context) {
     return
   }
   log(`${scenario.id} on ${base.engine} (${count(base.licenses)} licenses)`)
-  const measured = await runLoadOf(instance, load, settings, context)
+  const loadSettings =
+    load.connections === undefined ? settings : { ...settings, connections: load.connections }
+  const measured = await runLoadOf(instance, load, loadSettings, context)
   const unexpected = measured.non2xx + measured.errors
   const problems = [
     ...(unexpected > 0
