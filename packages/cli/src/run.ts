@@ -1,19 +1,6 @@
 import { createRequire } from 'node:module'
-import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
 import { Command, CommanderError } from 'commander'
-import { registerActivations } from './commands/activations.js'
-import { registerApiKeys } from './commands/api-keys.js'
-import { registerBackup } from './commands/backup.js'
-import { registerCustomers } from './commands/customers.js'
-import { registerEntitlements } from './commands/entitlements.js'
-import { registerEvents } from './commands/events.js'
-import { registerLicenses } from './commands/licenses.js'
-import { registerMigrate } from './commands/migrate.js'
-import { registerPolicies } from './commands/policies.js'
-import { registerProducts } from './commands/products.js'
 import { registerServe } from './commands/serve.js'
-import { registerToken } from './commands/token.js'
-import { registerWebhooks } from './commands/webhooks.js'
 import { CommandFailed, UsageError } from './errors.js'
 import type { Io } from './io.js'
 
@@ -26,17 +13,21 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
  * the process's own streams; tests run it in-process (testing/keyturn-in-process.ts).
  */
 export async function runKeyturn(args: readonly string[], io: Io): Promise<number> {
-  const program = keyturnProgram(io)
+  const program = await keyturnProgram(io, args[0] === 'serve' ? 'serve' : 'all')
   try {
     await program.parseAsync([...args], { from: 'user' })
     return 0
   } catch (error) {
-    return exitCodeFor(error, io)
+    return await exitCodeFor(error, io)
   }
 }
 
-/** A new `keyturn` program (commander keeps the parsed options on it: one per run). */
-function keyturnProgram(io: Io): Command {
+/**
+ * A new `keyturn` program (commander keeps the parsed options on it: one per run). For `keyturn
+ * serve` it holds that one command: a server process then never loads the API client and the other
+ * commands (about 4 MB of live heap; bench/README.md "Session 4: memory").
+ */
+async function keyturnProgram(io: Io, commands: 'serve' | 'all'): Promise<Command> {
   const program = new Command('keyturn')
     .description('Keyturn: self-hostable software licensing')
     .version(version, '-V, --version', 'print the version of keyturn')
@@ -53,18 +44,10 @@ Example:
   keyturn licenses create --product prd_3kTMd9qA8xYb2VnLr5sPwZ --max-activations 3`,
     )
   registerServe(program, io)
-  registerMigrate(program, io)
-  registerBackup(program, io)
-  registerProducts(program, io)
-  registerApiKeys(program, io)
-  registerLicenses(program, io)
-  registerActivations(program, io)
-  registerCustomers(program, io)
-  registerEntitlements(program, io)
-  registerPolicies(program, io)
-  registerToken(program, io)
-  registerEvents(program, io)
-  registerWebhooks(program, io)
+  if (commands === 'all') {
+    const { registerOtherCommands } = await import('./other-commands.js')
+    registerOtherCommands(program, io)
+  }
   // Commander writes help, the version and its errors to io's streams and throws instead of exiting.
   // Subcommands inherit these only when they are set before they are added: set them on all.
   const output = {
@@ -104,7 +87,8 @@ function hasColors(io: Io, stream: MaybeTerminal): boolean {
 }
 
 /** Says what went wrong on stderr and picks the exit code (README "Command line"). */
-function exitCodeFor(error: unknown, io: Io): number {
+async function exitCodeFor(error: unknown, io: Io): Promise<number> {
+  const { KeyturnApiError, KeyturnConnectionError } = await import('@keyturn/client')
   if (error instanceof CommanderError) {
     return error.exitCode === 0 ? 0 : 2 // commander printed the problem (or the help)
   }
