@@ -29,7 +29,12 @@ const targets = [
     ]),
   ),
   { engine: 'sqlite', size: 'large', id: 'create', minRatio: 0.7 },
-  { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.5 },
+  // Issue 14: PostgreSQL's writes against its own raw insert with 10 in flight, and the token at
+  // 75% of jose's signing (issue 6 asked for 50%), both engines.
+  { engine: 'postgres', size: 'large', id: 'create', minRatio: 0.35 },
+  { engine: 'postgres', size: 'large', id: 'activate', minRatio: 0.35 },
+  { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.75 },
+  { engine: 'postgres', size: 'large', id: 'token', minRatio: 0.75 },
   { engine: 'in-process', size: undefined, id: 'client-validate', minRatio: 0.8 },
   // Issue 11: a billing webhook's lookup by subscription id (a GIN index on PostgreSQL; SQLite's
   // cost is measured and documented, not targeted), and a customer's licenses.
@@ -69,6 +74,14 @@ const derived = [
     paired: id,
     ...(id === 'token' ? {} : { min: { sqlite: 0.85, postgres: 0.85 } }),
   })),
+  {
+    // Issue 14: retrieve by id reaches at least validate's figure on each engine.
+    id: 'retrieve-vs-validate',
+    title: () => 'retrieve by id vs validate by key',
+    of: ['retrieve', 'large'],
+    over: ['validate', 'large'],
+    min: { sqlite: 1, postgres: 1 },
+  },
   {
     id: 'starting-after-vs-page-0',
     title: () => 'list starting_after (deep) vs page 0',
@@ -163,6 +176,18 @@ export function evaluate(results) {
   const find = (engine, id, size) => rows.find((r) => r.engine === engine && r.id === id && r.size === size)
   const extra = []
   for (const engine of results.engines) {
+    // Issue 14: validate against the least a per-request read costs on this engine (reported).
+    const lookup = results.ceilings[engine]?.lookupHttp
+    const validate = find(engine, 'validate', 'large')
+    if (lookup !== undefined && validate?.rps !== undefined) {
+      extra.push({
+        kind: 'derived',
+        id: 'validate-vs-one-lookup',
+        engine,
+        title: 'validate by key vs Fastify + one lookup by key',
+        ratio: validate.rps / lookup.rps,
+      })
+    }
     for (const d of derived) {
       const of = find(engine, ...d.of)
       const over = find(engine, ...d.over)
@@ -205,18 +230,16 @@ export function evaluate(results) {
       engine,
       title: `server RSS under load, ${count(results.settings.licenses.large)} (peak${peak ? `: ${peak.id}` : ''})`,
       rssPeak: peak?.rss.peak,
-      target:
-        engine === 'sqlite'
-          ? judge(
-              [
-                {
-                  text: `RSS <= ${maxRssMiB} MB`,
-                  pass: peak === undefined ? undefined : peak.rss.peak <= maxRssMiB,
-                },
-              ],
-              judged,
-            )
-          : undefined,
+      // Issue 14: both engines.
+      target: judge(
+        [
+          {
+            text: `RSS <= ${maxRssMiB} MB`,
+            pass: peak === undefined ? undefined : peak.rss.peak <= maxRssMiB,
+          },
+        ],
+        judged,
+      ),
     })
   }
   return { rows, derived: extra }
@@ -277,6 +300,26 @@ export function tableRows(results, evaluated) {
   inProcess('better-sqlite3 insert + commit', 'sqlite', c.sqlite?.insertCommit)
   inProcess(`pg point lookup (${lookupSize}, 10 in flight)`, 'postgres', c.postgres?.pointLookup)
   inProcess('pg insert + commit (10 in flight)', 'postgres', c.postgres?.insertCommit)
+  // The one-lookup ceilings (bench/lookup-fastify.mjs): HTTP, against bare Fastify.
+  for (const engine of ['sqlite', 'postgres']) {
+    const lookup = c[engine]?.lookupHttp
+    if (lookup !== undefined) {
+      const cpu = lookup.serverCpu?.microsecondsPerRequest
+      add({
+        title: `Fastify + one lookup by key (${engine === 'sqlite' ? 'better-sqlite3' : 'pg, 10 connections'}, ${lookupSize})`,
+        engine,
+        rate: fixed(lookup.rps),
+        p50: ms(lookup.latency?.p50),
+        p99: ms(lookup.latency?.p99),
+        responses: fixed(lookup.requests),
+        cpu: fixed(cpu),
+        rss: fixed(lookup.rss?.peak),
+        ceiling: '(ceiling) vs bare Fastify',
+        ratio: percent(c.http?.rps === undefined ? undefined : lookup.rps / c.http.rps),
+        cpuRatio: percent(cpu === undefined ? undefined : c.http?.cpuPerRequest / cpu),
+      })
+    }
+  }
   inProcess('jose EdDSA sign', '', c.crypto?.joseSign)
   inProcess('jose EdDSA verify', '', c.crypto?.joseVerify)
   inProcess('node:crypto Ed25519 verify', '', c.crypto?.nodeVerify)

@@ -24,7 +24,7 @@ import { count, evaluate, tableRows, textTable, writeReport } from './report.mjs
 import { median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
-import { startBareFastify, startKeyturn } from './servers.mjs'
+import { startBareFastify, startKeyturn, startLookupFastify } from './servers.mjs'
 
 const here = import.meta.dirname
 const resultsDir = join(here, 'results')
@@ -141,6 +141,28 @@ async function measureBareFastify(settings, workDir) {
     return await runLoad(
       server,
       { method: 'GET', requests: [{ path: '/hello' }], idlePath: '/hello' },
+      settings,
+      workDir,
+    )
+  } finally {
+    await server.stop()
+  }
+}
+
+/**
+ * The one-lookup ceiling on an engine: bench/lookup-fastify.mjs under validate's load (the same
+ * keys, path and body), so validate can be read against the least work a per-request read costs.
+ */
+async function measureLookupFastify(location, pools, productId, settings, workDir) {
+  const server = await startLookupFastify(location)
+  try {
+    return await runLoad(
+      server,
+      {
+        method: 'POST',
+        requests: pools.keys.map((key) => ({ path: '/api/v0/licenses/validate', body: { key, productId } })),
+        idlePath: '/readyz',
+      },
       settings,
       workDir,
     )
@@ -380,6 +402,16 @@ async function runEngine(engine, context) {
         },
         context.workDir,
       )
+      if (scenariosFor(size, context.options).some((scenario) => scenario.id === 'validate')) {
+        log(`ceiling: Fastify + one lookup on ${engine}`)
+        results.ceilings[engine].lookupHttp = await measureLookupFastify(
+          prepared.database.location,
+          pools,
+          prepared.product.id,
+          settings,
+          context.workDir,
+        )
+      }
     }
     const instance = await keyturnInstance(prepared.database, context)
     let token

@@ -1,6 +1,7 @@
 /**
  * The server processes under test, each its own process on a free loopback port: the real
- * `keyturn serve` (packages/cli/dist/main.js) and the bare-Fastify ceiling (bench/bare-fastify.mjs).
+ * `keyturn serve` (packages/cli/dist/main.js), the bare-Fastify ceiling (bench/bare-fastify.mjs)
+ * and the one-lookup ceiling (bench/lookup-fastify.mjs).
  * Also their memory (VmRSS from /proc) and a wait until a server has worked off its backlog.
  */
 import { spawn } from 'node:child_process'
@@ -65,6 +66,15 @@ export function startKeyturn({
 /** Starts the ceiling: Fastify with one route and nothing else. */
 export function startBareFastify() {
   return startProcess('bare Fastify', [join(root, 'bench/bare-fastify.mjs')], baseEnv())
+}
+
+/**
+ * Starts the one-lookup ceiling (bench/lookup-fastify.mjs) on the benchmark's database: `location`
+ * is `{ path }` (SQLite) or `{ url }` (PostgreSQL).
+ */
+export function startLookupFastify(location) {
+  const target = location.url ?? location.path
+  return startProcess('one-lookup Fastify', [join(root, 'bench/lookup-fastify.mjs'), target], baseEnv())
 }
 
 /** Spawns node with `args`; resolves once the process prints "listening on <url>". */
