@@ -22,7 +22,7 @@ function lookupOn(location) {
     return async (key, productId) =>
       (await pool.query({ name: 'lookup', text: lookupSql, values: [key, productId] })).rows[0]
   }
-  // The server's pragmas (storage/connect.ts) for a reader.
+  // Read-only; busy_timeout as the server sets it (storage/connect.ts).
   const db = new SqliteDatabase(location, { readonly: true })
   db.pragma('busy_timeout = 5000')
   const statement = db.prepare(lookupSql.replaceAll(/\$\d/g, '?'))

@@ -389,6 +389,11 @@ export function markdown(results, lines) {
       `measured per scenario; in-process operations ${s.inProcessSeconds} s each. Seeding: ${seeding}.` +
       ((results.workers ?? 1) > 1
         ? ` Keyturn: \`keyturn serve --workers ${results.workers}\` (RSS and CPU: the primary and its workers together).`
+        : '') +
+      (Object.keys(results.env ?? {}).length > 0
+        ? ` Settings: ${Object.entries(results.env)
+            .map(([name, value]) => `\`${name}=${value}\``)
+            .join(', ')}.`
         : ''),
     '',
     row(columns.map((column) => column.title)),

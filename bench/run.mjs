@@ -9,6 +9,8 @@
  *   --only=a,b         only these HTTP scenarios (ids in bench/scenarios.mjs), e.g. --only=validate
  *   --workers=n        `keyturn serve --workers n` (node:cluster); results go to results/workers-<n>.*
  *   --seconds=n        measured seconds per HTTP scenario (with --quick: small data, longer runs)
+ *   --env=NAME=value   starts keyturn serve with this KEYTURN_* setting (repeatable), to compare a
+ *                      setting; results then go to results/env.* (latest.* stays the reference)
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -37,6 +39,7 @@ function parseOptions(argv) {
     only: undefined,
     workers: undefined,
     seconds: undefined,
+    env: {},
   }
   for (const arg of argv) {
     if (arg === '--quick') {
@@ -61,6 +64,12 @@ function parseOptions(argv) {
       if (!Number.isInteger(options.workers) || options.workers < 1 || options.workers > 64) {
         throw new Error(`--workers takes a whole number from 1 to 64, not ${arg}`)
       }
+    } else if (arg.startsWith('--env=')) {
+      const match = /^--env=(KEYTURN_[A-Z0-9_]+)=(.*)$/s.exec(arg)
+      if (match === null) {
+        throw new Error(`--env takes KEYTURN_NAME=value, not ${arg}`)
+      }
+      options.env[match[1]] = match[2]
     } else if (arg.startsWith('--seconds=')) {
       options.seconds = Number(arg.slice('--seconds='.length))
       if (!(options.seconds > 0 && options.seconds <= 600)) {
@@ -68,7 +77,7 @@ function parseOptions(argv) {
       }
     } else {
       throw new Error(
-        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…, --workers=2, --seconds=10)`,
+        `unknown option ${arg} (options: --quick, --profile, --engines=sqlite,postgres, --only=validate,…, --workers=2, --seconds=10, --env=KEYTURN_X=1)`,
       )
     }
   }
@@ -218,6 +227,7 @@ async function keyturnInstance(database, context, nodeFlags = []) {
       ...context.credentials,
       nodeFlags,
       workers: context.options.workers,
+      env: context.options.env,
     })
   const instance = {
     server: await start(),
@@ -500,6 +510,7 @@ async function benchmark(options) {
     },
     settings,
     workers: options.workers ?? 1,
+    env: options.env,
     engines: options.engines,
     postgres: {},
     seeding: [],
@@ -564,9 +575,11 @@ async function benchmark(options) {
   // A run with --workers is a comparison, not the reference table: it keeps latest.* as it is.
   const name = options.quick
     ? 'quick'
-    : options.workers === undefined
-      ? 'latest'
-      : `workers-${options.workers}`
+    : options.workers !== undefined
+      ? `workers-${options.workers}`
+      : Object.keys(options.env).length > 0
+        ? 'env'
+        : 'latest'
   writeReport(report, join(resultsDir, `${name}.json`), join(resultsDir, `${name}.md`), lines)
   log(`written: bench/results/${name}.json and bench/results/${name}.md`)
   const broken = evaluated.rows.filter((row) => row.problem !== undefined)
