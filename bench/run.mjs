@@ -143,41 +143,36 @@ function measureInProcess(spec, workDir) {
   })
 }
 
-/** The HTTP ceiling: the bare-Fastify process under the same load as the scenarios. */
-async function measureBareFastify(settings, workDir) {
-  const server = await startBareFastify()
+/** A ceiling server (started by `start`) under `load` for one run, then stopped. */
+async function measureCeilingServer(start, load, settings, workDir) {
+  const server = await start()
   try {
-    return await runLoad(
-      server,
-      { method: 'GET', requests: [{ path: '/hello' }], idlePath: '/hello' },
-      settings,
-      workDir,
-    )
+    return await runLoad(server, load, settings, workDir)
   } finally {
     await server.stop()
   }
 }
 
+/** The HTTP ceiling: the bare-Fastify process under the same load as the scenarios. */
+function measureBareFastify(settings, workDir) {
+  const load = { method: 'GET', requests: [{ path: '/hello' }], idlePath: '/hello' }
+  return measureCeilingServer(startBareFastify, load, settings, workDir)
+}
+
 /**
- * The one-lookup ceiling on an engine: bench/lookup-fastify.mjs under validate's load (the same
- * keys, path and body), so validate can be read against the least work a per-request read costs.
+ * The one-lookup ceiling on an engine: bench/lookup-fastify.mjs under validate's own load (the
+ * validate scenario's keys, path and body), so validate can be read against the least work a
+ * per-request read costs.
  */
 async function measureLookupFastify(location, pools, productId, settings, workDir) {
-  const server = await startLookupFastify(location)
-  try {
-    return await runLoad(
-      server,
-      {
-        method: 'POST',
-        requests: pools.keys.map((key) => ({ path: '/api/v0/licenses/validate', body: { key, productId } })),
-        idlePath: '/readyz',
-      },
-      settings,
-      workDir,
-    )
-  } finally {
-    await server.stop()
-  }
+  const validate = scenarios.find((scenario) => scenario.id === 'validate')
+  const { method, requests } = await validate.prepare({ productId, pools })
+  return measureCeilingServer(
+    () => startLookupFastify(location),
+    { method, requests, idlePath: '/readyz' },
+    settings,
+    workDir,
+  )
 }
 
 /** Creates the benchmark's product through the API (so its signing key is real). */
