@@ -76,9 +76,11 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     }
     const SqliteDriver = sqliteDriver()
     const sqlite = new SqliteDriver(isMemory && options.sqliteImage ? options.sqliteImage : location.path)
+    // The busy timeout first: switching to WAL needs a lock, and another process starting on the
+    // same file (a second `keyturn serve`, migrating) may hold it for a moment.
+    sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('journal_mode = WAL')
     sqlite.pragma('synchronous = FULL')
-    sqlite.pragma('busy_timeout = 5000')
     sqlite.pragma('foreign_keys = ON')
     // Each write of a group commit is a savepoint (storage/sqlite-group-commit.ts): keep the
     // statement journals that make them undoable in memory, not in temporary files.
