@@ -61,6 +61,9 @@ export function useDetailMutations({
     remove: useMutation({
       mutationFn: remove,
       onSuccess: async () => {
+        // Cached pages not on screen (the list we go back to) still show what was deleted: drop them,
+        // so the list is read afresh instead of showing the deleted row until its refetch answers.
+        queryClient.removeQueries({ type: 'inactive' })
         await queryClient.invalidateQueries()
         void navigate(back)
       },
