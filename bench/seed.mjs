@@ -142,7 +142,7 @@ function sqliteInserter(database) {
   // much faster than a million random inserts into each.
   const indexes = db
     .prepare(
-      "select name, sql from sqlite_master where type = 'index' and tbl_name = 'licenses' and sql is not null",
+      "select name, sql from sqlite_master where type = 'index' and tbl_name in ('licenses', 'license_metadata') and sql is not null",
     )
     .all()
   for (const index of indexes) {

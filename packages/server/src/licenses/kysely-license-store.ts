@@ -72,30 +72,72 @@ function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
 
 const jsonNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 
-/**
- * `metadata.<key>:eq:<value>`: the stored value is the string `<value>`, or a number equal to it, or
- * the boolean it spells. PostgreSQL asks `metadata @> {"key": value}`, which the GIN index answers;
- * SQLite reads every candidate row's JSON (docs/decisions.md has the measured cost).
- */
-function metadataCondition(rule: FilterRule<LicenseFilterField>, sqlite: boolean): RawBuilder<SqlBool> {
+/** What `<value>` may stand for: the string itself, and the number or boolean it spells, if any. */
+function metadataValues(rule: FilterRule<LicenseFilterField>) {
   if (rule.operator !== 'eq' || rule.key === undefined) {
     throw new Error('metadata rules are key:eq:value') // parseFilter makes no other
   }
   const raw = String(rule.value)
   const number = jsonNumber.test(raw) && Number.isFinite(Number(raw)) ? Number(raw) : undefined
   const boolean = raw === 'true' ? true : raw === 'false' ? false : undefined
-  const metadata = sql.ref('licenses.metadata')
-  if (!sqlite) {
-    const contains = (value: string | number | boolean) =>
-      sql<SqlBool>`${metadata} @> ${JSON.stringify({ [rule.key as string]: value })}::jsonb`
-    const alternatives = [
-      contains(raw),
-      ...(number === undefined ? [] : [contains(number)]),
-      ...(boolean === undefined ? [] : [contains(boolean)]),
-    ]
-    return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`
+  return { key: rule.key, raw, number, boolean }
+}
+
+/**
+ * Fast path (issue 14): `metadata.<key>:eq:<value>` is answered one way for a value at most this
+ * many licenses hold (a billing system's subscription id) and another for a common one (a plan
+ * name); `#sparseMetadataRules` counts up to it first, through an index.
+ * - SQLite, sparse: the licenses come from the license_metadata index (migration 2026-11-27-00) and
+ *   are then sorted. At 1M licenses a lookup by subscription id took ~8 s of the server's one thread,
+ *   reading every license's JSON; now well under a millisecond (bench/README.md "Session 6").
+ * - SQLite, common: licenses are read in the list's order and their JSON checked, which stops at the
+ *   page's end; through the index all of them would be sorted first (a value all 1M hold: 2.7 s
+ *   instead of 0.4 ms).
+ * - PostgreSQL, either way: the GIN index (migration 50). Sparse, the value is hidden from the
+ *   planner (`(select $1::jsonb)`), so the named statement settles on one generic plan instead of
+ *   being planned anew for each value: that planning was 0.33 of the 0.46 ms PostgreSQL spent on a
+ *   lookup (bench/README.md "Session 6"). Common, it is planned for the value, which may choose to
+ *   read in the list's order.
+ */
+const sparseMetadataLimit = 10_000
+
+/**
+ * The condition a metadata rule puts on licenses: the stored value is the string `<value>`, or a
+ * number equal to it, or the boolean it spells. `sparse`: see sparseMetadataLimit.
+ */
+function metadataCondition(
+  rule: FilterRule<LicenseFilterField>,
+  sqlite: boolean,
+  sparse: boolean,
+): RawBuilder<SqlBool> {
+  if (sqlite && sparse) {
+    return sql<SqlBool>`licenses.id in (select license_id from license_metadata where ${metadataEntry(rule)})`
   }
-  const path = `$."${rule.key}"` // keys are [A-Za-z0-9_.-]: nothing to escape
+  return sqlite ? metadataInJson(rule) : metadataContains(rule, sparse)
+}
+
+/** PostgreSQL: `metadata @> {"key": value}` for each value `<value>` may stand for (GIN-indexed). */
+function metadataContains(rule: FilterRule<LicenseFilterField>, hideValue: boolean): RawBuilder<SqlBool> {
+  const { key, raw, number, boolean } = metadataValues(rule)
+  const contains = (value: string | number | boolean) => {
+    const json = JSON.stringify({ [key]: value })
+    return hideValue
+      ? sql<SqlBool>`licenses.metadata @> (select ${json}::jsonb)`
+      : sql<SqlBool>`licenses.metadata @> ${json}::jsonb`
+  }
+  const alternatives = [
+    contains(raw),
+    ...(number === undefined ? [] : [contains(number)]),
+    ...(boolean === undefined ? [] : [contains(boolean)]),
+  ]
+  return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`
+}
+
+/** SQLite: the rule checked on a license's JSON. */
+function metadataInJson(rule: FilterRule<LicenseFilterField>): RawBuilder<SqlBool> {
+  const { key, raw, number, boolean } = metadataValues(rule)
+  const metadata = sql.ref('licenses.metadata')
+  const path = `$."${key}"` // keys are [A-Za-z0-9_.-]: nothing to escape
   const alternatives = [
     sql<SqlBool>`(json_type(${metadata}, ${path}) = 'text' and json_extract(${metadata}, ${path}) = ${raw})`,
     ...(number === undefined
@@ -106,6 +148,26 @@ function metadataCondition(rule: FilterRule<LicenseFilterField>, sqlite: boolean
     ...(boolean === undefined ? [] : [sql<SqlBool>`json_type(${metadata}, ${path}) = ${String(boolean)}`]),
   ]
   return sql<SqlBool>`(${sql.join(alternatives, sql` or `)})`
+}
+
+/**
+ * SQLite: the license_metadata rows a metadata rule matches. `value in (…)` lets the index
+ * (key, value) be searched for each candidate; `value` keeps JSON's types, so the text "5" and the
+ * number 5 never meet, and `type` tells a boolean's 1 from the number 1.
+ */
+function metadataEntry(rule: FilterRule<LicenseFilterField>): RawBuilder<SqlBool> {
+  const { key, raw, number, boolean } = metadataValues(rule)
+  const candidates: (string | number)[] = [raw]
+  const types = [sql<SqlBool>`(type = 'text' and value = ${raw})`]
+  if (number !== undefined) {
+    candidates.push(number)
+    types.push(sql<SqlBool>`(type in ('integer', 'real') and value = ${number})`)
+  }
+  if (boolean !== undefined) {
+    candidates.push(boolean ? 1 : 0)
+    types.push(sql<SqlBool>`type = ${String(boolean)}`)
+  }
+  return sql<SqlBool>`key = ${key} and value in (${sql.join(candidates)}) and (${sql.join(types, sql` or `)})`
 }
 
 /**
@@ -142,7 +204,11 @@ function statusCondition(rule: FilterRule<LicenseFilterField>, now: string): Raw
   return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
 }
 
-function licenseTable(now: Date, sqlite: boolean): ListTable<LicenseSortField, LicenseFilterField> {
+function licenseTable(
+  now: Date,
+  sqlite: boolean,
+  sparseMetadata: ReadonlySet<FilterRule<LicenseFilterField>>,
+): ListTable<LicenseSortField, LicenseFilterField> {
   const at = now.toISOString()
   return {
     table: 'licenses',
@@ -165,7 +231,9 @@ function licenseTable(now: Date, sqlite: boolean): ListTable<LicenseSortField, L
       maxActivations: { column: 'max_activations' },
       customerId: { column: 'customer_id' },
       policyId: { column: 'policy_id' },
-      metadata: { translate: (rule) => metadataCondition(rule, sqlite) },
+      metadata: {
+        translate: (rule) => metadataCondition(rule, sqlite, sparseMetadata.has(rule)),
+      },
     },
   }
 }
@@ -374,11 +442,32 @@ export class KyselyLicenseStore implements LicenseStore {
           : [sql<SqlBool>`1 = 0`] // no product has such an id
     const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
       this.#db,
-      licenseTable(query.now, this.#sqlite),
+      licenseTable(query.now, this.#sqlite, await this.#sparseMetadataRules(query.request.filters)),
       query.request,
       scope,
       await licenseHistogram(this.#db, query.request, query.productId, query.now),
     )
     return { ...slice, items: slice.items.map(rowToLicense) }
+  }
+
+  /** The metadata rules whose value at most sparseMetadataLimit licenses hold (an index count each). */
+  async #sparseMetadataRules(
+    filters: readonly FilterRule<LicenseFilterField>[],
+  ): Promise<ReadonlySet<FilterRule<LicenseFilterField>>> {
+    const sparse = new Set<FilterRule<LicenseFilterField>>()
+    for (const rule of filters) {
+      if (rule.field !== 'metadata') {
+        continue
+      }
+      const holders = this.#sqlite
+        ? sql`select 1 from license_metadata where ${metadataEntry(rule)}`
+        : sql`select 1 from licenses where ${metadataContains(rule, false)}`
+      const { rows } = await sql<{ count: number | string }>`select count(*) as count from (
+          ${holders} limit ${sparseMetadataLimit + 1}) as holders`.execute(this.#db)
+      if (Number(rows[0]?.count ?? 0) <= sparseMetadataLimit) {
+        sparse.add(rule)
+      }
+    }
+    return sparse
   }
 }

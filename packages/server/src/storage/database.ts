@@ -122,6 +122,19 @@ export interface LicenseCountsTable {
   licenses: number | string
 }
 
+/**
+ * SQLite only: each license's metadata entries, kept by triggers (migration 2026-11-27-00); read by
+ * `filter=metadata.<key>:eq:<value>` (licenses/kysely-license-store.ts). Written only by the triggers.
+ */
+export interface LicenseMetadataTable {
+  license_id: LicenseId
+  key: string
+  /** JSON's type: text, integer, real, true or false. */
+  type: string
+  /** As JSON has it (booleans as 1 and 0). */
+  value: string | number
+}
+
 /** JSON: text in SQLite, jsonb in PostgreSQL (which hands back parsed values). */
 export type Json = ColumnType<unknown, string, string>
 /** A JSON object column with a database default (`{}`): optional on insert. */
@@ -217,6 +230,7 @@ export interface Database {
   policy_entitlements: PolicyEntitlementsTable
   license_entitlements: LicenseEntitlementsTable
   license_counts: LicenseCountsTable
+  license_metadata: LicenseMetadataTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
 }

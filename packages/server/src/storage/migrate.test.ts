@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { sql } from 'kysely'
+import { parseListQuery } from '../core/list-query.js'
+import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
+import { licenseListSpec } from '../licenses/license-store.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { migrateToLatest } from './migrate.js'
+import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 
 describeEachDatabase('migrations', (database) => {
   it('applies a migration that sorts before migrations already applied when a database missed it', async (t) => {
@@ -81,5 +85,33 @@ describeEachDatabase('migrations', (database) => {
       duration: string | number
     }>`select duration from policies where id = 'pol_d'`.execute(db)
     assert.equal(Number(rows[0]?.duration), 3_000_000_000)
+  })
+
+  it('finds licenses stored before migration 2026-11-27-00 by their metadata once it has run', async (t) => {
+    const connection = await database.open()
+    t.after(() => connection.close())
+    const db = connection.db
+    const at = '2030-01-01T00:00:00.000Z'
+    await licenseMetadata(connection.kind).down(db as never) // SQLite: its table and triggers go
+    await sql`delete from kysely_migration where name = '2026-11-27-00-license-metadata'`.execute(db)
+    await sql`insert into products (id, name, created_at, updated_at) values ('prd_m', 'M', ${at}, ${at})`.execute(
+      db,
+    )
+    await sql`insert into licenses (id, product_id, key, max_activations, created_at, updated_at, metadata)
+      values ('lic_m', 'prd_m', 'KEY-M', 1, ${at}, ${at}, ${'{"order":"ord_7","seats":2,"trial":true,"note":null}'})`.execute(
+      db,
+    )
+
+    assert.deepEqual(await migrateToLatest(connection), ['2026-11-27-00-license-metadata'])
+    const store = new KyselyLicenseStore(db)
+    const found = async (filter: string) => {
+      const request = parseListQuery({ filter }, licenseListSpec)
+      const slice = await store.list({ request, productId: undefined, now: new Date(at) })
+      return slice.items.map((license) => license.id)
+    }
+    for (const filter of ['metadata.order:eq:ord_7', 'metadata.seats:eq:2', 'metadata.trial:eq:true']) {
+      assert.deepEqual(await found(filter), ['lic_m'], filter)
+    }
+    assert.deepEqual(await found('metadata.note:eq:null'), [])
   })
 })

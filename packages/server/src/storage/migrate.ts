@@ -16,6 +16,7 @@ import { productSignResponses } from './migrations/2026-11-23-70-product-sign-re
 import { activationListIndexes } from './migrations/2026-11-23-80-activation-list-indexes.js'
 import { eventLicenseId } from './migrations/2026-11-23-81-event-license-id.js'
 import { licenseCounts } from './migrations/2026-11-23-90-license-counts.js'
+import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -41,6 +42,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-80-activation-list-indexes': activationListIndexes(),
     '2026-11-23-81-event-license-id': eventLicenseId(kind),
     '2026-11-23-90-license-counts': licenseCounts(kind),
+    '2026-11-27-00-license-metadata': licenseMetadata(kind),
   }
 }
 

@@ -11,6 +11,7 @@ import type {
 } from '@keyturn/protocol'
 import { problemType } from '@keyturn/protocol'
 import type { LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
 import { newLicenseKey } from '../core/ids.js'
 import type { App } from '../http/app-types.js'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
@@ -124,6 +125,22 @@ export async function insertLicenses(connection: Connection, licenses: readonly 
   for (const license of licenses) {
     await store.insert(license, [])
   }
+}
+
+/**
+ * Stores `count` alike licenses (`lic_bulk1`…, created at testStart) in one statement: thousands in
+ * a moment on either engine. The table's triggers run as for any write.
+ */
+export async function insertManyLicenses(
+  connection: Connection,
+  productId: ProductId,
+  count: number,
+  metadata: Readonly<Record<string, unknown>>,
+): Promise<void> {
+  await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${sql.lit(count)})
+    insert into licenses (id, product_id, key, max_activations, created_at, updated_at, metadata)
+    select 'lic_bulk' || i, ${productId}, 'BULK-' || i, 1, ${sql.lit(testStart)}, ${sql.lit(testStart)},
+      ${sql.lit(JSON.stringify(metadata))} from n`.execute(connection.db)
 }
 
 /** `lic_t000`, `lic_t001`, …: ids that sort by number under any collation. */

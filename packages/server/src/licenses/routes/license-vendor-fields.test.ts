@@ -3,7 +3,7 @@ import { it } from 'node:test'
 import { LicenseTokenError, validateLicenseToken } from '@keyturn/client'
 import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import { expectInvalidField, expectProblem } from '../../testing/licenses.js'
+import { expectInvalidField, expectProblem, insertManyLicenses } from '../../testing/licenses.js'
 import { call } from '../../testing/vendors.js'
 
 const ids = (page: { data: { id: string }[] }) => page.data.map((license) => license.id)
@@ -96,6 +96,32 @@ describeEachDatabase('licenses: metadata, customers and entitlements', (database
       })
       expectProblem(res, 400, 'invalid_filter')
     }
+  })
+
+  it('finds the license holding a metadata value and the 10,002 sharing one, and follows PATCHes', async (t) => {
+    const { app, headers, productId, clock, connection } = await buildTestApp(t, database)
+    // 10,001 licenses on one plan: more than SQLite looks a value up through its metadata index for
+    // (KyselyLicenseStore's sparseMetadataLimit), so both of its ways answer here.
+    await insertManyLicenses(connection, productId, 10_001, { plan: 'pro' })
+    clock.advance(1000)
+    const license = await call(app, headers, 'POST', '/licenses', 201, {
+      productId,
+      metadata: { plan: 'pro', subscription: 'sub_1' },
+    })
+    const list = (filter: string) =>
+      call(app, headers, 'GET', `/licenses?limit=2&filter=${encodeURIComponent(filter)}`, 200)
+
+    const pro = await list('metadata.plan:eq:pro')
+    assert.deepEqual([ids(pro), pro.totalCount], [[license.id, 'lic_bulk9999'], 10_002])
+    assert.deepEqual(ids(await list('metadata.subscription:eq:sub_1')), [license.id])
+
+    await call(app, headers, 'PATCH', `/licenses/${license.id}`, 200, {
+      metadata: { plan: 'team', subscription: null, seats: 3 },
+    })
+    assert.equal((await list('metadata.plan:eq:pro')).totalCount, 10_001)
+    assert.deepEqual(ids(await list('metadata.plan:eq:team')), [license.id])
+    assert.deepEqual(ids(await list('metadata.seats:eq:3')), [license.id])
+    assert.deepEqual(ids(await list('metadata.subscription:eq:sub_1')), [])
   })
 
   it('shows the sorted union of own and policy entitlements, and answers 400 naming unknown codes', async (t) => {
