@@ -87,7 +87,7 @@ describeEachDatabase('migrations', (database) => {
     assert.equal(Number(rows[0]?.duration), 3_000_000_000)
   })
 
-  it('finds licenses stored before migration 2026-11-27-00 by their metadata once it has run', async (t) => {
+  it('finds licenses stored before migration 2026-11-27-00 by their metadata once it has run (and its index)', async (t) => {
     const connection = await database.open()
     t.after(() => connection.close())
     const db = connection.db
@@ -113,5 +113,12 @@ describeEachDatabase('migrations', (database) => {
       assert.deepEqual(await found(filter), ['lic_m'], filter)
     }
     assert.deepEqual(await found('metadata.note:eq:null'), [])
+    if (connection.kind === 'postgres') {
+      // The GIN index keeps no pending list for lookups to read through.
+      const { rows } = await sql<{ options: string[] | null }>`
+        select reloptions as options from pg_class
+        where oid = to_regclass('licenses_metadata')`.execute(db)
+      assert.deepEqual(rows[0]?.options, ['fastupdate=off'])
+    }
   })
 })
