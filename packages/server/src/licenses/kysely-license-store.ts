@@ -466,15 +466,14 @@ export class KyselyLicenseStore implements LicenseStore {
     scope: readonly RawBuilder<SqlBool>[],
   ): Promise<ReadonlySet<FilterRule<LicenseFilterField>>> {
     const sparse = new Set<FilterRule<LicenseFilterField>>()
-    const visible = sql.join([sql`1 = 1`, ...scope], sql` and `)
     for (const rule of filters) {
       if (rule.field !== 'metadata') {
         continue
       }
       const holders = this.#sqlite
         ? sql`select 1 from license_metadata join licenses on licenses.id = license_metadata.license_id
-            where ${metadataEntry(rule)} and ${visible}`
-        : sql`select 1 from licenses where ${metadataContains(rule, false)} and ${visible}`
+            where ${sql.join([metadataEntry(rule), ...scope], sql` and `)}`
+        : sql`select 1 from licenses where ${sql.join([metadataContains(rule, false), ...scope], sql` and `)}`
       const { rows } = await sql<{ count: number | string }>`select count(*) as count from (
           ${holders} limit ${sparseMetadataLimit + 1}) as holders`.execute(this.#db)
       if (Number(rows[0]?.count ?? 0) <= sparseMetadataLimit) {

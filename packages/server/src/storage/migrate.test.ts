@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { parseListQuery } from '../core/list-query.js'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
 import { licenseListSpec } from '../licenses/license-store.js'
@@ -92,7 +92,7 @@ describeEachDatabase('migrations', (database) => {
     t.after(() => connection.close())
     const db = connection.db
     const at = '2030-01-01T00:00:00.000Z'
-    await licenseMetadata(connection.kind).down(db as never) // SQLite: its table and triggers go
+    await licenseMetadata(connection.kind).down(db as unknown as Kysely<unknown>) // SQLite: its table and triggers go
     await sql`delete from kysely_migration where name = '2026-11-27-00-license-metadata'`.execute(db)
     await sql`insert into products (id, name, created_at, updated_at) values ('prd_m', 'M', ${at}, ${at})`.execute(
       db,

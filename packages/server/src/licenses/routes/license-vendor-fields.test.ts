@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { LicenseTokenError, validateLicenseToken } from '@keyturn/client'
-import { buildTestApp } from '../../testing/build-test-app.js'
+import { buildTestApp, createProduct, productKeyHeaders } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { expectInvalidField, expectProblem, insertManyLicenses } from '../../testing/licenses.js'
 import { call } from '../../testing/vendors.js'
@@ -113,6 +113,19 @@ describeEachDatabase('licenses: metadata, customers and entitlements', (database
 
     const pro = await list('metadata.plan:eq:pro')
     assert.deepEqual([ids(pro), pro.totalCount], [[license.id, 'lic_bulk9999'], 10_002])
+    for (const [owner, total] of [
+      [productId, 10_002],
+      [await createProduct(app, headers), 0],
+    ] as const) {
+      const scoped = await call(
+        app,
+        await productKeyHeaders(app, headers, owner),
+        'GET',
+        `/licenses?limit=1&filter=${encodeURIComponent('metadata.plan:eq:pro')}`,
+        200,
+      )
+      assert.equal(scoped.totalCount, total, 'a product key counts only its product')
+    }
     assert.deepEqual(ids(await list('metadata.subscription:eq:sub_1')), [license.id])
 
     await call(app, headers, 'PATCH', `/licenses/${license.id}`, 200, {
