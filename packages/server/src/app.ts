@@ -46,7 +46,7 @@ import { registerGetEvent } from './events/routes/get-event.js'
 import { registerListEvents } from './events/routes/list-events.js'
 import { ValidationRecording } from './events/validation-recording.js'
 import type { App } from './http/app-types.js'
-import { authenticate } from './http/authenticate.js'
+import { authenticate, forgetGoneKeys } from './http/authenticate.js'
 import {
   handleClientError,
   refuseConnect,
@@ -490,6 +490,7 @@ function registerApi(
         : (request, reply) => new Promise<boolean>((resolve) => limits.takeAddress(request, reply, resolve)),
     ),
   )
+  api.addHook('onError', forgetGoneKeys(services.apiKeys))
   registerApiProtection(api, { tokens: services.tokens, clock, limits }) // before the routes: its onRoute hook
   documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST

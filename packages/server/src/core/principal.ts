@@ -44,3 +44,10 @@ export function requireAdmin(principal: Principal, action: string): void {
     throw new DomainError('forbidden', `Only an admin API key may ${action}.`)
   }
 }
+
+export const apiKeyNotValid = 'The API key is not valid; it may have been deleted.'
+
+/** A 401, from a service whose statement found the caller's API key gone (config.confirmsApiKey). */
+export function apiKeyGone(): DomainError {
+  return new DomainError('unauthenticated', apiKeyNotValid)
+}

@@ -22,4 +22,12 @@ declare module 'fastify' {
     /** Set by the authentication hook on every API route. */
     principal: Principal
   }
+  interface FastifyContextConfig {
+    /**
+     * The route's own statement confirms that the caller's API key still exists, and the route
+     * answers 401 (`apiKeyGone`) when it does not: authentication may then take a key as this
+     * process last read it (http/authenticate.ts). Validation by key only.
+     */
+    confirmsApiKey?: boolean
+  }
 }

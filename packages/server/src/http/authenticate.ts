@@ -1,5 +1,7 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onErrorHookHandler, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyService } from '../api-keys/api-key-service.js'
+import { DomainError } from '../core/errors.js'
+import { apiKeyNotValid } from '../core/principal.js'
 import { problemFor, sendProblem } from './error-handler.js'
 
 const bearer = /^Bearer +(\S+) *$/i
@@ -7,7 +9,9 @@ const bearer = /^Bearer +(\S+) *$/i
 /**
  * The onRequest hook of every API route: resolves the bearer secret to a principal, or answers 401.
  * `beforeRefusing` may answer instead (429 when the caller's address is over its budget) and
- * returns false when it did.
+ * returns false when it did. A route with `config.confirmsApiKey` confirms the key in its own
+ * statement: for it, a key this process has read before is taken as read then (ApiKeyService.recall),
+ * and the route answers 401 itself if the key is gone.
  */
 export function authenticate(
   apiKeys: ApiKeyService,
@@ -16,7 +20,11 @@ export function authenticate(
   return async (request, reply) => {
     const header = request.headers.authorization
     const secret = header === undefined ? undefined : bearer.exec(header)?.[1]
-    const principal = secret === undefined ? undefined : await apiKeys.authenticate(secret)
+    const principal =
+      secret === undefined
+        ? undefined
+        : ((request.routeOptions.config.confirmsApiKey === true ? apiKeys.recall(secret) : undefined) ??
+          (await apiKeys.authenticate(secret)))
     if (principal === undefined) {
       if (beforeRefusing !== undefined && !(await beforeRefusing(request, reply))) {
         return
@@ -26,11 +34,24 @@ export function authenticate(
           ? 'Send the header Authorization: Bearer <API key>.'
           : secret === undefined
             ? 'The Authorization header must read Bearer <API key>.'
-            : 'The API key is not valid; it may have been deleted.'
-      reply.header('WWW-Authenticate', 'Bearer')
+            : apiKeyNotValid
       await sendProblem(reply, problemFor('unauthenticated', detail, request.id))
       return
     }
     request.principal = { ...principal, requestId: request.id }
+  }
+}
+
+/**
+ * The onError hook beside `authenticate`: a 401 from a route means the key its request recalled is
+ * gone, so this process reads that key afresh next time (and refuses it there, within the address
+ * budget of unauthenticated requests).
+ */
+export function forgetGoneKeys(apiKeys: ApiKeyService): onErrorHookHandler {
+  return (request, _reply, error, done) => {
+    if (error instanceof DomainError && error.code === 'unauthenticated' && request.principal != null) {
+      apiKeys.forget(request.principal.apiKeyId)
+    }
+    done()
   }
 }

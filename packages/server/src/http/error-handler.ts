@@ -99,6 +99,9 @@ export function problemFor(code: ErrorCode, detail: string, requestId: string): 
 }
 
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  if (problem.code === 'unauthenticated') {
+    reply.header('WWW-Authenticate', 'Bearer') // RFC 6750: the scheme a 401 asks for
+  }
   return reply.code(problem.status).type('application/problem+json').send(problem)
 }
 

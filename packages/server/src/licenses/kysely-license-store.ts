@@ -1,4 +1,4 @@
-import type { EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
+import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import { isForeignKeyViolation } from '../storage/constraint-violations.js'
@@ -326,23 +326,34 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   /**
-   * Fast path (issue 14): validation read the license, then its product (two statements, two round
-   * trips on PostgreSQL); this joins the product's suspension in by primary key. Reading both in
-   * one statement also means one snapshot: no suspension can fall between the two reads.
+   * Fast path (issue 14): validation read the API key, the license, then its product (three
+   * statements, three round trips on PostgreSQL); this joins the product's suspension and the API
+   * key's existence in by primary key. Reading them in one statement also means one snapshot: no
+   * suspension or key deletion can fall between the reads.
    */
   async findByKeyForValidation(
     key: string,
-  ): Promise<{ license: License; productUsable: boolean } | undefined> {
-    if (!isStorableText(key)) {
-      return undefined
-    }
-    const { rows } = await sql<LicenseRow & { product_usable: number | boolean | null }>`
+    apiKeyId: ApiKeyId,
+  ): Promise<{ license: License; productUsable: boolean } | 'api_key_gone' | undefined> {
+    const { rows } = isStorableText(key)
+      ? await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
-        (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable
+        (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
+        (select 1 from api_keys where api_keys.id = ${apiKeyId}) as api_key_live
       from licenses where licenses.key = ${key}`.execute(this.#db)
+      : { rows: [] }
     const [row] = rows
-    return row === undefined
-      ? undefined
+    if (row === undefined) {
+      // No license has the key: the answer is 404 only for a key that still exists.
+      const apiKey = await this.#db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('id', '=', apiKeyId)
+        .executeTakeFirst()
+      return apiKey === undefined ? 'api_key_gone' : undefined
+    }
+    return row.api_key_live === null
+      ? 'api_key_gone'
       : { license: rowToLicense(row), productUsable: row.product_usable !== null }
   }
 

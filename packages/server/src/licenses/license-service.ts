@@ -21,7 +21,13 @@ import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId, newLicenseKey, normalizeLicenseKey } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { mergeMetadata, newMetadata } from '../core/metadata.js'
-import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
+import {
+  apiKeyGone,
+  canSeeProduct,
+  type Principal,
+  requireManagementKey,
+  scopedProductId,
+} from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
@@ -320,8 +326,15 @@ export class LicenseService {
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const now = this.#clock.now()
-    // The license and its product's suspension in one statement (LicenseStore.findByKeyForValidation).
-    const found = await this.#licenses.findByKeyForValidation(normalizeLicenseKey(input.key))
+    // The license, its product's suspension and the caller's API key in one statement
+    // (LicenseStore.findByKeyForValidation; the route's config.confirmsApiKey).
+    const found = await this.#licenses.findByKeyForValidation(
+      normalizeLicenseKey(input.key),
+      principal.apiKeyId,
+    )
+    if (found === 'api_key_gone') {
+      throw apiKeyGone()
+    }
     const view = await this.viewOf(requireKeyOfProduct(principal, found?.license, input.productId), now)
     const { license, state } = view
     const reason: ValidationReason | null =

@@ -1,4 +1,4 @@
-import type { EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, FilterRule, FilterValue, ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import type { License } from './license.js'
 
@@ -113,10 +113,15 @@ export interface LicenseStore {
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
-   * The license by key and whether its product is suspended (or gone), read in ONE statement: the
-   * online validation's whole read (besides authentication).
+   * The license by key and whether its product is suspended (or gone), and whether the caller's API
+   * key still exists, read in ONE statement: the online validation's whole read, authentication's
+   * confirmation included (config.confirmsApiKey). `api_key_gone` when the key is deleted; a key
+   * that matches no license costs a second statement, for the API key alone.
    */
-  findByKeyForValidation(key: string): Promise<{ license: License; productUsable: boolean } | undefined>
+  findByKeyForValidation(
+    key: string,
+    apiKeyId: ApiKeyId,
+  ): Promise<{ license: License; productUsable: boolean } | 'api_key_gone' | undefined>
   /**
    * Applies the changes and returns the license as stored afterwards; undefined if it is gone,
    * `conflict` if a guard was given and no longer holds, `reference_gone` if a customer given was

@@ -8,7 +8,7 @@ export function registerValidateLicense(api: App, licenses: LicenseService): voi
   api.post(
     '/licenses/validate',
     {
-      config: { applicationFacing: true },
+      config: { applicationFacing: true, confirmsApiKey: true },
       schema: {
         operationId: 'validateLicense',
         summary: 'Validate a license key for a product',
