@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, onErrorHookHandler, onRequestAsyncHo
 import type { ApiKeyService } from '../api-keys/api-key-service.js'
 import { DomainError } from '../core/errors.js'
 import { apiKeyNotValid } from '../core/principal.js'
+import { idempotencyKeyHeader } from '../idempotency/routes/idempotency-hooks.js'
 import { problemFor, sendProblem } from './error-handler.js'
 
 const bearer = /^Bearer +(\S+) *$/i
@@ -11,7 +12,8 @@ const bearer = /^Bearer +(\S+) *$/i
  * `beforeRefusing` may answer instead (429 when the caller's address is over its budget) and
  * returns false when it did. A route with `config.confirmsApiKey` confirms the key in its own
  * statement: for it, a key this process has read before is taken as read then (ApiKeyService.recall),
- * and the route answers 401 itself if the key is gone.
+ * and the route answers 401 itself if the key is gone. Until the route runs, the hooks between
+ * may only refuse such a request (a 429 of the rate limits), never answer it with data.
  */
 export function authenticate(
   apiKeys: ApiKeyService,
@@ -20,11 +22,15 @@ export function authenticate(
   return async (request, reply) => {
     const header = request.headers.authorization
     const secret = header === undefined ? undefined : bearer.exec(header)?.[1]
+    // A request with an Idempotency-Key claims it (a row referring to the API key) or is answered
+    // from the kept response before the route's statement runs: it reads its key, like any route's.
+    const mayRecall =
+      request.routeOptions.config.confirmsApiKey === true &&
+      request.headers[idempotencyKeyHeader] === undefined
     const principal =
       secret === undefined
         ? undefined
-        : ((request.routeOptions.config.confirmsApiKey === true ? apiKeys.recall(secret) : undefined) ??
-          (await apiKeys.authenticate(secret)))
+        : ((mayRecall ? apiKeys.recall(secret) : undefined) ?? (await apiKeys.authenticate(secret)))
     if (principal === undefined) {
       if (beforeRefusing !== undefined && !(await beforeRefusing(request, reply))) {
         return

@@ -16,12 +16,14 @@ async function call(
   method: string,
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<Answer> {
   const res = await fetch(`${base}/api/v0${path}`, {
     method,
     headers: {
       authorization: `Bearer ${secret}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
@@ -39,42 +41,52 @@ describeEachServerEnvironment(
       const [a, b] = await Promise.all([startServerProcess(t, env), startServerProcess(t, env)])
       const product = await call(a.url, adminKey, 'POST', '/products', { name: 'Shared' })
       const productId = String(product.body.id)
-      const created = await call(a.url, adminKey, 'POST', '/api-keys', {
-        name: 'app',
-        role: 'product',
-        productId,
-      })
-      assert.equal(created.status, 201)
-      const productKey = String(created.body.secret)
+      // Three product keys, each for one way B may meet a key it has read before and A then deletes.
+      const keys = await Promise.all(
+        ['known license', 'unknown license', 'idempotent retry'].map(async (name) => {
+          const created = await call(a.url, adminKey, 'POST', '/api-keys', {
+            name,
+            role: 'product',
+            productId,
+          })
+          assert.equal(created.status, 201)
+          return { id: String(created.body.id), secret: String(created.body.secret) }
+        }),
+      )
       const license = await call(a.url, adminKey, 'POST', '/licenses', { productId })
-      const validate = (base: string, secret: string) =>
-        call(base, secret, 'POST', '/licenses/validate', { key: license.body.key, productId })
+      const validate = (base: string, secret: string, key = license.body.key, headers = {}) =>
+        call(base, secret, 'POST', '/licenses/validate', { key, productId }, headers)
 
-      // Both processes keep answering for the key while the changes happen (warms any cache).
+      // Both processes keep answering while the changes happen (warms any cache).
       let hammering = true
       const hammer = (async () => {
         while (hammering) {
-          await Promise.all([
-            validate(a.url, adminKey),
-            validate(b.url, adminKey),
-            validate(b.url, productKey),
-          ])
+          await Promise.all([validate(a.url, adminKey), validate(b.url, adminKey)])
         }
       })()
       try {
-        assert.equal((await validate(b.url, productKey)).status, 200)
-
-        assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${created.body.id}`)).status, 204)
-        // B read the key before (its validations confirm the key in their own statement): refused
-        // at once, for a known license key and an unknown one alike, then again once B forgot it.
-        for (const body of [
-          { key: license.body.key, productId },
-          { key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE', productId },
-          { key: license.body.key, productId },
-        ]) {
-          const refused = await call(b.url, productKey, 'POST', '/licenses/validate', body)
-          assert.deepEqual([refused.status, refused.body.code], [401, 'unauthenticated'])
+        const retry = { 'idempotency-key': 'validate-once' }
+        for (const key of keys) {
+          assert.equal((await validate(b.url, key.secret)).status, 200)
         }
+        assert.equal((await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry)).status, 200)
+
+        for (const key of keys) {
+          assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${key.id}`)).status, 204)
+        }
+        // B read each key before (validations confirm their key in their own statement): each is
+        // refused at once, for a known license key and an unknown one; a kept answer is not replayed;
+        // and again once B has forgotten the key.
+        const refusals = [
+          await validate(b.url, keys[0]?.secret ?? ''),
+          await validate(b.url, keys[1]?.secret ?? '', 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE'),
+          await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry),
+          await validate(b.url, keys[0]?.secret ?? ''),
+        ]
+        assert.deepEqual(
+          refusals.map((refused) => [refused.status, refused.body.code]),
+          Array.from({ length: 4 }, () => [401, 'unauthenticated']),
+        )
 
         assert.equal((await call(a.url, adminKey, 'POST', `/licenses/${license.body.id}/revoke`)).status, 200)
         const revoked = await validate(b.url, adminKey)

@@ -12,7 +12,8 @@ import { maxIdempotencyKeyLength } from '../idempotency.js'
 import type { IdempotencyService } from '../idempotency-service.js'
 import type { NewClaim } from '../idempotency-store.js'
 
-const headerName = 'idempotency-key'
+export const idempotencyKeyHeader = 'idempotency-key'
+const headerName = idempotencyKeyHeader
 
 /**
  * How a retry answers when the first request committed its change but crashed before its response
