@@ -41,9 +41,9 @@ describeEachServerEnvironment(
       const [a, b] = await Promise.all([startServerProcess(t, env), startServerProcess(t, env)])
       const product = await call(a.url, adminKey, 'POST', '/products', { name: 'Shared' })
       const productId = String(product.body.id)
-      // Three product keys, each for one way B may meet a key it has read before and A then deletes.
+      // Product keys, each for one way B may meet a key it has read before and A then deletes.
       const keys = await Promise.all(
-        ['known license', 'unknown license', 'idempotent retry'].map(async (name) => {
+        ['known license', 'unknown license', 'idempotent retry', 'retrieve'].map(async (name) => {
           const created = await call(a.url, adminKey, 'POST', '/api-keys', {
             name,
             role: 'product',
@@ -69,23 +69,26 @@ describeEachServerEnvironment(
         for (const key of keys) {
           assert.equal((await validate(b.url, key.secret)).status, 200)
         }
+        const retrieve = () => call(b.url, keys[3]?.secret ?? '', 'GET', `/licenses/${license.body.id}`)
+        assert.equal((await retrieve()).status, 200)
         assert.equal((await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry)).status, 200)
 
         for (const key of keys) {
           assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${key.id}`)).status, 204)
         }
-        // B read each key before (validations confirm their key in their own statement): each is
-        // refused at once, for a known license key and an unknown one; a kept answer is not replayed;
-        // and again once B has forgotten the key.
+        // B read each key before (validation and retrieval confirm their key in their own
+        // statement): each is refused at once, for a known license key and an unknown one; a kept
+        // answer is not replayed; and again once B has forgotten the key.
         const refusals = [
           await validate(b.url, keys[0]?.secret ?? ''),
           await validate(b.url, keys[1]?.secret ?? '', 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE'),
           await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry),
+          await retrieve(),
           await validate(b.url, keys[0]?.secret ?? ''),
         ]
         assert.deepEqual(
           refusals.map((refused) => [refused.status, refused.body.code]),
-          Array.from({ length: 4 }, () => [401, 'unauthenticated']),
+          Array.from({ length: 5 }, () => [401, 'unauthenticated']),
         )
 
         assert.equal((await call(a.url, adminKey, 'POST', `/licenses/${license.body.id}/revoke`)).status, 200)

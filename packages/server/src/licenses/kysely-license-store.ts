@@ -70,6 +70,14 @@ function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
     ) as codes) as entitlement_codes`
 }
 
+/**
+ * Whether the caller's API key still exists, as a column of the statement that decides a request
+ * (config.confirmsApiKey, http/authenticate.ts): one primary-key probe in that statement's snapshot.
+ */
+function apiKeyLive(apiKeyId: ApiKeyId): RawBuilder<unknown> {
+  return sql`(select 1 from api_keys where api_keys.id = ${apiKeyId}) as api_key_live`
+}
+
 const jsonNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 
 /** What `<value>` may stand for: the string itself, and the number or boolean it spells, if any. */
@@ -325,11 +333,20 @@ export class KyselyLicenseStore implements LicenseStore {
     return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
   }
 
+  async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
+    const { rows } = isStorableText(id)
+      ? await sql<LicenseRow & { api_key_live: number | null }>`
+      select licenses.*, ${this.#codes}, ${apiKeyLive(apiKeyId)}
+      from licenses where licenses.id = ${id}`.execute(this.#db)
+      : { rows: [] }
+    return this.#confirmed(rows, apiKeyId, rowToLicense)
+  }
+
   /**
-   * Fast path (issue 14): validation read the API key, the license, then its product (three
-   * statements, three round trips on PostgreSQL); this joins the product's suspension and the API
-   * key's existence in by primary key. Reading them in one statement also means one snapshot: no
-   * suspension or key deletion can fall between the reads.
+   * Fast path (issue 14): a validation read the API key, the license, then its product (three
+   * statements, three round trips on PostgreSQL); this one joins the product's suspension and the
+   * API key's existence in by primary key. Reading them in one statement also means one snapshot:
+   * no suspension or key deletion can fall between the reads.
    */
   async findByKeyForValidation(
     key: string,
@@ -339,12 +356,24 @@ export class KyselyLicenseStore implements LicenseStore {
       ? await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
         (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
-        (select 1 from api_keys where api_keys.id = ${apiKeyId}) as api_key_live
+        ${apiKeyLive(apiKeyId)}
       from licenses where licenses.key = ${key}`.execute(this.#db)
       : { rows: [] }
+    return this.#confirmed(rows, apiKeyId, (row) => ({
+      license: rowToLicense(row),
+      productUsable: row.product_usable !== null,
+    }))
+  }
+
+  /** The row read by a statement that carried `apiKeyLive`, or `api_key_gone`, or undefined. */
+  async #confirmed<Row extends { api_key_live: number | null }, T>(
+    rows: readonly Row[],
+    apiKeyId: ApiKeyId,
+    read: (row: Row) => T,
+  ): Promise<T | 'api_key_gone' | undefined> {
     const [row] = rows
     if (row === undefined) {
-      // No license has the key: the answer is 404 only for a key that still exists.
+      // Nothing found: that is the answer (404) only for a key that still exists.
       const apiKey = await this.#db
         .selectFrom('api_keys')
         .select('id')
@@ -352,9 +381,7 @@ export class KyselyLicenseStore implements LicenseStore {
         .executeTakeFirst()
       return apiKey === undefined ? 'api_key_gone' : undefined
     }
-    return row.api_key_live === null
-      ? 'api_key_gone'
-      : { license: rowToLicense(row), productUsable: row.product_usable !== null }
+    return row.api_key_live === null ? 'api_key_gone' : read(row)
   }
 
   async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {

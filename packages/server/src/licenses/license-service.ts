@@ -171,9 +171,18 @@ export class LicenseService {
   }
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
-    requireManagementKey(principal)
     const now = this.#clock.now()
-    return this.viewOf(await this.#visible(principal, id), now)
+    // The license and the caller's API key in one statement (the route's config.confirmsApiKey);
+    // the role is checked after it, so that a deleted key hears 401, not 403.
+    const license = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
+    if (license === 'api_key_gone') {
+      throw apiKeyGone()
+    }
+    requireManagementKey(principal)
+    if (license === undefined || !canSeeProduct(principal, license.productId)) {
+      throw licenseNotFound(id)
+    }
+    return this.viewOf(license, now)
   }
 
   async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {

@@ -113,6 +113,12 @@ export interface LicenseStore {
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
+   * As `findById`, and whether the caller's API key still exists, read in ONE statement
+   * (config.confirmsApiKey): `api_key_gone` when the key is deleted; an id that matches no license
+   * costs a second statement, for the API key alone.
+   */
+  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined>
+  /**
    * The license by key and whether its product is suspended (or gone), and whether the caller's API
    * key still exists, read in ONE statement: the online validation's whole read, authentication's
    * confirmation included (config.confirmsApiKey). `api_key_gone` when the key is deleted; a key

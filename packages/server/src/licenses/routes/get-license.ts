@@ -8,6 +8,7 @@ export function registerGetLicense(api: App, licenses: LicenseService): void {
   api.get(
     '/licenses/:id',
     {
+      config: { confirmsApiKey: true },
       schema: {
         operationId: 'getLicense',
         summary: 'Retrieve a license',
