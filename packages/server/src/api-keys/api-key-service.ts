@@ -24,7 +24,7 @@ export interface ApiKeyServiceDeps {
 /** Longest bearer secret looked at; anything longer is refused before hashing. */
 const maxSecretLength = 256
 
-/** Principals kept for `recall`, by digest; the map starts over when full (a Keyturn holds a few keys). */
+/** Principals kept for `authenticate`'s `recall`, by digest; the map starts over when full (a Keyturn holds a few keys). */
 const maxRecalled = 1024
 
 export class ApiKeyService {
@@ -33,7 +33,7 @@ export class ApiKeyService {
   readonly #products: ProductLookup
   readonly #clock: Clock
   readonly #digestKey: Buffer
-  /** What each secret stood for when `authenticate` last read it here, by digest (see `recall`). */
+  /** What each secret stood for when `authenticate` last read it here, by digest. */
   readonly #read = new Map<string, Principal>()
 
   constructor(deps: ApiKeyServiceDeps) {
@@ -45,14 +45,30 @@ export class ApiKeyService {
   }
 
   /**
-   * The principal a bearer secret stands for, or undefined. Read from the database on each call, so
-   * a deleted key fails at once; remembered for `recall`.
+   * The principal a bearer secret stands for, or undefined. Read from the database, so a deleted key
+   * fails at once, and remembered in this process.
+   *
+   * Fast path (issue 14), `recall`: a key this process has read before is taken as it was then,
+   * without reading it again. Not a decision by itself: only for a route whose own statement then
+   * confirms that the key still exists, in the same snapshot as everything else it decides on
+   * (config.confirmsApiKey: validation by key, `LicenseStore.findByKeyForValidation`; retrieving a
+   * license), so its answer is as fresh as a read here, and the request costs one statement, not
+   * two. A key's role and product never change; deleting it is the only change to confirm.
+   * Measured on PostgreSQL (200k licenses, bench/builds.mjs, 6 interleaved rounds): 4,440 → 6,858
+   * validations/s, 185 → 121 µs of main-thread CPU each (bench/README.md, "Session 7").
    */
-  async authenticate(secret: string): Promise<Principal | undefined> {
+  async authenticate(
+    secret: string,
+    options: { readonly recall?: boolean } = {},
+  ): Promise<Principal | undefined> {
     if (secret.length === 0 || secret.length > maxSecretLength) {
       return undefined
     }
     const digest = digestSecret(this.#digestKey, secret)
+    const known = options.recall === true ? this.#read.get(digest) : undefined
+    if (known !== undefined) {
+      return known
+    }
     const apiKey = await this.#apiKeys.findByDigest(digest)
     // The lookup matched on the digest; comparing again in constant time costs nothing and keeps the
     // decision independent of how the database compares strings.
@@ -74,24 +90,7 @@ export class ApiKeyService {
     return principal
   }
 
-  /**
-   * Fast path (issue 14): the principal `secret` stood for when `authenticate` last read it in this
-   * process, without reading it again; undefined if it never did. Not a decision by itself: only for
-   * a route whose own statement then confirms that the key still exists, in the same snapshot as
-   * everything else it decides on (validation by key: `LicenseStore.findByKeyForValidation`), so
-   * its answer is as fresh as with `authenticate`, and a validation costs one statement, not two. A
-   * key's role and product never change; deleting it is the only change to confirm. Measured on
-   * PostgreSQL (200k licenses, bench/builds.mjs, 6 interleaved rounds): 4,440 → 6,858
-   * validations/s, 185 → 121 µs of main-thread CPU each (bench/README.md, "Session 7").
-   */
-  recall(secret: string): Principal | undefined {
-    if (secret.length === 0 || secret.length > maxSecretLength) {
-      return undefined
-    }
-    return this.#read.get(digestSecret(this.#digestKey, secret))
-  }
-
-  /** A statement found the key gone (see `recall`): the next request with it is read afresh. */
+  /** A statement found the key gone (see `authenticate`'s `recall`): its next request reads it. */
   forget(apiKeyId: ApiKeyId): void {
     for (const [digest, principal] of this.#read) {
       if (principal.apiKeyId === apiKeyId) {

@@ -2,7 +2,6 @@ import type { FastifyReply, FastifyRequest, onErrorHookHandler, onRequestAsyncHo
 import type { ApiKeyService } from '../api-keys/api-key-service.js'
 import { DomainError } from '../core/errors.js'
 import { apiKeyNotValid } from '../core/principal.js'
-import { idempotencyKeyHeader } from '../idempotency/routes/idempotency-hooks.js'
 import { problemFor, sendProblem } from './error-handler.js'
 
 const bearer = /^Bearer +(\S+) *$/i
@@ -11,9 +10,10 @@ const bearer = /^Bearer +(\S+) *$/i
  * The onRequest hook of every API route: resolves the bearer secret to a principal, or answers 401.
  * `beforeRefusing` may answer instead (429 when the caller's address is over its budget) and
  * returns false when it did. A route with `config.confirmsApiKey` confirms the key in its own
- * statement: for it, a key this process has read before is taken as read then (ApiKeyService.recall),
- * and the route answers 401 itself if the key is gone. Until the route runs, the hooks between
- * may only refuse such a request (a 429 of the rate limits), never answer it with data.
+ * statement: for it, a key this process has read before is taken as read then (ApiKeyService
+ * `authenticate` with `recall`), and the route answers 401 itself if the key is gone. Until the
+ * route runs, the hooks between may only refuse such a request (a 429 of the rate limits), never
+ * answer it with data; an Idempotency-Key's claim refers to the key, so it too refuses a gone one.
  */
 export function authenticate(
   apiKeys: ApiKeyService,
@@ -22,15 +22,10 @@ export function authenticate(
   return async (request, reply) => {
     const header = request.headers.authorization
     const secret = header === undefined ? undefined : bearer.exec(header)?.[1]
-    // A request with an Idempotency-Key claims it (a row referring to the API key) or is answered
-    // from the kept response before the route's statement runs: it reads its key, like any route's.
-    const mayRecall =
-      request.routeOptions.config.confirmsApiKey === true &&
-      request.headers[idempotencyKeyHeader] === undefined
     const principal =
       secret === undefined
         ? undefined
-        : ((mayRecall ? apiKeys.recall(secret) : undefined) ?? (await apiKeys.authenticate(secret)))
+        : await apiKeys.authenticate(secret, { recall: request.routeOptions.config.confirmsApiKey === true })
     if (principal === undefined) {
       if (beforeRefusing !== undefined && !(await beforeRefusing(request, reply))) {
         return

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
-import type { Principal } from '../core/principal.js'
+import { apiKeyGone, type Principal } from '../core/principal.js'
 import { decryptText, encryptText } from '../core/secrets.js'
 import {
   idempotencyLeaseMs,
@@ -87,6 +87,9 @@ export class IdempotencyService {
     const outcome = await this.#store.claim(claim, now)
     if (outcome.kind === 'claimed') {
       return { kind: 'run', claim }
+    }
+    if (outcome.kind === 'api_key_gone') {
+      throw apiKeyGone()
     }
     const { record } = outcome
     if (record.requestHash !== claim.requestHash) {

@@ -15,6 +15,8 @@ export type ClaimOutcome =
   | { readonly kind: 'claimed' }
   /** A record that has not expired at `now` holds the key: the request's own, or another's. */
   | { readonly kind: 'held'; readonly record: IdempotencyRecord }
+  /** The API key is gone (deleted since the request was authenticated): its records went with it. */
+  | { readonly kind: 'api_key_gone' }
 
 /**
  * Where idempotency records live. Shared by every Keyturn process on the database: the claim is a

@@ -1,5 +1,6 @@
 import type { ApiKeyId } from '@keyturn/protocol'
-import type { Kysely, Selectable } from 'kysely'
+import type { Insertable, Kysely, Selectable } from 'kysely'
+import { isForeignKeyViolation } from '../storage/constraint-violations.js'
 import type { Database, Timestamp } from '../storage/database.js'
 import { toDate } from '../storage/database.js'
 import type { IdempotencyRecord, StoredResponse } from './idempotency.js'
@@ -69,6 +70,30 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
       expires_at: claim.expiresAt.toISOString(),
     }
     for (let attempt = 1; attempt <= claimAttempts; attempt++) {
+      const claimed = await this.#insertClaim(fresh, now)
+      if (claimed === 'api_key_gone') {
+        return { kind: 'api_key_gone' }
+      }
+      if (claimed) {
+        return { kind: 'claimed' }
+      }
+      const holder = await this.#db
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('api_key_id', '=', claim.apiKeyId)
+        .where('key', '=', claim.key)
+        .executeTakeFirst()
+      if (holder !== undefined) {
+        return { kind: 'held', record: rowToRecord(holder) }
+      }
+      // The holder released the key (a server error) between the two statements: claim again.
+    }
+    throw new Error(`Could not claim idempotency key after ${claimAttempts} attempts`)
+  }
+
+  /** Inserts the claim, or takes over an expired one; false when another holds it. */
+  async #insertClaim(fresh: Insertable<IdempotencyKeysTable>, now: Date): Promise<boolean | 'api_key_gone'> {
+    try {
       const claimed = await this.#db
         .insertInto('idempotency_keys')
         .values(fresh)
@@ -95,21 +120,15 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
         )
         .returning('request_id')
         .executeTakeFirst()
-      if (claimed !== undefined) {
-        return { kind: 'claimed' }
+      return claimed !== undefined
+    } catch (error) {
+      // The row refers to its API key: a key deleted since the request was authenticated (by
+      // another process, or in the statement-confirmed routes, config.confirmsApiKey) refuses it.
+      if (isForeignKeyViolation(error)) {
+        return 'api_key_gone'
       }
-      const holder = await this.#db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('api_key_id', '=', claim.apiKeyId)
-        .where('key', '=', claim.key)
-        .executeTakeFirst()
-      if (holder !== undefined) {
-        return { kind: 'held', record: rowToRecord(holder) }
-      }
-      // The holder released the key (a server error) between the two statements: claim again.
+      throw error
     }
-    throw new Error(`Could not claim idempotency key after ${claimAttempts} attempts`)
   }
 
   async complete(claim: NewClaim, response: StoredResponse, expiresAt: Date): Promise<boolean> {

@@ -12,8 +12,7 @@ import { maxIdempotencyKeyLength } from '../idempotency.js'
 import type { IdempotencyService } from '../idempotency-service.js'
 import type { NewClaim } from '../idempotency-store.js'
 
-export const idempotencyKeyHeader = 'idempotency-key'
-const headerName = idempotencyKeyHeader
+const headerName = 'idempotency-key'
 
 /**
  * How a retry answers when the first request committed its change but crashed before its response
