@@ -32,6 +32,13 @@ import { toActivationResource } from './routes/activation-resource.js'
 export interface LicenseFinder {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
+  /** `getByKey` and `requireUsable` in one statement, the API key confirmed (config.confirmsApiKey). */
+  getUsableByKey(
+    principal: Principal,
+    key: string,
+    productId: ProductId,
+    refusal: string,
+  ): Promise<LicenseView>
   requireUsable(view: LicenseView, refusal: string): Promise<void>
 }
 
@@ -70,12 +77,20 @@ export class ActivationService {
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
     requireManagementKey(principal)
-    return this.#activate(principal, await this.#licenses.get(principal, licenseId), input)
+    requireBoundedMetadata(input)
+    const view = await this.#licenses.get(principal, licenseId)
+    await this.#licenses.requireUsable(view, cannotActivate)
+    return this.#activate(principal, view, input)
   }
 
   async activateByKey(principal: Principal, input: ActivateByKeyBody): Promise<ActivationResult> {
     const { key, productId, ...activation } = input
-    return this.#activate(principal, await this.#licenses.getByKey(principal, key, productId), activation)
+    requireBoundedMetadata(activation)
+    return this.#activate(
+      principal,
+      await this.#licenses.getUsableByKey(principal, key, productId, cannotActivate),
+      activation,
+    )
   }
 
   /** Frees the seat. */
@@ -118,17 +133,18 @@ export class ActivationService {
   async heartbeat(principal: Principal, id: ActivationId): Promise<Activation> {
     const activation = await this.get(principal, id)
     const view = await this.#licenses.get(principal, activation.licenseId)
+    await this.#licenses.requireUsable(view, cannotKeepSeats)
     return this.#heartbeat(view, { id })
   }
 
   /** What an application calls to keep its seat: the machine is named by license key and fingerprint. */
   async heartbeatByKey(principal: Principal, input: HeartbeatByKeyBody): Promise<Activation> {
-    const view = await this.#licenses.getByKey(principal, input.key, input.productId)
+    const view = await this.#licenses.getUsableByKey(principal, input.key, input.productId, cannotKeepSeats)
     return this.#heartbeat(view, { licenseId: view.license.id, fingerprint: input.fingerprint })
   }
 
+  /** Renews the seat of a usable license. */
   async #heartbeat(view: LicenseView, target: HeartbeatTarget): Promise<Activation> {
-    await this.#licenses.requireUsable(view, 'its seats cannot be kept')
     const { license, state } = view
     const renewed = await this.#activations.heartbeat(target, state.determinedAt, license.heartbeatTtl)
     if (renewed === undefined) {
@@ -176,31 +192,33 @@ export class ActivationService {
     return toPage(slice, request.limit, pageOf(request, slice.offset))
   }
 
+  /** Takes a seat of `view`'s license, which the caller found usable, for the machine. */
   async #activate(
     principal: Principal,
     view: LicenseView,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
     const { license } = view
-    if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
-      throw new InvalidInputError(
-        '#/metadata',
-        `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
-      )
-    }
-    await this.#licenses.requireUsable(view, 'it cannot be activated')
     const now = this.#clock.now()
+    const activation = {
+      id: newId('activation'),
+      licenseId: license.id,
+      productId: license.productId,
+      fingerprint: input.fingerprint,
+      name: input.name ?? null,
+      metadata: input.metadata ?? null,
+      at: now,
+      heartbeatTtl: license.heartbeatTtl,
+      awaitsFirstActivation: license.firstActivationDuration !== null,
+    }
+    // A repeat records no event: on PostgreSQL it is one statement, where a unit of work would
+    // open a transaction around it (ActivationStore.renewAlone).
+    const renewed = await this.#activations.renewAlone(activation)
+    if (renewed !== undefined) {
+      return { outcome: 'existing', activation: renewed, expirationStarted: null }
+    }
     const outcome = await this.#storage.write(principal, async ({ activations, events }) => {
-      const outcome = await activations.activate({
-        id: newId('activation'),
-        licenseId: license.id,
-        productId: license.productId,
-        fingerprint: input.fingerprint,
-        name: input.name ?? null,
-        metadata: input.metadata ?? null,
-        at: now,
-        heartbeatTtl: license.heartbeatTtl,
-      })
+      const outcome = await activations.activate(activation)
       for (const lapsed of outcome.reclaimed) {
         events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
       }
@@ -239,8 +257,21 @@ export class ActivationService {
   }
 }
 
+/** How a refusal to use the license ends (LicenseFinder.requireUsable). */
+const cannotActivate = 'it cannot be activated'
+const cannotKeepSeats = 'its seats cannot be kept'
+
 function activationNotFound(detail: string): DomainError {
   return new DomainError('activation_not_found', detail)
+}
+
+function requireBoundedMetadata(input: ActivateLicenseBody): void {
+  if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
+    throw new InvalidInputError(
+      '#/metadata',
+      `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
+    )
+  }
 }
 
 function byteLength(value: unknown): number {

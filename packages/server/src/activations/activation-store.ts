@@ -41,6 +41,12 @@ export interface NewActivation {
   readonly at: Date
   /** The license's heartbeat TTL (seconds): the lease this activation starts with; null: none. */
   readonly heartbeatTtl: number | null
+  /**
+   * The license, as the caller read it, waits for its first activation to start its expiry (a
+   * `firstActivation` policy's duration). When it did not, it never will again: nothing sets that
+   * duration on a license that has none, so no statement needs to look.
+   */
+  readonly awaitsFirstActivation: boolean
 }
 
 /**
@@ -80,6 +86,14 @@ export interface ActivationStore {
    * in that transaction, with the license row locked.
    */
   activate(activation: NewActivation): Promise<ActivateOutcome>
+  /**
+   * Fast path for a repeat activation (the machine holds its seat; an application activates at
+   * every start): renews it with one statement of its own, outside any transaction, as `activate`
+   * would. Undefined when it renewed nothing: no seat held, or an engine where `activate` does it
+   * as cheaply (SQLite: there `activate` renews in its group commit, and a write alone would wait
+   * for a commit of its own).
+   */
+  renewAlone(activation: NewActivation): Promise<Activation | undefined>
   /** Renews the lease of an activation that holds its seat at `at`; undefined if unknown or lapsed. */
   heartbeat(target: HeartbeatTarget, at: Date, heartbeatTtl: number | null): Promise<Activation | undefined>
   /** Deletes the activation and frees its seat; undefined if it did not exist or had lapsed at `at`. */

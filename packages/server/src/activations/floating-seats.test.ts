@@ -153,6 +153,18 @@ describeEachDatabase('floating seats (heartbeatTtl)', (database) => {
     const again = await byKey(test, 'activate', { key: license.key, productId, fingerprint: 'a' })
     assert.equal(again.statusCode, 201, again.body)
     assert.notEqual(again.json().id, activated.json().id)
+    // The lapsed activation gave way (its seat counted once, its expiry recorded).
+    const after = await app.inject({ method: 'GET', url: `/api/v0/licenses/${license.id}`, headers })
+    assert.equal(after.json().activationCount, 1)
+    const expired = await app.inject({
+      method: 'GET',
+      url: `/api/v0/events?filter=type:eq:activation.expired`,
+      headers,
+    })
+    assert.deepEqual(
+      expired.json().data.map((event: { data: { id: string } }) => event.data.id),
+      [activated.json().id],
+    )
   })
 
   it('validates a lapsed fingerprint as not_activated, and a live one as valid', async (t) => {

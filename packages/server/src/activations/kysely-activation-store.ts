@@ -73,14 +73,15 @@ export class KyselyActivationStore implements ActivationStore {
 
   async activate(activation: NewActivation): Promise<ActivateOutcome> {
     return writeTransaction(this.#db, async (trx) => {
-      // 'raced': a concurrent request activated the same fingerprint first (its seat was given
-      // back), so this one is now a repeat and finds that activation on the second try. What the
-      // first try reclaimed is gone all the same: it stays in the outcome, so no expiry goes unrecorded.
-      const first = await this.#activate(trx, activation)
+      // 'raced': the insert met an activation of the same fingerprint (its seat was given back):
+      // a concurrent request's, which the second try finds as a repeat, or this machine's own
+      // lapsed one, which the second try removes first. What the first try reclaimed is gone all
+      // the same: it stays in the outcome, so no expiry goes unrecorded.
+      const first = await this.#activate(trx, activation, 'first')
       if (first.kind !== 'raced') {
         return first
       }
-      const second = await this.#activate(trx, activation)
+      const second = await this.#activate(trx, activation, 'second')
       if (second.kind === 'raced') {
         throw new Error(`Activation of ${activation.fingerprint} raced twice`)
       }
@@ -88,9 +89,23 @@ export class KyselyActivationStore implements ActivationStore {
     })
   }
 
+  async renewAlone(activation: NewActivation): Promise<Activation | undefined> {
+    if (this.#sqlite || this.#db.isTransaction) {
+      return undefined
+    }
+    const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
+    return this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)
+  }
+
+  /**
+   * One try. The first does not look for this machine's own lapsed activation: it is rare, and the
+   * insert meets it as a conflict, which makes the try 'raced'. The second removes it first. That
+   * saves a statement on every new activation (11 → 10 round trips on PostgreSQL).
+   */
   async #activate(
     trx: Kysely<Database>,
     activation: NewActivation,
+    attempt: 'first' | 'second',
   ): Promise<ActivateOutcome | { readonly kind: 'raced'; readonly reclaimed: readonly Activation[] }> {
     const at = activation.at.toISOString()
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
@@ -103,7 +118,9 @@ export class KyselyActivationStore implements ActivationStore {
     let seat = await this.#takeSeat(trx, activation.licenseId)
     if (seat) {
       // The license row is locked now. This machine's own lapsed activation, if any, gives way.
-      reclaimed = await this.#removeLapsed(trx, activation.licenseId, at, activation.fingerprint)
+      if (attempt === 'second') {
+        reclaimed = await this.#removeLapsed(trx, activation.licenseId, at, activation.fingerprint)
+      }
     } else {
       // Full: lapsed activations hold no seat, so give theirs up, with the license row locked so a
       // concurrent transaction cannot count the same seats free twice.
@@ -157,6 +174,9 @@ export class KyselyActivationStore implements ActivationStore {
         .where('id', '=', activation.licenseId)
         .execute()
       return { kind: 'raced', reclaimed }
+    }
+    if (!activation.awaitsFirstActivation) {
+      return { kind: 'created', activation: rowToActivation(inserted), reclaimed, expirationStarted: null }
     }
     // A license waiting for its first activation (a `firstActivation` policy) starts to expire now:
     // the seat increment above holds the license row, so exactly one activation does this.

@@ -1,8 +1,13 @@
-import type { ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, ProductId } from '@keyturn/protocol'
 
 /** What other features need to know about a product; app.ts wires the products service in (STYLE.md §3). */
 export interface ProductLookup {
   findProduct(id: ProductId): Promise<ProductFacts | undefined>
+  /**
+   * `findProduct` with the caller's API key confirmed in the same statement, for a route whose
+   * authentication recalled the key (config.confirmsApiKey): `api_key_gone` when it is deleted.
+   */
+  findProductConfirming(id: ProductId, apiKeyId: ApiKeyId): Promise<ProductFacts | 'api_key_gone' | undefined>
 }
 
 export interface ProductFacts {

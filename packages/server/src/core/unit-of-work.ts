@@ -4,8 +4,22 @@
  * transactional outbox of issue #10). Services receive a `UnitOfWork` whose `write` hands them
  * stores bound to the transaction plus an `EventRecorder`.
  */
-import type { EventType, ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
 import type { Principal } from './principal.js'
+
+export type Actor = { readonly apiKeyId: ApiKeyId; readonly role: ApiKeyRole } | { readonly system: true }
+
+/** One recorded state change (the audit log's entry and the payload of webhook deliveries). */
+export interface Event {
+  readonly id: EventId
+  readonly type: EventType
+  readonly occurredAt: Date
+  readonly productId: ProductId | null
+  readonly actor: Actor
+  readonly requestId: string | null
+  /** The resource as the API returned it after the change; already in wire form. */
+  readonly data: Record<string, unknown>
+}
 
 /** Who made a change: the calling API key (with its request), or the server itself. */
 export type ChangeActor = Principal | 'system'
@@ -19,12 +33,32 @@ export interface EventRecorder {
   record(type: EventType, productId: ProductId | null, data: object): void
 }
 
+/**
+ * The events of a change that one statement makes (`UnitOfWork.writeOne`): recorded first, then
+ * taken by the store method whose statement writes them.
+ */
+export interface StatementEvents extends EventRecorder {
+  /** The events recorded so far, for the statement to write; the unit of work writes none of them. */
+  take(): readonly Event[]
+}
+
 export interface UnitOfWork<Stores> {
   /**
    * Runs `work` in one write transaction with transaction-bound stores: its changes and the events
    * it records commit together, or (when it throws) none of them.
    */
   write<T>(by: ChangeActor, work: (tx: Stores & { readonly events: EventRecorder }) => Promise<T>): Promise<T>
+  /**
+   * Fast path (issue 14): `write` for a change that ONE statement makes, its events included. `work`
+   * records the events, then makes its one write through a store method that takes `events.take()`
+   * and writes them in the same statement. On PostgreSQL no transaction is opened around it (a
+   * statement is atomic by itself; BEGIN and COMMIT were two of a license creation's round trips);
+   * on SQLite it is `write`, in the group commit. An event left untaken is a bug, and throws there.
+   */
+  writeOne<T>(
+    by: ChangeActor,
+    work: (tx: Stores & { readonly events: StatementEvents }) => Promise<T>,
+  ): Promise<T>
   /**
    * Records an event that goes with no change of state (a token issued, a validation outcome): it is
    * committed when this resolves. Concurrent ones share a transaction (group commit), so a burst of

@@ -1,6 +1,7 @@
-import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { EventType } from '@keyturn/protocol'
 
-export type Actor = { readonly apiKeyId: ApiKeyId; readonly role: ApiKeyRole } | { readonly system: true }
+// Defined with the unit of work that records them (a storage port); the events feature reads them.
+export type { Actor, Event } from '../core/unit-of-work.js'
 
 /**
  * The license an event is about, for `GET /events?filter=licenseId:eq:…`: a license event's own id,
@@ -20,16 +21,4 @@ export function licenseIdOf(type: EventType, data: Readonly<Record<string, unkno
 
 function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null
-}
-
-/** One recorded state change (the audit log's entry and the payload of webhook deliveries). */
-export interface Event {
-  readonly id: EventId
-  readonly type: EventType
-  readonly occurredAt: Date
-  readonly productId: ProductId | null
-  readonly actor: Actor
-  readonly requestId: string | null
-  /** The resource as the API returned it after the change; already in wire form. */
-  readonly data: Record<string, unknown>
 }

@@ -61,16 +61,18 @@ export class KyselyEventStore implements EventStore {
 
   async insert(events: readonly Event[]): Promise<void> {
     if (events.length > 0) {
-      await this.#db
-        .insertInto('events')
-        .values(
-          events.map((event) => ({
-            ...eventToRow(event),
-            dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
-          })),
-        )
-        .execute()
+      await this.insertQuery(events).execute()
     }
+  }
+
+  /** The insert of `events` (at least one), not yet run: for a statement that writes them with its change. */
+  insertQuery(events: readonly Event[]) {
+    return this.#db.insertInto('events').values(
+      events.map((event) => ({
+        ...eventToRow(event),
+        dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+      })),
+    )
   }
 
   /**

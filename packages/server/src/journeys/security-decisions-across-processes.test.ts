@@ -43,7 +43,7 @@ describeEachServerEnvironment(
       const productId = String(product.body.id)
       // Product keys, each for one way B may meet a key it has read before and A then deletes.
       const keys = await Promise.all(
-        ['known license', 'unknown license', 'idempotent retry', 'retrieve'].map(async (name) => {
+        ['known license', 'unknown license', 'idempotent retry', 'retrieve', 'create', 'activate', 'heartbeat'].map(async (name) => {
           const created = await call(a.url, adminKey, 'POST', '/api-keys', {
             name,
             role: 'product',
@@ -71,24 +71,34 @@ describeEachServerEnvironment(
         }
         const retrieve = () => call(b.url, keys[3]?.secret ?? '', 'GET', `/licenses/${license.body.id}`)
         assert.equal((await retrieve()).status, 200)
+        const create = () => call(b.url, keys[4]?.secret ?? '', 'POST', '/licenses', { productId })
+        assert.equal((await create()).status, 201)
+        const machine = { key: license.body.key, productId, fingerprint: 'machine-1' }
+        const activate = () => call(b.url, keys[5]?.secret ?? '', 'POST', '/licenses/activate', machine)
+        assert.equal((await activate()).status, 201)
+        const heartbeat = () => call(b.url, keys[6]?.secret ?? '', 'POST', '/licenses/heartbeat', machine)
+        assert.equal((await heartbeat()).status, 200)
         assert.equal((await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry)).status, 200)
 
         for (const key of keys) {
           assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${key.id}`)).status, 204)
         }
-        // B read each key before (validation and retrieval confirm their key in their own
-        // statement): each is refused at once, for a known license key and an unknown one; a kept
+        // B read each key before (validation, retrieval, creation, activation and heartbeats
+        // confirm their key in their own statement): each is refused at once, for a known license key and an unknown one; a kept
         // answer is not replayed; and again once B has forgotten the key.
         const refusals = [
           await validate(b.url, keys[0]?.secret ?? ''),
           await validate(b.url, keys[1]?.secret ?? '', 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE'),
           await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry),
           await retrieve(),
+          await create(),
+          await activate(),
+          await heartbeat(),
           await validate(b.url, keys[0]?.secret ?? ''),
         ]
         assert.deepEqual(
           refusals.map((refused) => [refused.status, refused.body.code]),
-          Array.from({ length: 5 }, () => [401, 'unauthenticated']),
+          Array.from({ length: 8 }, () => [401, 'unauthenticated']),
         )
 
         assert.equal((await call(a.url, adminKey, 'POST', `/licenses/${license.body.id}/revoke`)).status, 200)

@@ -1,12 +1,16 @@
 import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
+import type { Event } from '../core/unit-of-work.js'
+import { KyselyEventStore } from '../events/kysely-event-store.js'
+import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
 import { isForeignKeyViolation } from '../storage/constraint-violations.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
+import { executeAsOne } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
 import { expirationDateBound, type License } from './license.js'
@@ -68,14 +72,6 @@ function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
         join entitlements on entitlements.id = policy_entitlements.entitlement_id
         where policy_entitlements.policy_id = licenses.policy_id
     ) as codes) as entitlement_codes`
-}
-
-/**
- * Whether the caller's API key still exists, as a column of the statement that decides a request
- * (config.confirmsApiKey, http/authenticate.ts): one primary-key probe in that statement's snapshot.
- */
-function apiKeyLive(apiKeyId: ApiKeyId): RawBuilder<unknown> {
-  return sql`(select 1 from api_keys where api_keys.id = ${apiKeyId}) as api_key_live`
 }
 
 const jsonNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
@@ -266,6 +262,7 @@ export class KyselyLicenseStore implements LicenseStore {
   async insert(
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
+    events: readonly Event[],
   ): Promise<'ok' | 'reference_gone'> {
     const values = {
       id: license.id,
@@ -285,23 +282,31 @@ export class KyselyLicenseStore implements LicenseStore {
       created_at: license.createdAt.toISOString(),
       updated_at: license.updatedAt.toISOString(),
     }
+    const writes = (db: Kysely<Database>) => [
+      db.insertInto('licenses').values(values),
+      ...(entitlementIds.length === 0
+        ? []
+        : [
+            db.insertInto('license_entitlements').values(
+              entitlementIds.map((entitlementId) => ({
+                license_id: license.id,
+                entitlement_id: entitlementId,
+              })),
+            ),
+          ]),
+      ...(events.length === 0 ? [] : [new KyselyEventStore(db).insertQuery(events)]),
+    ]
     try {
-      if (entitlementIds.length === 0) {
-        await this.#db.insertInto('licenses').values(values).execute()
-        return 'ok'
+      if (this.#sqlite || this.#db.isTransaction) {
+        await writeTransaction(this.#db, async (trx) => {
+          for (const write of writes(trx)) {
+            await write.execute()
+          }
+        })
+      } else {
+        // Fast path (issue 14): one statement, no transaction around it (UnitOfWork.writeOne).
+        await executeAsOne(this.#db, writes(this.#db))
       }
-      await writeTransaction(this.#db, async (trx) => {
-        await trx.insertInto('licenses').values(values).execute()
-        await trx
-          .insertInto('license_entitlements')
-          .values(
-            entitlementIds.map((entitlementId) => ({
-              license_id: license.id,
-              entitlement_id: entitlementId,
-            })),
-          )
-          .execute()
-      })
       return 'ok'
     } catch (error) {
       if (isForeignKeyViolation(error)) {
@@ -336,10 +341,10 @@ export class KyselyLicenseStore implements LicenseStore {
   async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
     const { rows } = isStorableText(id)
       ? await sql<LicenseRow & { api_key_live: number | null }>`
-      select licenses.*, ${this.#codes}, ${apiKeyLive(apiKeyId)}
+      select licenses.*, ${this.#codes}, ${apiKeyLive(apiKeyId)} as api_key_live
       from licenses where licenses.id = ${id}`.execute(this.#db)
       : { rows: [] }
-    return this.#confirmed(rows, apiKeyId, rowToLicense)
+    return confirmedRow(this.#db, rows, apiKeyId, rowToLicense)
   }
 
   /**
@@ -356,32 +361,13 @@ export class KyselyLicenseStore implements LicenseStore {
       ? await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
         (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
-        ${apiKeyLive(apiKeyId)}
+        ${apiKeyLive(apiKeyId)} as api_key_live
       from licenses where licenses.key = ${key}`.execute(this.#db)
       : { rows: [] }
-    return this.#confirmed(rows, apiKeyId, (row) => ({
+    return confirmedRow(this.#db, rows, apiKeyId, (row) => ({
       license: rowToLicense(row),
       productUsable: row.product_usable !== null,
     }))
-  }
-
-  /** The row read by a statement that carried `apiKeyLive`, or `api_key_gone`, or undefined. */
-  async #confirmed<Row extends { api_key_live: number | null }, T>(
-    rows: readonly Row[],
-    apiKeyId: ApiKeyId,
-    read: (row: Row) => T,
-  ): Promise<T | 'api_key_gone' | undefined> {
-    const [row] = rows
-    if (row === undefined) {
-      // Nothing found: that is the answer (404) only for a key that still exists.
-      const apiKey = await this.#db
-        .selectFrom('api_keys')
-        .select('id')
-        .where('id', '=', apiKeyId)
-        .executeTakeFirst()
-      return apiKey === undefined ? 'api_key_gone' : undefined
-    }
-    return row.api_key_live === null ? 'api_key_gone' : read(row)
   }
 
   async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {

@@ -102,12 +102,17 @@ export class LicenseService {
   }
 
   async create(principal: Principal, input: CreateLicenseBody): Promise<LicenseView> {
-    requireManagementKey(principal)
     const now = this.#clock.now()
+    // The product and the caller's API key in one statement (the route's config.confirmsApiKey);
+    // the role and the scope are checked after it, so that a deleted key hears 401, not 403.
+    const product = await this.#products.findProductConfirming(input.productId, principal.apiKeyId)
+    if (product === 'api_key_gone') {
+      throw apiKeyGone()
+    }
+    requireManagementKey(principal)
     if (!canSeeProduct(principal, input.productId)) {
       throw new DomainError('forbidden', 'This API key may only create licenses for its own product.')
     }
-    const product = await this.#products.findProduct(input.productId)
     if (product === undefined) {
       throw new DomainError('product_not_found', `No product ${input.productId} exists.`, {
         fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
@@ -156,15 +161,16 @@ export class LicenseService {
     ]
     const view = viewAt({ ...license, entitlements: entitlements.sort() }, now)
     await this.#storage
-      .write(principal, async ({ licenses, events }) => {
+      .writeOne(principal, async ({ licenses, events }) => {
+        events.record('license.created', license.productId, toLicenseResource(view))
         const inserted = await licenses.insert(
           license,
           own.map((entitlement) => entitlement.id),
+          events.take(),
         )
         if (inserted === 'reference_gone') {
           throw new ReferenceGone()
         }
-        events.record('license.created', license.productId, toLicenseResource(view))
       })
       .catch((error: unknown) => this.#sayWhichReferenceWent(error, input.productId, input))
     return view
@@ -328,6 +334,27 @@ export class LicenseService {
   }
 
   /**
+   * `getByKey` then `requireUsable`, for a route that confirms its API key (config.confirmsApiKey):
+   * the license, its product's suspension and the key are read by one statement
+   * (LicenseStore.findByKeyForValidation), where the two calls made three.
+   */
+  async getUsableByKey(
+    principal: Principal,
+    key: string,
+    productId: ProductId,
+    refusal: string,
+  ): Promise<LicenseView> {
+    const now = this.#clock.now()
+    const found = await this.#licenses.findByKeyForValidation(normalizeLicenseKey(key), principal.apiKeyId)
+    if (found === 'api_key_gone') {
+      throw apiKeyGone()
+    }
+    const view = await this.viewOf(requireKeyOfProduct(principal, found?.license, productId), now)
+    refuseUnusable(view, unusableReasonOf(view, found?.productUsable === true), refusal)
+    return view
+  }
+
+  /**
    * The online check (DESIGN.md): a known key gets a verdict, reason revoked > expired > suspended
    * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
    * floating seat) > entitlements_missing (only when entitlements are asked for; read with the
@@ -379,11 +406,7 @@ export class LicenseService {
 
   /** Throws 409 `license_not_active` unless the license can be used now; `refusal` ends the detail. */
   async requireUsable(view: LicenseView, refusal: string): Promise<void> {
-    const reason = await this.unusableReason(view)
-    if (reason !== null) {
-      const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`
-      throw new DomainError('license_not_active', `License ${view.license.id} ${why}; ${refusal}.`)
-    }
+    refuseUnusable(view, await this.unusableReason(view), refusal)
   }
 
   /** The license judged at `now`, counting only the activations that hold a seat then. */
@@ -551,6 +574,14 @@ function requireActiveProduct(
 type UnusableReason = 'revoked' | 'expired' | 'suspended'
 
 /** The rule of `unusableReason`, once the product's state is known: revoked > expired > suspended. */
+/** 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
+function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusal: string): void {
+  if (reason !== null) {
+    const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`
+    throw new DomainError('license_not_active', `License ${view.license.id} ${why}; ${refusal}.`)
+  }
+}
+
 function unusableReasonOf({ state }: LicenseView, productUsable: boolean): UnusableReason | null {
   return state.isRevoked ? 'revoked' : state.isExpired ? 'expired' : productUsable ? null : 'suspended'
 }

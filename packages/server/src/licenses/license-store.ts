@@ -1,5 +1,6 @@
 import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, FilterRule, FilterValue, ListRequest, ListSlice, Sort } from '../core/list-query.js'
+import type { Event } from '../core/unit-of-work.js'
 import type { License } from './license.js'
 
 export type LicenseSortField =
@@ -99,10 +100,15 @@ export type NewLicense = Omit<License, 'entitlements'>
 /** Storage port for licenses; product scoping is the caller's (the service's) job. */
 export interface LicenseStore {
   /**
-   * Inserts the license and its own entitlements; `reference_gone` when its customer or policy was
-   * deleted meanwhile (the foreign keys refuse it).
+   * Inserts the license, its own entitlements and `events` (UnitOfWork.writeOne: one statement on
+   * PostgreSQL); `reference_gone` when its customer or policy was deleted meanwhile (the foreign
+   * keys refuse it, and nothing is written).
    */
-  insert(license: NewLicense, entitlementIds: readonly EntitlementId[]): Promise<'ok' | 'reference_gone'>
+  insert(
+    license: NewLicense,
+    entitlementIds: readonly EntitlementId[],
+    events: readonly Event[],
+  ): Promise<'ok' | 'reference_gone'>
   /** With its entitlement codes, read in the same query. */
   findById(id: LicenseId): Promise<License | undefined>
   /**

@@ -1,10 +1,11 @@
-import type { ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, ProductId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListSlice } from '../core/list-query.js'
+import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
 import type { Database, ProductKeysTable, ProductsTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
-import { column, foldedText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { column, foldedText, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { writeTransaction } from '../storage/write-transaction.js'
 import type { SigningKeyRecord } from '../tokens/signing-keys.js'
 import type { Product, ProductPublicKey, ProductView } from './product.js'
@@ -123,6 +124,21 @@ export class KyselyProductStore implements ProductStore {
   async findProductOnly(id: ProductId): Promise<Product | undefined> {
     const row = await this.#db.selectFrom('products').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : rowToProduct(row)
+  }
+
+  async findProductConfirming(
+    id: ProductId,
+    apiKeyId: ApiKeyId,
+  ): Promise<Product | 'api_key_gone' | undefined> {
+    const rows = isStorableText(id)
+      ? await this.#db
+          .selectFrom('products')
+          .selectAll()
+          .select(apiKeyLive(apiKeyId).as('api_key_live'))
+          .where('id', '=', id)
+          .execute()
+      : []
+    return confirmedRow(this.#db, rows, apiKeyId, rowToProduct)
   }
 
   async findById(id: ProductId): Promise<ProductView | undefined> {

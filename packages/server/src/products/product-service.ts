@@ -1,4 +1,5 @@
 import {
+  type ApiKeyId,
   type CreateProductBody,
   defaultClientTokenTtlSeconds,
   type ListProductsQuery,
@@ -134,14 +135,15 @@ export class ProductService {
   /** For licenses and tokens (ProductLookup): what they need of a product, regardless of the caller. */
   async findProduct(id: ProductId): Promise<ProductFacts | undefined> {
     const product = await this.#products.findProductOnly(id)
-    return product === undefined
-      ? undefined
-      : {
-          id,
-          isSuspended: product.suspendedAt !== null,
-          clientTokenTtl: product.clientTokenTtl,
-          signResponses: product.signResponses,
-        }
+    return product === undefined ? undefined : factsOf(product)
+  }
+
+  async findProductConfirming(
+    id: ProductId,
+    apiKeyId: ApiKeyId,
+  ): Promise<ProductFacts | 'api_key_gone' | undefined> {
+    const product = await this.#products.findProductConfirming(id, apiKeyId)
+    return product === undefined || product === 'api_key_gone' ? product : factsOf(product)
   }
 
   async #visible(principal: Principal, id: ProductId): Promise<ProductView> {
@@ -179,5 +181,14 @@ function productNotFound(id: ProductId): DomainError {
 function requireName(name: string): void {
   if (name.trim() === '') {
     throw new InvalidInputError('#/name', 'name must not be blank.')
+  }
+}
+
+function factsOf(product: Product): ProductFacts {
+  return {
+    id: product.id,
+    isSuspended: product.suspendedAt !== null,
+    clientTokenTtl: product.clientTokenTtl,
+    signResponses: product.signResponses,
   }
 }

@@ -1,4 +1,4 @@
-import type { ProductId, ProductStatus } from '@keyturn/protocol'
+import type { ApiKeyId, ProductId, ProductStatus } from '@keyturn/protocol'
 import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import type { SigningKeyRecord } from '../tokens/signing-keys.js'
 import type { Product, ProductView } from './product.js'
@@ -37,6 +37,11 @@ export interface ProductStore {
   findById(id: ProductId): Promise<ProductView | undefined>
   /** Just the product row (no signing key): what the hot paths (validate, activate) need. */
   findProductOnly(id: ProductId): Promise<Product | undefined>
+  /**
+   * `findProductOnly` with the caller's API key confirmed in the same statement
+   * (config.confirmsApiKey): `api_key_gone` when the key is deleted.
+   */
+  findProductConfirming(id: ProductId, apiKeyId: ApiKeyId): Promise<Product | 'api_key_gone' | undefined>
   update(id: ProductId, changes: ProductChanges): Promise<ProductView | undefined>
   list(query: ProductListQuery): Promise<ListSlice<ProductView>>
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import type { ProductId } from '@keyturn/protocol'
+import type { CustomerId, EntitlementId, ProductId } from '@keyturn/protocol'
 import { sql } from 'kysely'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
 import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { aLicense } from '../testing/licenses.js'
+import { call } from '../testing/vendors.js'
 import { KyselyUnitOfWork } from './kysely-unit-of-work.js'
 import { writeTransaction } from './write-transaction.js'
 
@@ -36,7 +37,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     const license = aLicense({ productId: test.productId })
 
     await unitOfWork(test).write({ ...test.admin, requestId: 'req_test' }, async ({ licenses, events }) => {
-      await licenses.insert(license, [])
+      await licenses.insert(license, [], [])
       events.record('license.created', license.productId, { id: license.id })
     })
 
@@ -58,7 +59,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
         const license = aLicense({ productId: test.productId })
-        await licenses.insert(license, [])
+        await licenses.insert(license, [], [])
         events.record('license.created', license.productId, { id: license.id })
         throw new Error('injected')
       }),
@@ -75,12 +76,76 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     await assert.rejects(
       unitOfWork(test).write(test.admin, async ({ licenses, events }) => {
         const license = aLicense({ productId: test.productId })
-        await licenses.insert(license, [])
+        await licenses.insert(license, [], [])
         events.record('license.created', license.productId, { cannot: { be: 10n } }) // JSON cannot hold a BigInt
       }),
       /BigInt/,
     )
 
+    assert.deepEqual(await counts(test), before)
+  })
+})
+
+describeEachDatabase('KyselyUnitOfWork.writeOne: a one-statement change and its events', (database) => {
+  const unitOfWork = (test: TestApp) =>
+    new KyselyUnitOfWork({
+      db: test.connection.db,
+      clock: test.clock,
+      stores: (db) => ({ licenses: new KyselyLicenseStore(db) }),
+    })
+
+  it('writes the license, its entitlement link and its event together', async (t) => {
+    const test = await buildTestApp(t, database)
+    const entitlement: { id: EntitlementId } = await call(
+      test.app,
+      test.headers,
+      'POST',
+      '/entitlements',
+      201,
+      {
+        productId: test.productId,
+        code: 'export-pdf',
+        name: 'Export to PDF',
+      },
+    )
+    const before = await counts(test)
+    const license = aLicense({ productId: test.productId })
+
+    const inserted = await unitOfWork(test).writeOne(
+      { ...test.admin, requestId: 'req_one' },
+      async ({ licenses, events }) => {
+        events.record('license.created', license.productId, { id: license.id })
+        return licenses.insert(license, [entitlement.id], events.take())
+      },
+    )
+
+    assert.equal(inserted, 'ok')
+    assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
+    const event = await test.connection.db
+      .selectFrom('events')
+      .selectAll()
+      .where('request_id', '=', 'req_one')
+      .executeTakeFirstOrThrow()
+    assert.deepEqual([event.type, event.actor_api_key_id], ['license.created', test.admin.apiKeyId])
+    const links = await test.connection.db
+      .selectFrom('license_entitlements')
+      .select('entitlement_id')
+      .where('license_id', '=', license.id)
+      .execute()
+    assert.deepEqual(links, [{ entitlement_id: entitlement.id }])
+  })
+
+  it('writes neither the license nor its event when a foreign key refuses the license', async (t) => {
+    const test = await buildTestApp(t, database)
+    const before = await counts(test)
+    const license = aLicense({ productId: test.productId, customerId: 'cus_gone' as CustomerId })
+
+    const inserted = await unitOfWork(test).writeOne(test.admin, async ({ licenses, events }) => {
+      events.record('license.created', license.productId, { id: license.id })
+      return licenses.insert(license, [], events.take())
+    })
+
+    assert.equal(inserted, 'reference_gone')
     assert.deepEqual(await counts(test), before)
   })
 })

@@ -2,12 +2,12 @@ import type { EventType, ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../core/clock.js'
 import { newEventId } from '../core/ids.js'
-import type { ChangeActor, EventRecorder, UnitOfWork } from '../core/unit-of-work.js'
+import type { ChangeActor, EventRecorder, StatementEvents, UnitOfWork } from '../core/unit-of-work.js'
 import type { Event } from '../events/event.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database } from './database.js'
 import { EventGroup } from './event-group.js'
-import { writeTransaction } from './write-transaction.js'
+import { isSqlite, writeTransaction } from './write-transaction.js'
 
 /**
  * Decides, per event, whether it is written at all: validation outcomes are recorded only when
@@ -66,22 +66,54 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
     }
   }
 
-  async write<T>(
+  write<T>(
     by: ChangeActor,
     work: (tx: Stores & { readonly events: EventRecorder }) => Promise<T>,
   ): Promise<T> {
+    return this.#inTransaction(by, work)
+  }
+
+  async writeOne<T>(
+    by: ChangeActor,
+    work: (tx: Stores & { readonly events: StatementEvents }) => Promise<T>,
+  ): Promise<T> {
+    if (isSqlite(this.#db)) {
+      return this.#inTransaction(by, work)
+    }
+    const events = this.#recorder(by)
+    const result = await work({ ...this.#stores(this.#db), events })
+    if (events.take().length > 0) {
+      throw new Error('writeOne: an event was recorded that no statement wrote, outside any transaction')
+    }
+    return result
+  }
+
+  /** The events the store's statements did not take are written last, before the commit. */
+  async #inTransaction<T>(
+    by: ChangeActor,
+    work: (tx: Stores & { readonly events: StatementEvents }) => Promise<T>,
+  ): Promise<T> {
     return writeTransaction(this.#db, async (trx) => {
-      const recorded: Event[] = []
-      const events: EventRecorder = {
-        record: (type: EventType, productId: ProductId | null, data: object) => {
-          if (this.#filter.wants(type)) {
-            recorded.push(this.#event(by, type, productId, data))
-          }
-        },
-      }
+      const events = this.#recorder(by)
       const result = await work({ ...this.#stores(trx), events })
-      await new KyselyEventStore(trx).insert(recorded)
+      await new KyselyEventStore(trx).insert(events.take())
       return result
     })
+  }
+
+  #recorder(by: ChangeActor): StatementEvents {
+    let recorded: Event[] = []
+    return {
+      record: (type: EventType, productId: ProductId | null, data: object) => {
+        if (this.#filter.wants(type)) {
+          recorded.push(this.#event(by, type, productId, data))
+        }
+      },
+      take: () => {
+        const taken = recorded
+        recorded = []
+        return taken
+      },
+    }
   }
 }

@@ -123,7 +123,7 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
 export async function insertLicenses(connection: Connection, licenses: readonly License[]): Promise<void> {
   const store = new KyselyLicenseStore(connection.db)
   for (const license of licenses) {
-    await store.insert(license, [])
+    await store.insert(license, [], [])
   }
 }
 

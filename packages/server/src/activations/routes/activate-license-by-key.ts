@@ -8,7 +8,7 @@ export function registerActivateLicenseByKey(api: App, activations: ActivationSe
   api.post(
     '/licenses/activate',
     {
-      config: { applicationFacing: true },
+      config: { applicationFacing: true, confirmsApiKey: true },
       schema: {
         operationId: 'activateLicenseByKey',
         summary: 'Activate a license on a machine (by key: what an application calls)',

@@ -10,7 +10,7 @@ export function registerHeartbeatLicenseByKey(api: App, activations: ActivationS
     {
       // A heartbeat says "alive now" and records no event: a retry whose first answer was lost
       // beats again (a newer lastHeartbeatAt), which is what the retrying machine means.
-      config: { applicationFacing: true, idempotencyRecovery: 'rerun' },
+      config: { applicationFacing: true, confirmsApiKey: true, idempotencyRecovery: 'rerun' },
       schema: {
         operationId: 'heartbeatLicenseByKey',
         summary: 'Keep a floating seat: heartbeat of a machine (by key: what an application calls)',

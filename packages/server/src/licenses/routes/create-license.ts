@@ -8,6 +8,7 @@ export function registerCreateLicense(api: App, licenses: LicenseService): void 
   api.post(
     '/licenses',
     {
+      config: { confirmsApiKey: true },
       schema: {
         operationId: 'createLicense',
         summary: 'Create a license for a product',

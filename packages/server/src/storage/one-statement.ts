@@ -1,0 +1,19 @@
+import { type Compilable, type Kysely, sql } from 'kysely'
+import type { Database } from './database.js'
+
+/**
+ * Runs several writes as ONE PostgreSQL statement: every write but the last becomes a
+ * data-modifying `WITH` of the last. PostgreSQL runs each of them exactly once, whether or not the
+ * rest refers to it, and a statement outside a transaction block is a transaction of its own: they
+ * commit together, or (a constraint refuses one) none does. One round trip where `BEGIN`, one per
+ * write and `COMMIT` were (UnitOfWork.writeOne). The writes must not touch the same row twice, and
+ * do not see each other's rows: inserts of new rows into different tables.
+ */
+export async function executeAsOne(db: Kysely<Database>, writes: readonly Compilable[]): Promise<void> {
+  const last = writes.at(-1)
+  if (last === undefined) {
+    return
+  }
+  const before = writes.slice(0, -1).map((write, index) => sql`${sql.raw(`write_${index}`)} as (${write})`)
+  await (before.length === 0 ? sql`${last}` : sql`with ${sql.join(before)} ${last}`).execute(db)
+}
