@@ -32,6 +32,8 @@ import { toActivationResource } from './routes/activation-resource.js'
 export interface LicenseFinder {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
+  /** `get` and `requireUsable` in one statement, the API key confirmed (config.confirmsApiKey). */
+  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
   /** `getByKey` and `requireUsable` in one statement, the API key confirmed (config.confirmsApiKey). */
   getUsableByKey(
     principal: Principal,
@@ -76,16 +78,15 @@ export class ActivationService {
     licenseId: LicenseId,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
-    requireManagementKey(principal)
-    requireBoundedMetadata(input)
-    const view = await this.#licenses.get(principal, licenseId)
-    await this.#licenses.requireUsable(view, cannotActivate)
-    return this.#activate(principal, view, input)
+    return this.#activate(
+      principal,
+      await this.#licenses.getUsable(principal, licenseId, cannotActivate),
+      input,
+    )
   }
 
   async activateByKey(principal: Principal, input: ActivateByKeyBody): Promise<ActivationResult> {
     const { key, productId, ...activation } = input
-    requireBoundedMetadata(activation)
     return this.#activate(
       principal,
       await this.#licenses.getUsableByKey(principal, key, productId, cannotActivate),
@@ -198,6 +199,7 @@ export class ActivationService {
     view: LicenseView,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
+    requireBoundedMetadata(input) // after the read that confirms the API key: a deleted key hears 401
     const { license } = view
     const now = this.#clock.now()
     const activation = {

@@ -43,7 +43,16 @@ describeEachServerEnvironment(
       const productId = String(product.body.id)
       // Product keys, each for one way B may meet a key it has read before and A then deletes.
       const keys = await Promise.all(
-        ['known license', 'unknown license', 'idempotent retry', 'retrieve', 'create', 'activate', 'heartbeat'].map(async (name) => {
+        [
+          'known license',
+          'unknown license',
+          'idempotent retry',
+          'retrieve',
+          'create',
+          'activate',
+          'heartbeat',
+          'token',
+        ].map(async (name) => {
           const created = await call(a.url, adminKey, 'POST', '/api-keys', {
             name,
             role: 'product',
@@ -78,13 +87,16 @@ describeEachServerEnvironment(
         assert.equal((await activate()).status, 201)
         const heartbeat = () => call(b.url, keys[6]?.secret ?? '', 'POST', '/licenses/heartbeat', machine)
         assert.equal((await heartbeat()).status, 200)
+        const token = () =>
+          call(b.url, keys[7]?.secret ?? '', 'POST', `/licenses/${license.body.id}/tokens`, {})
+        assert.equal((await token()).status, 201)
         assert.equal((await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry)).status, 200)
 
         for (const key of keys) {
           assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${key.id}`)).status, 204)
         }
-        // B read each key before (validation, retrieval, creation, activation and heartbeats
-        // confirm their key in their own statement): each is refused at once, for a known license key and an unknown one; a kept
+        // B read each key before (validation, retrieval, creation, activation, heartbeats and
+        // tokens confirm their key in their own statement): each is refused at once, for a known license key and an unknown one; a kept
         // answer is not replayed; and again once B has forgotten the key.
         const refusals = [
           await validate(b.url, keys[0]?.secret ?? ''),
@@ -94,11 +106,12 @@ describeEachServerEnvironment(
           await create(),
           await activate(),
           await heartbeat(),
+          await token(),
           await validate(b.url, keys[0]?.secret ?? ''),
         ]
         assert.deepEqual(
           refusals.map((refused) => [refused.status, refused.body.code]),
-          Array.from({ length: 8 }, () => [401, 'unauthenticated']),
+          Array.from({ length: 9 }, () => [401, 'unauthenticated']),
         )
 
         assert.equal((await call(a.url, adminKey, 'POST', `/licenses/${license.body.id}/revoke`)).status, 200)

@@ -18,6 +18,7 @@ import {
   allowedStatuses,
   type LicenseChanges,
   type LicenseFilterField,
+  type LicenseForUse,
   type LicenseGuard,
   type LicenseListQuery,
   type LicenseSortField,
@@ -338,13 +339,18 @@ export class KyselyLicenseStore implements LicenseStore {
     return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
   }
 
-  async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
-    const { rows } = isStorableText(id)
-      ? await sql<LicenseRow & { api_key_live: number | null }>`
-      select licenses.*, ${this.#codes}, ${apiKeyLive(apiKeyId)} as api_key_live
-      from licenses where licenses.id = ${id}`.execute(this.#db)
-      : { rows: [] }
-    return confirmedRow(this.#db, rows, apiKeyId, rowToLicense)
+  async findByIdConfirming(
+    id: LicenseId,
+    apiKeyId: ApiKeyId,
+  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+    return isStorableText(id) ? this.#findConfirming(sql`licenses.id = ${id}`, apiKeyId) : undefined
+  }
+
+  async findByKeyForValidation(
+    key: string,
+    apiKeyId: ApiKeyId,
+  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+    return isStorableText(key) ? this.#findConfirming(sql`licenses.key = ${key}`, apiKeyId) : undefined
   }
 
   /**
@@ -353,17 +359,17 @@ export class KyselyLicenseStore implements LicenseStore {
    * API key's existence in by primary key. Reading them in one statement also means one snapshot:
    * no suspension or key deletion can fall between the reads.
    */
-  async findByKeyForValidation(
-    key: string,
+  async #findConfirming(
+    where: RawBuilder<SqlBool>,
     apiKeyId: ApiKeyId,
-  ): Promise<{ license: License; productUsable: boolean } | 'api_key_gone' | undefined> {
-    const { rows } = isStorableText(key)
-      ? await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
+  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+    const { rows } = await sql<
+      LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }
+    >`
       select licenses.*, ${this.#codes},
         (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
         ${apiKeyLive(apiKeyId)} as api_key_live
-      from licenses where licenses.key = ${key}`.execute(this.#db)
-      : { rows: [] }
+      from licenses where ${where}`.execute(this.#db)
     return confirmedRow(this.#db, rows, apiKeyId, (row) => ({
       license: rowToLicense(row),
       productUsable: row.product_usable !== null,

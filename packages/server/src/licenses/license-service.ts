@@ -177,18 +177,35 @@ export class LicenseService {
   }
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
+    return (await this.#getConfirming(principal, id)).view
+  }
+
+  /**
+   * `get` then `requireUsable`, for a route that confirms its API key (config.confirmsApiKey): the
+   * license, its product's suspension and the key are read by one statement.
+   */
+  async getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView> {
+    const { view, productUsable } = await this.#getConfirming(principal, id)
+    refuseUnusable(view, unusableReasonOf(view, productUsable), refusal)
+    return view
+  }
+
+  async #getConfirming(
+    principal: Principal,
+    id: LicenseId,
+  ): Promise<{ view: LicenseView; productUsable: boolean }> {
     const now = this.#clock.now()
     // The license and the caller's API key in one statement (the route's config.confirmsApiKey);
     // the role is checked after it, so that a deleted key hears 401, not 403.
-    const license = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
-    if (license === 'api_key_gone') {
+    const found = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
+    if (found === 'api_key_gone') {
       throw apiKeyGone()
     }
     requireManagementKey(principal)
-    if (license === undefined || !canSeeProduct(principal, license.productId)) {
+    if (found === undefined || !canSeeProduct(principal, found.license.productId)) {
       throw licenseNotFound(id)
     }
-    return this.viewOf(license, now)
+    return { view: await this.viewOf(found.license, now), productUsable: found.productUsable }
   }
 
   async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {

@@ -97,6 +97,12 @@ export interface LicenseGuard {
 /** A license to insert: `entitlements` are filled in by the store when read back. */
 export type NewLicense = Omit<License, 'entitlements'>
 
+/** A license and whether its product may be used (it exists and is not suspended). */
+export interface LicenseForUse {
+  readonly license: License
+  readonly productUsable: boolean
+}
+
 /** Storage port for licenses; product scoping is the caller's (the service's) job. */
 export interface LicenseStore {
   /**
@@ -119,21 +125,16 @@ export interface LicenseStore {
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
-   * As `findById`, and whether the caller's API key still exists, read in ONE statement
-   * (config.confirmsApiKey): `api_key_gone` when the key is deleted; an id that matches no license
-   * costs a second statement, for the API key alone.
+   * The license by id, whether its product is suspended (or gone), and whether the caller's API key
+   * still exists, read in ONE statement (config.confirmsApiKey): `api_key_gone` when the key is
+   * deleted; an id that matches no license costs a second statement, for the API key alone.
    */
-  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined>
+  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**
-   * The license by key and whether its product is suspended (or gone), and whether the caller's API
-   * key still exists, read in ONE statement: the online validation's whole read, authentication's
-   * confirmation included (config.confirmsApiKey). `api_key_gone` when the key is deleted; a key
-   * that matches no license costs a second statement, for the API key alone.
+   * As `findByIdConfirming`, by key: the online validation's whole read, authentication's
+   * confirmation included.
    */
-  findByKeyForValidation(
-    key: string,
-    apiKeyId: ApiKeyId,
-  ): Promise<{ license: License; productUsable: boolean } | 'api_key_gone' | undefined>
+  findByKeyForValidation(key: string, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**
    * Applies the changes and returns the license as stored afterwards; undefined if it is gone,
    * `conflict` if a guard was given and no longer holds, `reference_gone` if a customer given was

@@ -50,9 +50,14 @@ export interface AnswerSigner {
 
 /** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
 export interface LicenseReader {
-  get(principal: Principal, id: LicenseId): Promise<LicenseView>
-  getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
-  requireUsable(view: LicenseView, refusal: string): Promise<void>
+  /** The license if it may be used, with the API key confirmed in one statement (config.confirmsApiKey). */
+  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
+  getUsableByKey(
+    principal: Principal,
+    key: string,
+    productId: ProductId,
+    refusal: string,
+  ): Promise<LicenseView>
 }
 
 export interface IssuedToken {
@@ -99,8 +104,7 @@ export class TokenService {
     licenseId: LicenseId,
     input: CreateLicenseTokenBody,
   ): Promise<IssuedToken> {
-    requireManagementKey(principal)
-    return this.#issue(principal, await this.#licenses.get(principal, licenseId), input)
+    return this.#issue(principal, await this.#licenses.getUsable(principal, licenseId, noToken), input)
   }
 
   /**
@@ -118,7 +122,7 @@ export class TokenService {
         fieldErrors: [{ pointer: '#/customPayload', detail: 'not allowed with a client API key' }],
       })
     }
-    const view = await this.#licenses.getByKey(principal, key, productId)
+    const view = await this.#licenses.getUsableByKey(principal, key, productId, noToken)
     if (principal.role !== 'client') {
       return this.#issue(principal, view, options)
     }
@@ -130,9 +134,9 @@ export class TokenService {
     })
   }
 
+  /** Signs a token for `view`'s license, which the caller found usable. */
   async #issue(principal: Principal, view: LicenseView, input: CreateLicenseTokenBody): Promise<IssuedToken> {
     const { license, state } = view
-    await this.#licenses.requireUsable(view, 'no token is issued for it')
     const customFields = input.customPayload
     if (
       customFields !== undefined &&
@@ -311,3 +315,6 @@ export class TokenService {
     }
   }
 }
+
+/** How a refusal to issue a token ends (LicenseReader.getUsable). */
+const noToken = 'no token is issued for it'

@@ -13,6 +13,7 @@ export function registerActivateLicense(api: App, activations: ActivationService
   api.post(
     '/licenses/:id/activations',
     {
+      config: { confirmsApiKey: true },
       schema: {
         operationId: 'activateLicense',
         summary: 'Activate a license on a machine (by license id)',

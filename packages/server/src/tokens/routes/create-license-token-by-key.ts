@@ -9,7 +9,12 @@ export function registerCreateLicenseTokenByKey(api: App, tokens: TokenService):
     '/licenses/tokens',
     {
       // After a crash between commit and response: a token is never stored: a retry after a crash gets a new one.
-      config: { idempotencyRecovery: 'rerun', responseHoldsSecret: true, applicationFacing: true },
+      config: {
+        idempotencyRecovery: 'rerun',
+        responseHoldsSecret: true,
+        applicationFacing: true,
+        confirmsApiKey: true,
+      },
       schema: {
         operationId: 'createLicenseTokenByKey',
         summary: 'Generate a license token for the license whose key is presented (for applications)',

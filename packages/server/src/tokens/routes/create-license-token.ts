@@ -14,7 +14,7 @@ export function registerCreateLicenseToken(api: App, tokens: TokenService): void
     '/licenses/:id/tokens',
     {
       // After a crash between commit and response: a token is never stored: a retry after a crash gets a new one.
-      config: { idempotencyRecovery: 'rerun', responseHoldsSecret: true },
+      config: { idempotencyRecovery: 'rerun', responseHoldsSecret: true, confirmsApiKey: true },
       schema: {
         operationId: 'createLicenseToken',
         summary: 'Generate a signed license token for offline validation',
