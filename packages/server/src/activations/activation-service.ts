@@ -32,16 +32,14 @@ import { toActivationResource } from './routes/activation-resource.js'
 export interface LicenseFinder {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
-  /** `get` and `requireUsable` in one statement, the API key confirmed (config.confirmsApiKey). */
+  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
   getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
-  /** `getByKey` and `requireUsable` in one statement, the API key confirmed (config.confirmsApiKey). */
   getUsableByKey(
     principal: Principal,
     key: string,
     productId: ProductId,
     refusal: string,
   ): Promise<LicenseView>
-  requireUsable(view: LicenseView, refusal: string): Promise<void>
 }
 
 export interface ActivationResult {
@@ -133,8 +131,7 @@ export class ActivationService {
    */
   async heartbeat(principal: Principal, id: ActivationId): Promise<Activation> {
     const activation = await this.get(principal, id)
-    const view = await this.#licenses.get(principal, activation.licenseId)
-    await this.#licenses.requireUsable(view, cannotKeepSeats)
+    const view = await this.#licenses.getUsable(principal, activation.licenseId, cannotKeepSeats)
     return this.#heartbeat(view, { id })
   }
 
@@ -199,7 +196,13 @@ export class ActivationService {
     view: LicenseView,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
-    requireBoundedMetadata(input) // after the read that confirms the API key: a deleted key hears 401
+    // After the read that confirms the API key (config.confirmsApiKey): a deleted key hears 401.
+    if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
+      throw new InvalidInputError(
+        '#/metadata',
+        `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
+      )
+    }
     const { license } = view
     const now = this.#clock.now()
     const activation = {
@@ -259,21 +262,12 @@ export class ActivationService {
   }
 }
 
-/** How a refusal to use the license ends (LicenseFinder.requireUsable). */
+/** How a refusal to use the license ends (LicenseFinder.getUsable). */
 const cannotActivate = 'it cannot be activated'
 const cannotKeepSeats = 'its seats cannot be kept'
 
 function activationNotFound(detail: string): DomainError {
   return new DomainError('activation_not_found', detail)
-}
-
-function requireBoundedMetadata(input: ActivateLicenseBody): void {
-  if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
-    throw new InvalidInputError(
-      '#/metadata',
-      `metadata must be at most ${maxActivationMetadataBytes} bytes as JSON.`,
-    )
-  }
 }
 
 function byteLength(value: unknown): number {

@@ -52,6 +52,7 @@ describeEachServerEnvironment(
           'activate',
           'heartbeat',
           'token',
+          'usage',
         ].map(async (name) => {
           const created = await call(a.url, adminKey, 'POST', '/api-keys', {
             name,
@@ -90,13 +91,16 @@ describeEachServerEnvironment(
         const token = () =>
           call(b.url, keys[7]?.secret ?? '', 'POST', `/licenses/${license.body.id}/tokens`, {})
         assert.equal((await token()).status, 201)
+        const usage = () =>
+          call(b.url, keys[8]?.secret ?? '', 'POST', '/licenses/usage', { key: license.body.key, productId })
+        assert.equal((await usage()).status, 200)
         assert.equal((await validate(b.url, keys[2]?.secret ?? '', license.body.key, retry)).status, 200)
 
         for (const key of keys) {
           assert.equal((await call(a.url, adminKey, 'DELETE', `/api-keys/${key.id}`)).status, 204)
         }
-        // B read each key before (validation, retrieval, creation, activation, heartbeats and
-        // tokens confirm their key in their own statement): each is refused at once, for a known license key and an unknown one; a kept
+        // B read each key before (validation, retrieval, creation, activation, heartbeats, tokens
+        // and usage confirm their key in their own statement): each is refused at once, for a known license key and an unknown one; a kept
         // answer is not replayed; and again once B has forgotten the key.
         const refusals = [
           await validate(b.url, keys[0]?.secret ?? ''),
@@ -107,11 +111,12 @@ describeEachServerEnvironment(
           await activate(),
           await heartbeat(),
           await token(),
+          await usage(),
           await validate(b.url, keys[0]?.secret ?? ''),
         ]
         assert.deepEqual(
           refusals.map((refused) => [refused.status, refused.body.code]),
-          Array.from({ length: 9 }, () => [401, 'unauthenticated']),
+          Array.from({ length: 10 }, () => [401, 'unauthenticated']),
         )
 
         assert.equal((await call(a.url, adminKey, 'POST', `/licenses/${license.body.id}/revoke`)).status, 200)

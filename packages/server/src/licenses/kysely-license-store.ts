@@ -343,14 +343,14 @@ export class KyselyLicenseStore implements LicenseStore {
     id: LicenseId,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return isStorableText(id) ? this.#findConfirming(sql`licenses.id = ${id}`, apiKeyId) : undefined
+    return this.#findConfirming(isStorableText(id) ? sql`licenses.id = ${id}` : undefined, apiKeyId)
   }
 
   async findByKeyForValidation(
     key: string,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return isStorableText(key) ? this.#findConfirming(sql`licenses.key = ${key}`, apiKeyId) : undefined
+    return this.#findConfirming(isStorableText(key) ? sql`licenses.key = ${key}` : undefined, apiKeyId)
   }
 
   /**
@@ -360,12 +360,13 @@ export class KyselyLicenseStore implements LicenseStore {
    * no suspension or key deletion can fall between the reads.
    */
   async #findConfirming(
-    where: RawBuilder<SqlBool>,
+    where: RawBuilder<SqlBool> | undefined, // undefined: text no license can hold; the key is still confirmed
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    const { rows } = await sql<
-      LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }
-    >`
+    const { rows } =
+      where === undefined
+        ? { rows: [] }
+        : await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
         (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
         ${apiKeyLive(apiKeyId)} as api_key_live

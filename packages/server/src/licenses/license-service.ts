@@ -181,8 +181,9 @@ export class LicenseService {
   }
 
   /**
-   * `get` then `requireUsable`, for a route that confirms its API key (config.confirmsApiKey): the
-   * license, its product's suspension and the key are read by one statement.
+   * `get`, refused with 409 `license_not_active` unless the license can be used now (`refusal` ends
+   * the detail), for a route that confirms its API key (config.confirmsApiKey): the license, its
+   * product's suspension and the key are read by one statement.
    */
   async getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView> {
     const { view, productUsable } = await this.#getConfirming(principal, id)
@@ -351,9 +352,8 @@ export class LicenseService {
   }
 
   /**
-   * `getByKey` then `requireUsable`, for a route that confirms its API key (config.confirmsApiKey):
-   * the license, its product's suspension and the key are read by one statement
-   * (LicenseStore.findByKeyForValidation), where the two calls made three.
+   * `getUsable` by key: the license, its product's suspension and the key are read by one
+   * statement (LicenseStore.findByKeyForValidation), where reading them apart took three.
    */
   async getUsableByKey(
     principal: Principal,
@@ -406,24 +406,6 @@ export class LicenseService {
       await this.#storage.recordAlone(principal, type, view.license.productId, toValidationResult(validation))
     }
     return validation
-  }
-
-  /**
-   * The one rule for whether a license can be used now (validated, activated, given a token): why
-   * not, as revoked > expired > suspended (its product), or null.
-   */
-  async unusableReason(view: LicenseView): Promise<UnusableReason | null> {
-    const { state, license } = view
-    if (state.isRevoked || state.isExpired) {
-      return unusableReasonOf(view, true) // no need to read the product
-    }
-    const product = await this.#products.findProduct(license.productId)
-    return unusableReasonOf(view, product !== undefined && !product.isSuspended)
-  }
-
-  /** Throws 409 `license_not_active` unless the license can be used now; `refusal` ends the detail. */
-  async requireUsable(view: LicenseView, refusal: string): Promise<void> {
-    refuseUnusable(view, await this.unusableReason(view), refusal)
   }
 
   /** The license judged at `now`, counting only the activations that hold a seat then. */
@@ -590,8 +572,11 @@ function requireActiveProduct(
 
 type UnusableReason = 'revoked' | 'expired' | 'suspended'
 
-/** The rule of `unusableReason`, once the product's state is known: revoked > expired > suspended. */
-/** 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
+/**
+ * The one rule for whether a license can be used now (validated, activated, given a token, its
+ * uses counted): why not, as revoked > expired > suspended (its product), or null.
+ */
+/** Throws 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
 function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusal: string): void {
   if (reason !== null) {
     const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`

@@ -50,7 +50,7 @@ export interface AnswerSigner {
 
 /** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
 export interface LicenseReader {
-  /** The license if it may be used, with the API key confirmed in one statement (config.confirmsApiKey). */
+  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
   getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
   getUsableByKey(
     principal: Principal,

@@ -16,8 +16,14 @@ import type { UsageStore } from './usage-store.js'
 /** What usage needs of licenses, as the caller may see them (LicenseService fits). */
 export interface LicenseAccess {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
-  getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
-  requireUsable(view: LicenseView, refusal: string): Promise<void>
+  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
+  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
+  getUsableByKey(
+    principal: Principal,
+    key: string,
+    productId: ProductId,
+    refusal: string,
+  ): Promise<LicenseView>
 }
 
 export interface UsageServiceDeps {
@@ -40,13 +46,13 @@ export class UsageService {
   }
 
   async increment(principal: Principal, id: LicenseId, input: IncrementUsageBody): Promise<LicenseView> {
-    requireManagementKey(principal)
-    return this.#increment(principal, await this.#licenses.get(principal, id), input.increment)
+    const view = await this.#licenses.getUsable(principal, id, noUsage)
+    return this.#increment(principal, view, input.increment)
   }
 
   /** What an application calls when its user uses a metered feature (client keys may). */
   async incrementByKey(principal: Principal, input: IncrementUsageByKeyBody): Promise<LicenseView> {
-    const view = await this.#licenses.getByKey(principal, input.key, input.productId)
+    const view = await this.#licenses.getUsableByKey(principal, input.key, input.productId, noUsage)
     return this.#increment(principal, view, input.increment)
   }
 
@@ -65,12 +71,12 @@ export class UsageService {
     })
   }
 
+  /** Counts uses of `view`'s license, which the caller found usable. */
   async #increment(
     principal: Principal,
     view: LicenseView,
     increment = defaultUsageIncrement,
   ): Promise<LicenseView> {
-    await this.#licenses.requireUsable(view, 'no usage is counted for it')
     const { license, state } = view
     const outcome = await this.#storage.write(principal, async ({ usage, events }) => {
       const outcome = await usage.increment(license.id, increment)
@@ -94,6 +100,9 @@ export class UsageService {
     return outcome.view
   }
 }
+
+/** How a refusal to use the license ends (LicenseAccess.getUsable). */
+const noUsage = 'no usage is counted for it'
 
 function licenseNotFound(id: LicenseId): DomainError {
   return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)

@@ -8,7 +8,7 @@ export function registerIncrementLicenseUsageByKey(api: App, usage: UsageService
   api.post(
     '/licenses/usage',
     {
-      config: { applicationFacing: true },
+      config: { applicationFacing: true, confirmsApiKey: true },
       schema: {
         operationId: 'incrementLicenseUsageByKey',
         summary: 'Count uses of a metered license (by key: what an application calls)',

@@ -13,6 +13,7 @@ export function registerIncrementLicenseUsage(api: App, usage: UsageService): vo
   api.post(
     '/licenses/:id/usage',
     {
+      config: { confirmsApiKey: true },
       schema: {
         operationId: 'incrementLicenseUsage',
         summary: 'Count uses of a metered license (by license id)',
