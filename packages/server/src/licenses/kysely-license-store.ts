@@ -339,18 +339,28 @@ export class KyselyLicenseStore implements LicenseStore {
     return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
   }
 
-  async findByIdConfirming(
+  async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
+    // A retrieval needs no product: its statement stays the license and the key (retrieve ≥ validate).
+    const found = await this.#findConfirming(this.#byId(id), apiKeyId, false)
+    return typeof found === 'object' ? found.license : found
+  }
+
+  async findByIdForUse(
     id: LicenseId,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming(isStorableText(id) ? sql`licenses.id = ${id}` : undefined, apiKeyId)
+    return this.#findConfirming(this.#byId(id), apiKeyId, true)
+  }
+
+  #byId(id: LicenseId): RawBuilder<SqlBool> | undefined {
+    return isStorableText(id) ? sql`licenses.id = ${id}` : undefined
   }
 
   async findByKeyForValidation(
     key: string,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming(isStorableText(key) ? sql`licenses.key = ${key}` : undefined, apiKeyId)
+    return this.#findConfirming(isStorableText(key) ? sql`licenses.key = ${key}` : undefined, apiKeyId, true)
   }
 
   /**
@@ -362,14 +372,17 @@ export class KyselyLicenseStore implements LicenseStore {
   async #findConfirming(
     where: RawBuilder<SqlBool> | undefined, // undefined: text no license can hold; the key is still confirmed
     apiKeyId: ApiKeyId,
+    withProduct: boolean, // false: productUsable is not read (and comes back false)
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+    const productUsable = withProduct
+      ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
+      : sql`null`
     const { rows } =
       where === undefined
         ? { rows: [] }
         : await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
-        (select 1 from products where products.id = licenses.product_id and products.suspended_at is null) as product_usable,
-        ${apiKeyLive(apiKeyId)} as api_key_live
+        ${productUsable} as product_usable, ${apiKeyLive(apiKeyId)} as api_key_live
       from licenses where ${where}`.execute(this.#db)
     return confirmedRow(this.#db, rows, apiKeyId, (row) => ({
       license: rowToLicense(row),

@@ -177,7 +177,9 @@ export class LicenseService {
   }
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
-    return (await this.#getConfirming(principal, id)).view
+    const now = this.#clock.now()
+    const found = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
+    return this.viewOf(this.#visibleConfirmed(principal, id, found), now)
   }
 
   /**
@@ -186,27 +188,32 @@ export class LicenseService {
    * product's suspension and the key are read by one statement.
    */
   async getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView> {
-    const { view, productUsable } = await this.#getConfirming(principal, id)
-    refuseUnusable(view, unusableReasonOf(view, productUsable), refusal)
+    const now = this.#clock.now()
+    const found = await this.#licenses.findByIdForUse(id, principal.apiKeyId)
+    const license = this.#visibleConfirmed(principal, id, typeof found === 'object' ? found.license : found)
+    const view = await this.viewOf(license, now)
+    refuseUnusable(view, unusableReasonOf(view, typeof found === 'object' && found.productUsable), refusal)
     return view
   }
 
-  async #getConfirming(
+  /**
+   * The license a management key may see, read by a statement that also confirmed the caller's API
+   * key (the route's config.confirmsApiKey); the role is checked after it, so that a deleted key
+   * hears 401, not 403.
+   */
+  #visibleConfirmed(
     principal: Principal,
     id: LicenseId,
-  ): Promise<{ view: LicenseView; productUsable: boolean }> {
-    const now = this.#clock.now()
-    // The license and the caller's API key in one statement (the route's config.confirmsApiKey);
-    // the role is checked after it, so that a deleted key hears 401, not 403.
-    const found = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
+    found: License | 'api_key_gone' | undefined,
+  ): License {
     if (found === 'api_key_gone') {
       throw apiKeyGone()
     }
     requireManagementKey(principal)
-    if (found === undefined || !canSeeProduct(principal, found.license.productId)) {
+    if (found === undefined || !canSeeProduct(principal, found.productId)) {
       throw licenseNotFound(id)
     }
-    return { view: await this.viewOf(found.license, now), productUsable: found.productUsable }
+    return found
   }
 
   async update(principal: Principal, id: LicenseId, input: UpdateLicenseBody): Promise<LicenseView> {

@@ -125,14 +125,16 @@ export interface LicenseStore {
   /** With its entitlement codes, read in the same query: validation by key costs one query. */
   findByKey(key: string): Promise<License | undefined>
   /**
-   * The license by id, whether its product is suspended (or gone), and whether the caller's API key
-   * still exists, read in ONE statement (config.confirmsApiKey): `api_key_gone` when the key is
-   * deleted; an id that matches no license costs a second statement, for the API key alone.
+   * As `findById`, and whether the caller's API key still exists, read in ONE statement
+   * (config.confirmsApiKey): `api_key_gone` when the key is deleted; an id that matches no license
+   * costs a second statement, for the API key alone.
    */
-  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
+  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined>
+  /** As `findByIdConfirming`, and whether the license's product is suspended (or gone). */
+  findByIdForUse(id: LicenseId, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**
-   * As `findByIdConfirming`, by key: the online validation's whole read, authentication's
-   * confirmation included.
+   * As `findByIdForUse`, by key: the online validation's whole read, authentication's confirmation
+   * included.
    */
   findByKeyForValidation(key: string, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**
