@@ -19,6 +19,7 @@ import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } 
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import type { Activation } from './activation.js'
 import {
   type ActivationStore,
@@ -29,17 +30,9 @@ import {
 import { toActivationResource } from './routes/activation-resource.js'
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
-export interface LicenseFinder {
+export interface LicenseFinder extends UsableLicenses {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
-  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
-  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
-  getUsableByKey(
-    principal: Principal,
-    key: string,
-    productId: ProductId,
-    refusal: string,
-  ): Promise<LicenseView>
 }
 
 export interface ActivationResult {

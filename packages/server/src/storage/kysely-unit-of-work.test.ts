@@ -23,13 +23,24 @@ async function counts(test: TestApp) {
   return { licenses: await count('licenses'), events: await count('events') }
 }
 
+function eventOfRequest(test: TestApp, requestId: string) {
+  return test.connection.db
+    .selectFrom('events')
+    .selectAll()
+    .where('request_id', '=', requestId)
+    .executeTakeFirstOrThrow()
+}
+
+/** A unit of work whose stores are a license store (on the transaction, or for writeOne the pool). */
+const licenseUnitOfWork = (test: TestApp) =>
+  new KyselyUnitOfWork({
+    db: test.connection.db,
+    clock: test.clock,
+    stores: (db) => ({ licenses: new KyselyLicenseStore(db) }),
+  })
+
 describeEachDatabase('KyselyUnitOfWork: a change and its event commit together', (database) => {
-  const unitOfWork = (test: TestApp) =>
-    new KyselyUnitOfWork({
-      db: test.connection.db,
-      clock: test.clock,
-      stores: (trx) => ({ licenses: new KyselyLicenseStore(trx) }),
-    })
+  const unitOfWork = licenseUnitOfWork
 
   it('writes the change and its event, with actor and request id, when the work succeeds', async (t) => {
     const test = await buildTestApp(t, database)
@@ -42,11 +53,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     })
 
     assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
-    const event = await test.connection.db
-      .selectFrom('events')
-      .selectAll()
-      .where('request_id', '=', 'req_test')
-      .executeTakeFirstOrThrow()
+    const event = await eventOfRequest(test, 'req_test')
     assert.equal(event.type, 'license.created')
     assert.equal(event.actor_api_key_id, test.admin.apiKeyId)
     assert.equal(event.actor_role, 'admin')
@@ -87,12 +94,7 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
 })
 
 describeEachDatabase('KyselyUnitOfWork.writeOne: a one-statement change and its events', (database) => {
-  const unitOfWork = (test: TestApp) =>
-    new KyselyUnitOfWork({
-      db: test.connection.db,
-      clock: test.clock,
-      stores: (db) => ({ licenses: new KyselyLicenseStore(db) }),
-    })
+  const unitOfWork = licenseUnitOfWork
 
   it('writes the license, its entitlement link and its event together', async (t) => {
     const test = await buildTestApp(t, database)
@@ -121,11 +123,7 @@ describeEachDatabase('KyselyUnitOfWork.writeOne: a one-statement change and its 
 
     assert.equal(inserted, 'ok')
     assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
-    const event = await test.connection.db
-      .selectFrom('events')
-      .selectAll()
-      .where('request_id', '=', 'req_one')
-      .executeTakeFirstOrThrow()
+    const event = await eventOfRequest(test, 'req_one')
     assert.deepEqual([event.type, event.actor_api_key_id], ['license.created', test.admin.apiKeyId])
     const links = await test.connection.db
       .selectFrom('license_entitlements')

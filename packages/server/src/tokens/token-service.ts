@@ -26,6 +26,7 @@ import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import { toProductKeyResource } from './routes/product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
@@ -48,17 +49,8 @@ export interface AnswerSigner {
   sign(data: Uint8Array): Promise<Buffer>
 }
 
-/** What tokens need of licenses: a license as the caller may see it (LicenseService fits). */
-export interface LicenseReader {
-  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
-  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
-  getUsableByKey(
-    principal: Principal,
-    key: string,
-    productId: ProductId,
-    refusal: string,
-  ): Promise<LicenseView>
-}
+/** What tokens need of licenses: a license the caller may see and use now (LicenseService fits). */
+export type LicenseReader = UsableLicenses
 
 export interface IssuedToken {
   readonly token: string

@@ -3,7 +3,6 @@ import {
   type IncrementUsageBody,
   type IncrementUsageByKeyBody,
   type LicenseId,
-  type ProductId,
 } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
@@ -11,19 +10,12 @@ import { type Principal, requireManagementKey } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import type { UsageStore } from './usage-store.js'
 
 /** What usage needs of licenses, as the caller may see them (LicenseService fits). */
-export interface LicenseAccess {
+export interface LicenseAccess extends UsableLicenses {
   get(principal: Principal, id: LicenseId): Promise<LicenseView>
-  /** The license if it may be used now (else 409), read with its product and the API key in one statement. */
-  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
-  getUsableByKey(
-    principal: Principal,
-    key: string,
-    productId: ProductId,
-    refusal: string,
-  ): Promise<LicenseView>
 }
 
 export interface UsageServiceDeps {
