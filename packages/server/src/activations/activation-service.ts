@@ -212,11 +212,11 @@ export class ActivationService {
     // A repeat records no event: on PostgreSQL it is one statement, where a unit of work would
     // open a transaction around it (ActivationStore.renewAlone).
     const renewed = await this.#activations.renewAlone(activation)
-    if (renewed !== undefined) {
+    if (typeof renewed === 'object') {
       return { outcome: 'existing', activation: renewed, expirationStarted: null }
     }
     const outcome = await this.#storage.write(principal, async ({ activations, events }) => {
-      const outcome = await activations.activate(activation)
+      const outcome = await activations.activate(activation, { renewalTried: renewed === 'no_seat' })
       for (const lapsed of outcome.reclaimed) {
         events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
       }

@@ -85,15 +85,19 @@ export interface ActivationStore {
    * When the license is full and has a heartbeat TTL, its lapsed activations are removed first,
    * in that transaction, with the license row locked.
    */
-  activate(activation: NewActivation): Promise<ActivateOutcome>
+  /**
+   * `renewalTried`: `renewAlone` just found no seat held, so the first try does not renew again; a
+   * machine activated meanwhile is met by the insert, and found by the second try.
+   */
+  activate(activation: NewActivation, options?: { readonly renewalTried?: boolean }): Promise<ActivateOutcome>
   /**
    * Fast path for a repeat activation (the machine holds its seat; an application activates at
    * every start): renews it with one statement of its own, outside any transaction, as `activate`
-   * would. Undefined when it renewed nothing: no seat held, or an engine where `activate` does it
-   * as cheaply (SQLite: there `activate` renews in its group commit, and a write alone would wait
-   * for a commit of its own).
+   * would. `no_seat`: the machine holds none (then `activate` with `renewalTried`); `not_tried` on
+   * an engine where `activate` does it as cheaply (SQLite: there `activate` renews in its group
+   * commit, and a write alone would wait for a commit of its own).
    */
-  renewAlone(activation: NewActivation): Promise<Activation | undefined>
+  renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'>
   /** Renews the lease of an activation that holds its seat at `at`; undefined if unknown or lapsed. */
   heartbeat(target: HeartbeatTarget, at: Date, heartbeatTtl: number | null): Promise<Activation | undefined>
   /** Deletes the activation and frees its seat; undefined if it did not exist or had lapsed at `at`. */

@@ -71,13 +71,20 @@ export class KyselyActivationStore implements ActivationStore {
     this.#sqlite = isSqlite(db)
   }
 
-  async activate(activation: NewActivation): Promise<ActivateOutcome> {
+  async activate(
+    activation: NewActivation,
+    options: { readonly renewalTried?: boolean } = {},
+  ): Promise<ActivateOutcome> {
     return writeTransaction(this.#db, async (trx) => {
       // 'raced': the insert met an activation of the same fingerprint (its seat was given back):
       // a concurrent request's, which the second try finds as a repeat, or this machine's own
       // lapsed one, which the second try removes first. What the first try reclaimed is gone all
       // the same: it stays in the outcome, so no expiry goes unrecorded.
-      const first = await this.#activate(trx, activation, 'first')
+      const first = await this.#activate(
+        trx,
+        activation,
+        options.renewalTried === true ? 'after renewal' : 'first',
+      )
       if (first.kind !== 'raced') {
         return first
       }
@@ -89,27 +96,30 @@ export class KyselyActivationStore implements ActivationStore {
     })
   }
 
-  async renewAlone(activation: NewActivation): Promise<Activation | undefined> {
+  async renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'> {
     if (this.#sqlite || this.#db.isTransaction) {
-      return undefined
+      return 'not_tried'
     }
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    return this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)
+    return (await this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)) ?? 'no_seat'
   }
 
   /**
    * One try. The first does not look for this machine's own lapsed activation: it is rare, and the
    * insert meets it as a conflict, which makes the try 'raced'. The second removes it first. That
-   * saves a statement on every new activation (11 → 10 round trips on PostgreSQL).
+   * saves a statement on every new activation (11 → 10 round trips on PostgreSQL). A first try
+   * 'after renewal' (`renewAlone` found no seat a moment ago) does not renew either: a machine
+   * activated since is met by the insert the same way (one round trip fewer again).
    */
   async #activate(
     trx: Kysely<Database>,
     activation: NewActivation,
-    attempt: 'first' | 'second',
+    attempt: 'first' | 'after renewal' | 'second',
   ): Promise<ActivateOutcome | { readonly kind: 'raced'; readonly reclaimed: readonly Activation[] }> {
     const at = activation.at.toISOString()
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    const refreshed = await this.#refresh(trx, activation, at, expiresAt)
+    const refreshed =
+      attempt === 'after renewal' ? undefined : await this.#refresh(trx, activation, at, expiresAt)
     if (refreshed !== undefined) {
       return { kind: 'existing', activation: refreshed, reclaimed: [] }
     }
