@@ -579,10 +579,6 @@ function requireActiveProduct(
 
 type UnusableReason = 'revoked' | 'expired' | 'suspended'
 
-/**
- * The one rule for whether a license can be used now (validated, activated, given a token, its
- * uses counted): why not, as revoked > expired > suspended (its product), or null.
- */
 /** Throws 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
 function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusal: string): void {
   if (reason !== null) {
@@ -591,6 +587,10 @@ function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusa
   }
 }
 
+/**
+ * The one rule for whether a license can be used now (validated, activated, given a token, its
+ * uses counted): why not, as revoked > expired > suspended (its product), or null.
+ */
 function unusableReasonOf({ state }: LicenseView, productUsable: boolean): UnusableReason | null {
   return state.isRevoked ? 'revoked' : state.isExpired ? 'expired' : productUsable ? null : 'suspended'
 }

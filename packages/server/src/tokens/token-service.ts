@@ -107,6 +107,8 @@ export class TokenService {
    */
   async issueByKey(principal: Principal, input: CreateLicenseTokenByKeyBody): Promise<IssuedToken> {
     const { key, productId, ...options } = input
+    // First the read that confirms the API key (config.confirmsApiKey): a deleted key hears 401.
+    const view = await this.#licenses.getUsableByKey(principal, key, productId, noToken)
     if (principal.role === 'client' && options.customPayload !== undefined) {
       const detail =
         'A client API key may not set customPayload: anyone can extract a client key from a shipped application, so only a management key (your back end) may put claims in a token.'
@@ -114,7 +116,6 @@ export class TokenService {
         fieldErrors: [{ pointer: '#/customPayload', detail: 'not allowed with a client API key' }],
       })
     }
-    const view = await this.#licenses.getUsableByKey(principal, key, productId, noToken)
     if (principal.role !== 'client') {
       return this.#issue(principal, view, options)
     }
