@@ -26,8 +26,8 @@ declare module 'fastify' {
     /**
      * The route's own statement confirms that the caller's API key still exists, and the route
      * answers 401 (`apiKeyGone`) when it does not: authentication may then take a key as this
-     * process last read it (http/authenticate.ts). Validation by key, retrieving a license,
-     * creating one (its product read confirms the key), activating and heartbeats by key.
+     * process last read it (http/authenticate.ts). Validation, retrieval, creation, activation,
+     * heartbeats by key, tokens and usage counts (docs/decisions.md lists each one's statement).
      */
     confirmsApiKey?: boolean
   }
