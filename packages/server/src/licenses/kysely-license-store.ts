@@ -1,10 +1,10 @@
-import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus } from '@keyturn/protocol'
+import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
-import { isForeignKeyViolation } from '../storage/constraint-violations.js'
+import { isForeignKeyViolation, isNotNullViolation } from '../storage/constraint-violations.js'
 import type { Database, LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
@@ -264,10 +264,11 @@ export class KyselyLicenseStore implements LicenseStore {
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
-  ): Promise<'ok' | 'reference_gone'> {
+    onlyFor?: ApiKeyId,
+  ): Promise<'ok' | 'reference_gone' | 'product_refused'> {
     const values = {
       id: license.id,
-      product_id: license.productId,
+      product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
       key: license.key,
       max_activations: license.maxActivations,
       expiration_date: license.expirationDate?.toISOString() ?? null,
@@ -312,6 +313,9 @@ export class KyselyLicenseStore implements LicenseStore {
     } catch (error) {
       if (isForeignKeyViolation(error)) {
         return 'reference_gone'
+      }
+      if (onlyFor !== undefined && isNotNullViolation(error)) {
+        return 'product_refused'
       }
       throw error
     }
@@ -526,4 +530,13 @@ export class KyselyLicenseStore implements LicenseStore {
     }
     return sparse
   }
+}
+
+/**
+ * The product's id when the product is active and the API key still exists, else null, which the
+ * licenses' NOT NULL refuses: the whole statement fails and writes nothing (LicenseStore.insert's
+ * `onlyFor`). Two primary-key probes in the insert's own snapshot, in place of a read before it.
+ */
+function usableProductId(productId: ProductId, apiKeyId: ApiKeyId): RawBuilder<ProductId> {
+  return sql<ProductId>`(select products.id from products where products.id = ${productId} and products.suspended_at is null and ${apiKeyLive(apiKeyId)} is not null)`
 }

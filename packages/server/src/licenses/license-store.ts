@@ -108,13 +108,16 @@ export interface LicenseStore {
   /**
    * Inserts the license, its own entitlements and `events` (UnitOfWork.writeOne: one statement on
    * PostgreSQL); `reference_gone` when its customer or policy was deleted meanwhile (the foreign
-   * keys refuse it, and nothing is written).
+   * keys refuse it, and nothing is written). With `onlyFor`, the same statement also confirms that
+   * the product is active and that API key still exists; `product_refused` (nothing written) when
+   * either is not so.
    */
   insert(
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
-  ): Promise<'ok' | 'reference_gone'>
+    onlyFor?: ApiKeyId,
+  ): Promise<'ok' | 'reference_gone' | 'product_refused'>
   /** With its entitlement codes, read in the same query. */
   findById(id: LicenseId): Promise<License | undefined>
   /**

@@ -57,6 +57,42 @@ describeEachDatabase('a license write whose reference went meanwhile', (database
     const licenses = await connection.db.selectFrom('licenses').select('id').execute()
     assert.deepEqual(licenses, [])
   })
+
+  // PostgreSQL only: a product suspended between the request's reads and its insert needs another
+  // process's write there, and on SQLite nothing can wait for it deterministically in this process
+  // (a trigger runs after the insert's values, its product check included, are computed).
+  if (database.kind === 'postgres') {
+    it('answers 409, creating nothing, when the product is suspended between the checks and the write', async (t) => {
+      const { app, headers, productId, connection } = await buildTestApp(t, database)
+      // A policy: the request reads it (and the product) before its insert, the long way.
+      const policy = await app.inject({
+        method: 'POST',
+        url: '/api/v0/policies',
+        headers,
+        payload: { productId, name: 'Standard' },
+      })
+      assert.equal(policy.statusCode, 201, policy.body)
+      const { answer } = await connection.db.transaction().execute(async (trx) => {
+        await sql`lock table licenses in share row exclusive mode`.execute(trx)
+        const answer = app
+          .inject({
+            method: 'POST',
+            url: '/api/v0/licenses',
+            headers,
+            payload: { productId, policyId: policy.json().id },
+          })
+          .then((res) => res) // inject sends once it is awaited
+        await waitForInsertWaitingOnLock(connection.db)
+        await trx.updateTable('products').set({ suspended_at: new Date().toISOString() }).execute()
+        return { answer } // the insert waits for this transaction's commit
+      })
+      const res = await answer
+      assert.equal(res.statusCode, 409, res.body)
+      assert.equal(res.json().code, 'product_suspended')
+      const licenses = await connection.db.selectFrom('licenses').select('id').execute()
+      assert.deepEqual(licenses, [])
+    })
+  }
 })
 
 /** Until a license insert waits for a lock (the `lock table` above); polled, not timed. */

@@ -14,6 +14,12 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
 }
 
+/** Whether a driver error is a NOT NULL violation (SQLite or PostgreSQL). */
+export function isNotNullViolation(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '23502' || code === 'SQLITE_CONSTRAINT_NOTNULL'
+}
+
 /** Whether PostgreSQL aborted the transaction to break a deadlock (SQLSTATE 40P01): retry it whole. */
 export function isDeadlock(error: unknown): boolean {
   return codeOf(error) === '40P01'
