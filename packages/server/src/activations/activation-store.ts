@@ -1,5 +1,6 @@
 import type { ActivationId, LicenseId, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-query.js'
+import type { Event } from '../core/unit-of-work.js'
 import type { Activation } from './activation.js'
 
 export type ActivationSortField = 'createdAt' | 'lastSeenAt' | 'fingerprint'
@@ -98,6 +99,15 @@ export interface ActivationStore {
    * commit, and a write alone would wait for a commit of its own).
    */
   renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'>
+  /**
+   * Fast path for a new machine after `renewAlone` said `no_seat` (UnitOfWork.writeOne): takes a
+   * seat, inserts the activation and writes `events`, in ONE statement outside any transaction, as
+   * `activate` would in the common case. `not_done`, with nothing written, when that case is not
+   * this one: the license is full (lapsed seats to reclaim, or the limit), the machine has an
+   * activation (lapsed, or made meanwhile), the license awaits its first activation, or the engine
+   * has no such statement (SQLite). Then `activate` (with `renewalTried`) does it the long way.
+   */
+  activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'>
   /** Renews the lease of an activation that holds its seat at `at`; undefined if unknown or lapsed. */
   heartbeat(target: HeartbeatTarget, at: Date, heartbeatTtl: number | null): Promise<Activation | undefined>
   /** Deletes the activation and frees its seat; undefined if it did not exist or had lapsed at `at`. */

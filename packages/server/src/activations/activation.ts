@@ -16,6 +16,26 @@ export interface Activation {
   readonly expiresAt: Date | null
 }
 
+/** The activation a new machine gets at `at`: its first heartbeat, and its lease when the license has one. */
+export function newActivationAt(
+  fields: Pick<Activation, 'id' | 'licenseId' | 'productId' | 'fingerprint' | 'name' | 'metadata'>,
+  at: Date,
+  heartbeatTtl: number | null,
+): Activation {
+  return {
+    id: fields.id,
+    licenseId: fields.licenseId,
+    productId: fields.productId,
+    fingerprint: fields.fingerprint,
+    name: fields.name,
+    metadata: fields.metadata,
+    createdAt: at,
+    lastSeenAt: at,
+    lastHeartbeatAt: at,
+    expiresAt: leaseEnd(at, heartbeatTtl),
+  }
+}
+
 /** Whether the activation holds its seat at `now` (a floating seat lapses at `expiresAt`). */
 export function isAlive(activation: Pick<Activation, 'expiresAt'>, now: Date): boolean {
   return activation.expiresAt === null || activation.expiresAt > now

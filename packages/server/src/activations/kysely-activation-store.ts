@@ -1,10 +1,14 @@
 import type { ActivationId, LicenseId } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
+import type { Event } from '../core/unit-of-work.js'
+import { KyselyEventStore } from '../events/kysely-event-store.js'
+import { isNotNullViolation, isUniqueViolation } from '../storage/constraint-violations.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
+import { executeAsOne, returnedBy } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
@@ -39,6 +43,9 @@ function parseMetadata(value: unknown): Record<string, unknown> | null {
   const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : null
 }
+
+/** The license row has a seat that no activation counts (lapsed ones count until removed). */
+const hasFreeSeat = sql<SqlBool>`(max_activations is null or activation_count < max_activations)`
 
 /** The activation holds its seat at `at`: no lease, or one that has not lapsed. */
 function alive(at: string, table = 'activations'): RawBuilder<SqlBool> {
@@ -102,6 +109,45 @@ export class KyselyActivationStore implements ActivationStore {
     }
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
     return (await this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)) ?? 'no_seat'
+  }
+
+  async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
+    if (this.#sqlite || this.#db.isTransaction || activation.awaitsFirstActivation) {
+      return 'not_done'
+    }
+    const at = activation.at.toISOString()
+    const writes = [
+      this.#db
+        .updateTable('licenses')
+        .set({ activation_count: sql`activation_count + 1` })
+        .where('id', '=', activation.licenseId)
+        .where(hasFreeSeat)
+        .returning('id'),
+      this.#db.insertInto('activations').values({
+        id: activation.id,
+        // Null when the update above took no seat: NOT NULL then fails the whole statement, and so
+        // does the unique fingerprint when the machine has an activation. Nothing is written.
+        license_id: sql<LicenseId>`(select id from ${returnedBy(0)})`,
+        product_id: activation.productId,
+        fingerprint: activation.fingerprint,
+        name: activation.name,
+        metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
+        created_at: at,
+        last_seen_at: at,
+        last_heartbeat_at: at,
+        expires_at: leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null,
+      }),
+      ...(events.length === 0 ? [] : [new KyselyEventStore(this.#db).insertQuery(events)]),
+    ]
+    try {
+      await executeAsOne(this.#db, writes)
+      return 'done'
+    } catch (error) {
+      if (isNotNullViolation(error) || isUniqueViolation(error)) {
+        return 'not_done'
+      }
+      throw error
+    }
   }
 
   /**
@@ -241,7 +287,7 @@ export class KyselyActivationStore implements ActivationStore {
       .updateTable('licenses')
       .set({ activation_count: sql`activation_count + 1` })
       .where('id', '=', licenseId)
-      .where(sql<SqlBool>`(max_activations is null or activation_count < max_activations)`)
+      .where(hasFreeSeat)
       .returning('activation_count')
       .executeTakeFirst()
     return seat !== undefined

@@ -1,4 +1,4 @@
-import { type Compilable, type Kysely, sql } from 'kysely'
+import { type Compilable, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from './database.js'
 
 /**
@@ -7,7 +7,8 @@ import type { Database } from './database.js'
  * rest refers to it, and a statement outside a transaction block is a transaction of its own: they
  * commit together, or (a constraint refuses one) none does. One round trip where `BEGIN`, one per
  * write and `COMMIT` were (UnitOfWork.writeOne). The writes must not touch the same row twice, and
- * do not see each other's rows: inserts of new rows into different tables.
+ * do not see each other's rows: inserts of new rows into different tables. A later write may read
+ * what an earlier one returned (`returnedBy`).
  */
 export async function executeAsOne(db: Kysely<Database>, writes: readonly Compilable[]): Promise<void> {
   const last = writes.at(-1)
@@ -16,4 +17,9 @@ export async function executeAsOne(db: Kysely<Database>, writes: readonly Compil
   }
   const before = writes.slice(0, -1).map((write, index) => sql`${sql.raw(`write_${index}`)} as (${write})`)
   await (before.length === 0 ? sql`${last}` : sql`with ${sql.join(before)} ${last}`).execute(db)
+}
+
+/** The rows that write number `index` of `executeAsOne`'s list returned, for a later write to read. */
+export function returnedBy(index: number): RawBuilder<unknown> {
+  return sql.raw(`write_${index}`)
 }
