@@ -22,7 +22,7 @@ import { runLoad } from './load.mjs'
 import { apiOk } from './net.mjs'
 import { startPostgres } from './postgres.mjs'
 import { profileMarkdown, summariseProfile } from './profile.mjs'
-import { count, evaluate, tableRows, textTable, writeReport } from './report.mjs'
+import { count, evaluate, pairedRatios, tableRows, textTable, writeReport } from './report.mjs'
 import { median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
@@ -326,11 +326,14 @@ async function runLoadOf(instance, load, settings, context) {
 const pairedRounds = { quick: 2, full: 6 }
 
 /**
- * Issue 10's ratios (a write with its event vs the same write with the event rows dropped), measured
- * again in short alternating rounds on the same server after both full runs: one pass of each, one
- * after the other, moved these ratios by ±10% between runs (bench/README.md "Full run, session 3"),
- * as much as the effect judged. Each round runs the two in turn (the order alternating), and the
- * ratio is the median of the rounds' ratios, so a change in the machine's load hits both sides.
+ * The ratios that judge one scenario against another (report.mjs `pairedRatios`: issue 10's write
+ * with its event vs the same write with the event rows dropped, issue 15's signed answer vs unsigned,
+ * issue 14's retrieve vs validate), measured again in short alternating rounds on the same server
+ * after both full runs. One pass of each, one after the other, moved these ratios by ±10% between
+ * runs (bench/README.md "Full run, session 3"; signed answers on PostgreSQL: 68% in one full run,
+ * 86% interleaved, "Session 9"), as much as the effects judged. Each round runs the two in turn (the
+ * order alternating), and the ratio is the median of the rounds' ratios, so a change in the
+ * machine's load hits both sides.
  */
 async function measurePairs(instance, loads, base, context) {
   const { settings, results } = context
@@ -340,29 +343,30 @@ async function measurePairs(instance, loads, base, context) {
     warmupSeconds: Math.min(1, settings.warmupSeconds),
     durationSeconds: Math.max(1, settings.durationSeconds / 3),
   }
-  for (const [id, withEvents] of loads) {
-    const withoutRows = loads.get(`${id}-no-events`)
-    if (withoutRows === undefined || id.endsWith('-no-events')) {
+  for (const pair of pairedRatios) {
+    const of = loads.get(pair.of)
+    const over = loads.get(pair.over)
+    if (of === undefined || over === undefined) {
       continue
     }
-    log(`${id} vs ${id}-no-events on ${base.engine}: ${rounds} paired rounds`)
+    log(`${pair.of} vs ${pair.over} on ${base.engine}: ${rounds} paired rounds`)
     const ratios = []
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? [withEvents, withoutRows] : [withoutRows, withEvents]
+      const order = round % 2 === 0 ? [of, over] : [over, of]
       const rates = new Map()
       for (const load of order) {
         const measured = await runLoadOf(instance, load, short, context)
         rates.set(load, measured.non2xx + measured.errors === 0 ? measured.rps : undefined)
       }
-      const of = rates.get(withEvents)
-      const over = rates.get(withoutRows)
-      if (of !== undefined && over !== undefined && over > 0) {
-        ratios.push(of / over)
+      const rateOf = rates.get(of)
+      const rateOver = rates.get(over)
+      if (rateOf !== undefined && rateOver !== undefined && rateOver > 0) {
+        ratios.push(rateOf / rateOver)
       }
     }
     if (ratios.length > 0) {
       const ratio = median(ratios)
-      results.paired.push({ engine: base.engine, id, ratio, rounds: ratios })
+      results.paired.push({ engine: base.engine, id: pair.id, ratio, rounds: ratios })
       log(
         `  median ${(ratio * 100).toFixed(0)}% (${ratios.map((r) => `${(r * 100).toFixed(0)}%`).join(', ')})`,
       )
@@ -424,7 +428,7 @@ async function runEngine(engine, context) {
       const loads = new Map()
       for (const scenario of scenariosFor(size, context.options)) {
         const load = await runScenario(instance, scenario, base, context)
-        if (load?.requests !== undefined && /^(create|activate|token)(-no-events)?$/.test(scenario.id)) {
+        if (load?.requests !== undefined && pairedRatios.some((p) => [p.of, p.over].includes(scenario.id))) {
           loads.set(scenario.id, load)
         }
       }
