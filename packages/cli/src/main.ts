@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import type { Io } from './io.js'
 
-// `keyturn serve`: V8's young generation is held small before the CLI's and the server's modules
-// load, which would grow it to 16–32 MB; serve then lets it grow to KEYTURN_HEAP_SEMI_SPACE_MB
+// `keyturn serve`: V8's heap is held before the CLI's and the server's modules load, which would
+// grow the young generation to 16–32 MB and leave the old generation a limit of 4× what they keep;
+// serve then applies KEYTURN_HEAP_SEMI_SPACE_MB and KEYTURN_HEAP_GROWTH_PERCENT
 // (packages/server/src/core/heap-limits.ts). Hence run.js loads after this.
 if (process.argv[2] === 'serve') {
-  const { holdYoungGeneration } = await import('@keyturn/server/heap-limits')
-  holdYoungGeneration()
+  const { holdHeapWhileLoading } = await import('@keyturn/server/heap-limits')
+  holdHeapWhileLoading()
 }
 const { runKeyturn } = await import('./run.js')
 

@@ -13,7 +13,9 @@
  *   it while its modules load, then the observer below lets it double while it stays within the
  *   cap (and again if V8 shrank it at rest);
  * - `--heap-growing-percent`: the old generation grows to at most live × (1 + percent/100) before
- *   the next full collection (V8 adds a floor of a few MB).
+ *   the next full collection (V8 adds a floor of a few MB). V8 computes that limit at the end of a
+ *   full collection only, so `keyturn serve` sets it while its modules load too (see
+ *   `holdHeapWhileLoading`).
  * Measured on 1M licenses (bench/README.md): a 4 MB semi-space and 100% growth cost about 3–5% of
  * validate's CPU per request; smaller values cost more (1 MB semi-spaces: +10%, 30% growth: p99 ×3).
  */
@@ -35,20 +37,35 @@ let steering: PerformanceObserver | undefined
 let isGrowing = true
 
 /**
- * Stops the young generation from growing, until `applyHeapLimits` lets it grow to its cap. Call it
- * before loading the server's modules: loading them grows a young generation left to V8 to its
- * full 32 MB, and V8 gives that back only once the process is idle for a while.
+ * The old generation's growth while the modules load: KEYTURN_HEAP_GROWTH_PERCENT's default (this
+ * module loads before the configuration, and must not load it).
  */
-export function holdYoungGeneration(): void {
+const loadingGrowthPercent = 100
+
+/**
+ * Holds the heap while the server's modules load, until `applyHeapLimits` applies the configured
+ * limits. Call it before loading them:
+ * - the young generation stops growing: loading the modules grows one left to V8 to its full 32 MB,
+ *   and V8 gives that back only once the process is idle for a while;
+ * - the old generation grows by 100% at most: the last full collection of the start-up (before the
+ *   server listens, ~25–29 MB kept) sets the limit the first full collection under load waits for.
+ *   With V8's own factor (4.0 at start-up) that limit was ~117 MB: the first full collection came
+ *   at 65–100 MB of old space, 20–40 MB of RSS above what the configured growth allows, and made
+ *   issue 14's SQLite peaks (185–211 MB in validate-signed or retrieve, against 155–162 MB with
+ *   this; bench/README.md "Session 9"). Set here, the limit at listen is ~50–60 MB.
+ */
+export function holdHeapWhileLoading(): void {
   steering?.disconnect()
   steering = undefined
   setYoungGrowth(false)
+  setFlagsFromString(`--heap-growing-percent=${loadingGrowthPercent}`)
 }
 
 /**
- * Applies `limits` to this process's V8 heap (process-wide; the last call wins). Call it once the
- * server listens: while its start-up runs synchronously for long stretches, the young generation
- * could grow twice before the observer below sees it.
+ * Applies `limits` to this process's V8 heap (process-wide; the last call wins; the old
+ * generation's growth applies from the next full collection). Call it once the server listens:
+ * while its start-up runs synchronously for long stretches, the young generation could grow twice
+ * before the observer below sees it.
  */
 export function applyHeapLimits(limits: HeapLimits): void {
   setFlagsFromString(`--heap-growing-percent=${limits.oldGrowthPercent}`)
