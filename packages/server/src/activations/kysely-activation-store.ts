@@ -3,7 +3,7 @@ import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
-import { isNotNullViolation, isUniqueViolation } from '../storage/constraint-violations.js'
+import { isDeadlock, isNotNullViolation, isUniqueViolation } from '../storage/constraint-violations.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
@@ -143,7 +143,8 @@ export class KyselyActivationStore implements ActivationStore {
       await executeAsOne(this.#db, writes)
       return 'done'
     } catch (error) {
-      if (isNotNullViolation(error) || isUniqueViolation(error)) {
+      // A deadlock's victim wrote nothing either: the transaction below retries its own.
+      if (isNotNullViolation(error) || isUniqueViolation(error) || isDeadlock(error)) {
         return 'not_done'
       }
       throw error
