@@ -44,6 +44,23 @@ function parseMetadata(value: unknown): Record<string, unknown> | null {
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : null
 }
 
+/** A new activation's row; its license's id as a value, or as what a statement reads it from. */
+function newActivationRow(activation: NewActivation, licenseId: LicenseId | RawBuilder<LicenseId>) {
+  const at = activation.at.toISOString()
+  return {
+    id: activation.id,
+    license_id: licenseId,
+    product_id: activation.productId,
+    fingerprint: activation.fingerprint,
+    name: activation.name,
+    metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
+    created_at: at,
+    last_seen_at: at,
+    last_heartbeat_at: at,
+    expires_at: leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null,
+  }
+}
+
 /** The license row has a seat that no activation counts (lapsed ones count until removed). */
 const hasFreeSeat = sql<SqlBool>`(max_activations is null or activation_count < max_activations)`
 
@@ -115,7 +132,6 @@ export class KyselyActivationStore implements ActivationStore {
     if (this.#sqlite || this.#db.isTransaction || activation.awaitsFirstActivation) {
       return 'not_done'
     }
-    const at = activation.at.toISOString()
     const writes = [
       this.#db
         .updateTable('licenses')
@@ -123,20 +139,11 @@ export class KyselyActivationStore implements ActivationStore {
         .where('id', '=', activation.licenseId)
         .where(hasFreeSeat)
         .returning('id'),
-      this.#db.insertInto('activations').values({
-        id: activation.id,
+      this.#db
+        .insertInto('activations')
         // Null when the update above took no seat: NOT NULL then fails the whole statement, and so
         // does the unique fingerprint when the machine has an activation. Nothing is written.
-        license_id: sql<LicenseId>`(select id from ${returnedBy(0)})`,
-        product_id: activation.productId,
-        fingerprint: activation.fingerprint,
-        name: activation.name,
-        metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
-        created_at: at,
-        last_seen_at: at,
-        last_heartbeat_at: at,
-        expires_at: leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null,
-      }),
+        .values(newActivationRow(activation, sql<LicenseId>`(select id from ${returnedBy(0)})`)),
       ...(events.length === 0 ? [] : [new KyselyEventStore(this.#db).insertQuery(events)]),
     ]
     try {
@@ -207,18 +214,7 @@ export class KyselyActivationStore implements ActivationStore {
 
     const inserted = await trx
       .insertInto('activations')
-      .values({
-        id: activation.id,
-        license_id: activation.licenseId,
-        product_id: activation.productId,
-        fingerprint: activation.fingerprint,
-        name: activation.name,
-        metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
-        created_at: at,
-        last_seen_at: at,
-        last_heartbeat_at: at,
-        expires_at: expiresAt,
-      })
+      .values(newActivationRow(activation, activation.licenseId))
       .onConflict((conflict) => conflict.columns(['license_id', 'fingerprint']).doNothing())
       .returningAll()
       .executeTakeFirst()
