@@ -7,8 +7,8 @@ import type { Database } from './database.js'
  * rest refers to it, and a statement outside a transaction block is a transaction of its own: they
  * commit together, or (a constraint refuses one) none does. One round trip where `BEGIN`, one per
  * write and `COMMIT` were (UnitOfWork.writeOne). The writes must not touch the same row twice, and
- * do not see each other's rows: inserts of new rows into different tables. A later write may read
- * what an earlier one returned (`returnedBy`).
+ * do not see each other's changes, only what an earlier one returned (`returnedBy`): inserts of new
+ * rows into different tables, and updates whose returned rows a later insert reads.
  */
 export async function executeAsOne(db: Kysely<Database>, writes: readonly Compilable[]): Promise<void> {
   const last = writes.at(-1)
