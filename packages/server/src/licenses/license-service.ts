@@ -139,7 +139,7 @@ export class LicenseService {
       )
     }
     if (created === 'reference_gone') {
-      return this.#sayWhichReferenceWent(new ReferenceGone(), input.productId, input)
+      return this.#sayWhichReferenceWent(input.productId, input)
     }
     return created
   }
@@ -303,7 +303,9 @@ export class LicenseService {
       'its licenses cannot be changed',
     )
     return this.#apply(principal, 'license.updated', current, changes, now).catch((error: unknown) =>
-      this.#sayWhichReferenceWent(error, current.productId, input),
+      error instanceof ReferenceGone
+        ? this.#sayWhichReferenceWent(current.productId, input)
+        : Promise.reject(error),
     )
   }
 
@@ -546,14 +548,12 @@ export class LicenseService {
     return (await this.#policies.findPolicy(policyId))?.duration ?? null
   }
 
-  /** Any customer that exists may own a license (customers are not per product). */
   /**
    * A write found a customer, policy or entitlement of the request gone (deleted between the checks
    * and the write; the foreign keys refused it, nothing changed): the checks run again, so the answer
-   * names the one that went. Any other error passes through.
+   * names the one that went.
    */
   async #sayWhichReferenceWent(
-    error: unknown,
     productId: ProductId,
     references: {
       customerId?: CustomerId | null
@@ -561,9 +561,6 @@ export class LicenseService {
       entitlements?: readonly string[]
     },
   ): Promise<never> {
-    if (!(error instanceof ReferenceGone)) {
-      throw error
-    }
     await this.#policyFor(references.policyId ?? null, productId)
     await this.#requireCustomer(references.customerId ?? null)
     await this.#entitlements.resolve(productId, references.entitlements ?? [], '#/entitlements')
@@ -573,6 +570,7 @@ export class LicenseService {
     )
   }
 
+  /** Any customer that exists may own a license (customers are not per product). */
   async #requireCustomer(customerId: CustomerId | null): Promise<void> {
     if (customerId !== null && !(await this.#customers.exists(customerId))) {
       throw new DomainError('customer_not_found', `No customer ${customerId} exists.`, {
