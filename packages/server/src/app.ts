@@ -110,6 +110,7 @@ import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { checkDatabase } from './storage/health.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
+import { isSqlite } from './storage/write-transaction.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
 import { registerCreateLicenseToken } from './tokens/routes/create-license-token.js'
 import { registerCreateLicenseTokenByKey } from './tokens/routes/create-license-token-by-key.js'
@@ -395,6 +396,9 @@ function createServices(deps: AppDeps): Services {
     storage: unitOfWork((trx) => ({ signingKeys: new KyselySigningKeyStore(trx) })),
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+    // SQLite works inside this process's event loop, which leaves the thread pool a core;
+    // PostgreSQL takes that core for itself (tokens/ed25519.ts).
+    answerSigning: isSqlite(deps.db) ? 'thread-pool' : 'event-loop',
   })
   return {
     customers,

@@ -1,4 +1,4 @@
-import { type KeyObject, sign } from 'node:crypto'
+import type { KeyObject } from 'node:crypto'
 import {
   type CreateLicenseTokenBody,
   type CreateLicenseTokenByKeyBody,
@@ -27,6 +27,7 @@ import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
+import { type Ed25519Sign, ed25519Signer, type SigningPlace } from './ed25519.js'
 import { toProductKeyResource } from './routes/product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
@@ -45,8 +46,14 @@ export interface AnswerSigner {
   readonly keyId: string
   /** The product wants every application-facing answer signed, asked for or not. */
   readonly signResponses: boolean
-  /** The Ed25519 signature (64 bytes) of `data`, made off the event loop (see `answerSigner`). */
-  sign(data: Uint8Array): Promise<Buffer>
+  /** The Ed25519 signature (64 bytes) of `data`, made where `TokenServiceDeps.answerSigning` says. */
+  readonly sign: Ed25519Sign
+}
+
+/** A product's private key, decrypted: node:crypto's key (jose signs tokens with it) and its answers' signer. */
+interface DecryptedKey {
+  readonly object: KeyObject
+  readonly sign: Ed25519Sign
 }
 
 /** What tokens need of licenses: a license the caller may see and use now (LicenseService fits). */
@@ -67,6 +74,8 @@ export interface TokenServiceDeps {
   readonly storage: UnitOfWork<{ readonly signingKeys: SigningKeyStore }>
   readonly clock: Clock
   readonly signingKeyEncryption: Buffer
+  /** Where answers are signed: on the thread pool when a core is left over, else on the event loop. */
+  readonly answerSigning: SigningPlace
 }
 
 export class TokenService {
@@ -77,7 +86,8 @@ export class TokenService {
   readonly #storage: UnitOfWork<{ readonly signingKeys: SigningKeyStore }>
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
-  readonly #privateKeys = new Map<string, KeyObject>()
+  readonly #answerSigning: SigningPlace
+  readonly #privateKeys = new Map<string, DecryptedKey>()
   readonly #answerSigners = new Map<ProductId, { signer: AnswerSigner | undefined; until: number }>()
 
   constructor(deps: TokenServiceDeps) {
@@ -88,6 +98,7 @@ export class TokenService {
     this.#storage = deps.storage
     this.#clock = deps.clock
     this.#signingKeyEncryption = deps.signingKeyEncryption
+    this.#answerSigning = deps.answerSigning
   }
 
   /** Signs a license token with the product's current key; only an active license of an active product gets one. */
@@ -194,7 +205,7 @@ export class TokenService {
       .setNotBefore(issuedAt)
       .setExpirationTime(expiresAt)
       .setJti(newId('token'))
-      .sign(this.#privateKey(key))
+      .sign(this.#privateKey(key).object)
     // Never the token. No change goes with it: concurrent issues share one commit.
     await this.#storage.recordAlone(
       principal,
@@ -257,21 +268,10 @@ export class TokenService {
     ])
     let signer: AnswerSigner | undefined
     if (product !== undefined && key !== undefined) {
-      const privateKey = this.#privateKey(key)
       signer = {
         keyId: key.keyId,
         signResponses: product.signResponses,
-        // Fast path (issue 15): the signature is made on libuv's thread pool (node:crypto's
-        // callback form), not on the event loop. An Ed25519 signature costs ~30-40 µs of CPU here;
-        // made synchronously it is ~30% of a validation's event-loop time, so one process
-        // answered signed validations at ~70% of the unsigned rate; made off the loop the loop
-        // pays ~5 µs to hand it over (bench/README.md, "Signed answers").
-        sign: (data) =>
-          new Promise((resolve, reject) => {
-            sign(null, data, privateKey, (error, signature) =>
-              error === null ? resolve(signature) : reject(error),
-            )
-          }),
+        sign: this.#privateKey(key).sign,
       }
     }
     if (this.#answerSigners.size >= maxCachedSigningKeys) {
@@ -290,13 +290,14 @@ export class TokenService {
    * Decrypting and importing a key costs more than signing with it: keep the decrypted keys by
    * `kid`. A kid names one immutable key pair, so no process can hold a stale one.
    */
-  #privateKey(key: SigningKeyRecord): KeyObject {
+  #privateKey(key: SigningKeyRecord): DecryptedKey {
     let privateKey = this.#privateKeys.get(key.keyId)
     if (privateKey === undefined) {
       if (this.#privateKeys.size >= maxCachedSigningKeys) {
         this.#privateKeys.clear()
       }
-      privateKey = decryptSigningKey(this.#signingKeyEncryption, key)
+      const object = decryptSigningKey(this.#signingKeyEncryption, key)
+      privateKey = { object, sign: ed25519Signer(object, this.#answerSigning) }
       this.#privateKeys.set(key.keyId, privateKey)
     }
     return privateKey

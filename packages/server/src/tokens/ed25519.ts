@@ -1,0 +1,49 @@
+import { type KeyObject, sign } from 'node:crypto'
+import sodium from 'sodium-native'
+
+/** Signs with one Ed25519 private key: the 64-byte signature of `data`. */
+export type Ed25519Sign = (data: Uint8Array) => Promise<Buffer>
+
+/**
+ * Where a signature is made. Both give the same bytes (Ed25519 is deterministic); they differ in
+ * which CPU pays (bench/README.md, "Session 10: signing where the cores are"):
+ * - `thread-pool`: node:crypto's callback form, on libuv's thread pool. The event loop pays ~5 µs
+ *   to hand it over; the process pays ~55 µs in all. Best when a core is left over beside the event
+ *   loop: one process on SQLite answered signed validations at 122% of the rate of `event-loop`.
+ * - `event-loop`: libsodium (sodium-native), synchronously: ~14 µs in a hot loop, where
+ *   node:crypto's one-shot `sign` takes ~21 µs (OpenSSL 3 sets up a context per call), and no
+ *   hand-over. Best when every core is busy anyway: on PostgreSQL (the database takes the other
+ *   core) a signed validation cost 156 µs of process CPU instead of 203, and the rate rose 13%.
+ */
+export type SigningPlace = 'thread-pool' | 'event-loop'
+
+export function ed25519Signer(privateKey: KeyObject, place: SigningPlace): Ed25519Sign {
+  if (place === 'thread-pool') {
+    return (data) =>
+      new Promise((resolve, reject) => {
+        sign(null, data, privateKey, (error, signature) =>
+          error === null ? resolve(signature) : reject(error),
+        )
+      })
+  }
+  const secretKey = sodiumSecretKey(privateKey)
+  return (data) => {
+    const signature = Buffer.allocUnsafe(sodium.crypto_sign_BYTES)
+    sodium.crypto_sign_detached(signature, data, secretKey)
+    return Promise.resolve(signature)
+  }
+}
+
+/** libsodium's form of the key (seed and public key, 64 bytes), in its guarded memory, not on the JS heap. */
+function sodiumSecretKey(privateKey: KeyObject): Buffer {
+  const { d } = privateKey.export({ format: 'jwk' })
+  if (privateKey.asymmetricKeyType !== 'ed25519' || d === undefined) {
+    throw new Error('an Ed25519 private key is needed')
+  }
+  const seed = Buffer.from(d, 'base64url')
+  const publicKey = Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES)
+  const secretKey = sodium.sodium_malloc(sodium.crypto_sign_SECRETKEYBYTES)
+  sodium.crypto_sign_seed_keypair(publicKey, secretKey, seed)
+  sodium.sodium_memzero(seed)
+  return secretKey
+}
