@@ -147,6 +147,9 @@ describeEachDatabase('GET /api/v0/events and /events/:id', (database) => {
       test.clock.advance(1000)
       await send(test, 'POST', `/licenses/${id}/activations`, { fingerprint: 'machine' })
     }
+    // A repeat (the machine holds its seat) renews it and records nothing.
+    const repeat = await send(test, 'POST', `/licenses/${license.id}/activations`, { fingerprint: 'machine' })
+    assert.equal(repeat.statusCode, 200)
     await send(test, 'POST', '/licenses/validate', { key: license.key, productId: test.productId })
     const activation = (await send(test, 'GET', `/licenses/${license.id}/activations`)).json().data[0]
     await send(test, 'DELETE', `/activations/${activation.id}`)
