@@ -209,27 +209,27 @@ export class ActivationService {
       heartbeatTtl: license.heartbeatTtl,
       awaitsFirstActivation: license.firstActivationDuration !== null,
     }
-    // On PostgreSQL, in the common cases (a repeat, or a new machine and a free seat), one statement
-    // renews the machine's activation, or takes the seat and writes the activation with its event
-    // (ActivationStore.activateAlone), where a renewal and then BEGIN, three statements and COMMIT
-    // were (bench/README.md, "Session 10"). Any other case goes on below.
-    let renewalTried = false
-    if (this.#activations.activatesAlone) {
+    // A repeat records no event: on PostgreSQL it is one statement, where a unit of work would
+    // open a transaction around it (ActivationStore.renewAlone).
+    const renewed = await this.#activations.renewAlone(activation)
+    if (typeof renewed === 'object') {
+      return { outcome: 'existing', activation: renewed, expirationStarted: null }
+    }
+    if (renewed === 'no_seat') {
+      // A new machine: on PostgreSQL, in the common case (a free seat), one statement takes the seat
+      // and writes the activation with its event (ActivationStore.activateAlone), where BEGIN, three
+      // statements and COMMIT were (bench/README.md, "Session 9"). Any other case goes on below.
       const created = newActivationAt(activation, activation.at, activation.heartbeatTtl)
-      const alone = await this.#storage.writeOne(principal, ({ activations, events }) => {
+      const done = await this.#storage.writeOne(principal, ({ activations, events }) => {
         events.record('activation.created', license.productId, toActivationResource(created))
         return activations.activateAlone(activation, events.take())
       })
-      if (alone === 'created') {
+      if (done === 'done') {
         return { outcome: 'created', activation: created, expirationStarted: null }
       }
-      if (alone !== 'not_done') {
-        return { outcome: 'existing', activation: alone, expirationStarted: null }
-      }
-      renewalTried = true
     }
     const outcome = await this.#storage.write(principal, async ({ activations, events }) => {
-      const outcome = await activations.activate(activation, { renewalTried })
+      const outcome = await activations.activate(activation, { renewalTried: renewed === 'no_seat' })
       for (const lapsed of outcome.reclaimed) {
         events.record('activation.expired', lapsed.productId, toActivationResource(lapsed))
       }

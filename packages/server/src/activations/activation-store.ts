@@ -85,29 +85,29 @@ export interface ActivationStore {
    * counter in the same transaction as the insert, so concurrent callers never exceed the limit.
    * When the license is full and has a heartbeat TTL, its lapsed activations are removed first,
    * in that transaction, with the license row locked.
-   *
-   * `renewalTried`: `activateAlone` just found no seat held by the machine, so the first try does
-   * not renew again; a machine activated meanwhile is met by the insert, and found by the second try.
+   */
+  /**
+   * `renewalTried`: `renewAlone` just found no seat held, so the first try does not renew again; a
+   * machine activated meanwhile is met by the insert, and found by the second try.
    */
   activate(activation: NewActivation, options?: { readonly renewalTried?: boolean }): Promise<ActivateOutcome>
   /**
-   * Fast path (UnitOfWork.writeOne), in ONE statement outside any transaction, where
-   * `activatesAlone`: renews the machine's activation if it holds its seat (a repeat: applications
-   * activate at every start); or else takes a free seat, inserts the activation and writes `events`
-   * (the new activation's), as `activate` would in these common cases. `not_done`, with nothing
-   * written, when neither: the license is full (lapsed seats to reclaim, or the limit), the machine's
-   * activation lapsed or was made meanwhile, or the license awaits its first activation (only the
-   * renewal is tried then). Then `activate` (with `renewalTried`) does it the long way.
+   * Fast path for a repeat activation (the machine holds its seat; an application activates at
+   * every start): renews it with one statement of its own, outside any transaction, as `activate`
+   * would. `no_seat`: the machine holds none (then `activate` with `renewalTried`); `not_tried` on
+   * an engine where `activate` does it as cheaply (SQLite: there `activate` renews in its group
+   * commit, and a write alone would wait for a commit of its own).
    */
-  activateAlone(
-    activation: NewActivation,
-    events: readonly Event[],
-  ): Promise<Activation | 'created' | 'not_done'>
+  renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'>
   /**
-   * False on an engine where `activate` does it as cheaply (SQLite: there `activate` renews and
-   * inserts in its group commit, and a write alone would wait for a commit of its own).
+   * Fast path for a new machine after `renewAlone` said `no_seat` (UnitOfWork.writeOne): takes a
+   * seat, inserts the activation and writes `events`, in ONE statement outside any transaction, as
+   * `activate` would in the common case. `not_done`, with nothing written, when that case is not
+   * this one: the license is full (lapsed seats to reclaim, or the limit), the machine has an
+   * activation (lapsed, or made meanwhile), the license awaits its first activation, or the engine
+   * has no such statement (SQLite). Then `activate` (with `renewalTried`) does it the long way.
    */
-  readonly activatesAlone: boolean
+  activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'>
   /** Renews the lease of an activation that holds its seat at `at`; undefined if unknown or lapsed. */
   heartbeat(target: HeartbeatTarget, at: Date, heartbeatTtl: number | null): Promise<Activation | undefined>
   /** Deletes the activation and frees its seat; undefined if it did not exist or had lapsed at `at`. */

@@ -3,12 +3,12 @@ import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
-import { isDeadlock, isUniqueViolation } from '../storage/constraint-violations.js'
+import { isDeadlock, isNotNullViolation, isUniqueViolation } from '../storage/constraint-violations.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { executeAsOne, returnedBy, selectedRow } from '../storage/one-statement.js'
+import { executeAsOne, returnedBy } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
@@ -60,10 +60,6 @@ function newActivationRow(activation: NewActivation, licenseId: LicenseId | RawB
     expires_at: leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null,
   }
 }
-
-const activationColumns = Object.keys(
-  newActivationRow({ at: new Date(0), heartbeatTtl: null } as NewActivation, '' as LicenseId),
-) as (keyof ActivationsTable)[]
 
 /** The license row has a seat that no activation counts (lapsed ones count until removed). */
 const hasFreeSeat = sql<SqlBool>`(max_activations is null or activation_count < max_activations)`
@@ -124,68 +120,49 @@ export class KyselyActivationStore implements ActivationStore {
     })
   }
 
-  get activatesAlone(): boolean {
-    return !this.#sqlite && !this.#db.isTransaction
+  async renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'> {
+    if (this.#sqlite || this.#db.isTransaction) {
+      return 'not_tried'
+    }
+    const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
+    return (await this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)) ?? 'no_seat'
   }
 
-  async activateAlone(
-    activation: NewActivation,
-    events: readonly Event[],
-  ): Promise<Activation | 'created' | 'not_done'> {
-    if (!this.activatesAlone) {
+  async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
+    if (this.#sqlite || this.#db.isTransaction || activation.awaitsFirstActivation) {
       return 'not_done'
     }
-    const at = activation.at.toISOString()
-    const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    const renewal = this.#refreshQuery(this.#db, activation, at, expiresAt)
-    if (activation.awaitsFirstActivation) {
-      // The first activation also starts the license's expiry: `activate` does that.
-      const renewed = await renewal.executeTakeFirst()
-      return renewed === undefined ? 'not_done' : rowToActivation(renewed)
-    }
     const writes = [
-      renewal, // write_0: the machine's live activation, renewed
-      this.#db // write_1: or else a free seat, taken
+      this.#db
         .updateTable('licenses')
         .set({ activation_count: sql`activation_count + 1` })
         .where('id', '=', activation.licenseId)
         .where(hasFreeSeat)
-        .where(sql<SqlBool>`not exists (select 1 from ${returnedBy(0)})`)
         .returning('id'),
-      this.#db // write_2: and the activation that holds it
+      this.#db
         .insertInto('activations')
-        .columns(activationColumns)
-        .expression(
-          this.#db
-            .selectFrom(returnedBy(1).as('seat'))
-            .select(selectedRow(newActivationRow(activation, sql.ref<LicenseId>('seat.id')))),
-        )
-        .returning('id'),
-      ...new KyselyEventStore(this.#db).insertIfReturnedQueries(events, 2),
-      sql`select (select id from ${returnedBy(2)}) as created_id, renewed.* from (select 1) as one left join ${returnedBy(0)} as renewed on true`,
+        // Null when the update above took no seat: NOT NULL then fails the whole statement, and so
+        // does the unique fingerprint when the machine has an activation. Nothing is written.
+        .values(newActivationRow(activation, sql<LicenseId>`(select id from ${returnedBy(0)})`)),
+      ...(events.length === 0 ? [] : [new KyselyEventStore(this.#db).insertQuery(events)]),
     ]
-    let outcome: ActivationRow & { created_id: string | null }
     try {
-      ;[outcome] = (await executeAsOne(this.#db, writes)) as [ActivationRow & { created_id: string | null }]
+      await executeAsOne(this.#db, writes)
+      return 'done'
     } catch (error) {
-      // The machine's activation lapsed or was made meanwhile (the unique fingerprint), or this was a
-      // deadlock's victim: nothing was written, and the transaction of `activate` sorts it out.
-      if (isUniqueViolation(error) || isDeadlock(error)) {
+      // A deadlock's victim wrote nothing either: the transaction below retries its own.
+      if (isNotNullViolation(error) || isUniqueViolation(error) || isDeadlock(error)) {
         return 'not_done'
       }
       throw error
     }
-    if (outcome.created_id !== null) {
-      return 'created'
-    }
-    return outcome.id === null ? 'not_done' : rowToActivation(outcome)
   }
 
   /**
    * One try. The first does not look for this machine's own lapsed activation: it is rare, and the
    * insert meets it as a conflict, which makes the try 'raced'. The second removes it first. That
    * saves a statement on every new activation (11 → 10 round trips on PostgreSQL). A first try
-   * 'after renewal' (`activateAlone` found none held a moment ago) does not renew either: a machine
+   * 'after renewal' (`renewAlone` found no seat a moment ago) does not renew either: a machine
    * activated since is met by the insert the same way (one round trip fewer again).
    */
   async #activate(
@@ -281,13 +258,7 @@ export class KyselyActivationStore implements ActivationStore {
     at: string,
     expiresAt: string | null,
   ): Promise<Activation | undefined> {
-    const refreshed = await this.#refreshQuery(trx, activation, at, expiresAt).executeTakeFirst()
-    return refreshed === undefined ? undefined : rowToActivation(refreshed)
-  }
-
-  /** Renews the machine's activation if it holds its seat at `at`, returning its row. */
-  #refreshQuery(trx: Kysely<Database>, activation: NewActivation, at: string, expiresAt: string | null) {
-    return trx
+    const refreshed = await trx
       .updateTable('activations')
       .set({
         last_seen_at: at,
@@ -300,6 +271,8 @@ export class KyselyActivationStore implements ActivationStore {
       .where('fingerprint', '=', activation.fingerprint)
       .where(alive(at))
       .returningAll()
+      .executeTakeFirst()
+    return refreshed === undefined ? undefined : rowToActivation(refreshed)
   }
 
   /**

@@ -3,7 +3,6 @@ import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
-import { returnedBy, selectedRow } from '../storage/one-statement.js'
 import { isSqlite } from '../storage/write-transaction.js'
 import { type Event, licenseIdOf } from './event.js'
 import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
@@ -68,28 +67,12 @@ export class KyselyEventStore implements EventStore {
 
   /** The insert of `events` (at least one), not yet run: for a statement that writes them with its change. */
   insertQuery(events: readonly Event[]) {
-    return this.#db.insertInto('events').values(events.map((event) => this.#row(event)))
-  }
-
-  /**
-   * The inserts of `events`, one each, for a statement whose write number `index` decides whether
-   * its change happened (`executeAsOne`): each event is written only if that write returned a row.
-   */
-  insertIfReturnedQueries(events: readonly Event[], index: number) {
-    return events.map((event) => {
-      const row = this.#row(event)
-      return this.#db
-        .insertInto('events')
-        .columns(Object.keys(row) as (keyof EventsTable)[])
-        .expression(this.#db.selectFrom(returnedBy(index).as('changed')).select(selectedRow(row)))
-    })
-  }
-
-  #row(event: Event) {
-    return {
-      ...eventToRow(event),
-      dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
-    }
+    return this.#db.insertInto('events').values(
+      events.map((event) => ({
+        ...eventToRow(event),
+        dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+      })),
+    )
   }
 
   /**

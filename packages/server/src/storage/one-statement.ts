@@ -1,4 +1,4 @@
-import { type AliasedRawBuilder, type Compilable, type Kysely, type RawBuilder, sql } from 'kysely'
+import { type Compilable, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from './database.js'
 
 /**
@@ -10,30 +10,16 @@ import type { Database } from './database.js'
  * do not see each other's changes, only what an earlier one returned (`returnedBy`): inserts of new
  * rows into different tables, and updates whose returned rows a later insert reads.
  */
-export async function executeAsOne<Row = unknown>(
-  db: Kysely<Database>,
-  writes: readonly (Compilable | RawBuilder<unknown>)[],
-): Promise<readonly Row[]> {
+export async function executeAsOne(db: Kysely<Database>, writes: readonly Compilable[]): Promise<void> {
   const last = writes.at(-1)
   if (last === undefined) {
-    return []
+    return
   }
   const before = writes.slice(0, -1).map((write, index) => sql`${sql.raw(`write_${index}`)} as (${write})`)
-  const statement = before.length === 0 ? sql<Row>`${last}` : sql<Row>`with ${sql.join(before)} ${last}`
-  return (await statement.execute(db)).rows
+  await (before.length === 0 ? sql`${last}` : sql`with ${sql.join(before)} ${last}`).execute(db)
 }
 
 /** The rows that write number `index` of `executeAsOne`'s list returned, for a later write to read. */
 export function returnedBy(index: number): RawBuilder<unknown> {
   return sql.raw(`write_${index}`)
-}
-
-/**
- * `row` as the select list of `INSERT INTO … (columns) SELECT <row> FROM <an earlier write>`: the
- * row is written once for each row that write returned, so not at all when it returned none (where
- * `VALUES` would write it anyway). PostgreSQL types the list's bare parameters by their target
- * columns, as it does in `VALUES`. A value that is itself SQL (a `RawBuilder`) goes in as SQL.
- */
-export function selectedRow(row: Readonly<Record<string, unknown>>): AliasedRawBuilder<unknown, string>[] {
-  return Object.entries(row).map(([column, value]) => sql`${value}`.as(column))
 }
