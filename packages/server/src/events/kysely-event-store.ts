@@ -1,5 +1,5 @@
 import type { ApiKeyId, ApiKeyRole, EventId, EventType, LicenseId, ProductId } from '@keyturn/protocol'
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely'
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
@@ -65,13 +65,21 @@ export class KyselyEventStore implements EventStore {
     }
   }
 
-  /** The insert of `events` (at least one), not yet run: for a statement that writes them with its change. */
-  insertQuery(events: readonly Event[]) {
+  /**
+   * The insert of `events` (at least one), not yet run: for a statement that writes them with its
+   * change. `dataOf` rewrites each event's JSON in SQL, for a field that only that statement knows
+   * (UsageStore.increment: the count its update returned, storage/one-statement.ts `returnedBy`).
+   */
+  insertQuery(events: readonly Event[], dataOf?: (json: string) => RawBuilder<string>) {
     return this.#db.insertInto('events').values(
-      events.map((event) => ({
-        ...eventToRow(event),
-        dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
-      })),
+      events.map((event) => {
+        const row = eventToRow(event)
+        return {
+          ...row,
+          data: dataOf === undefined ? row.data : dataOf(row.data),
+          dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+        }
+      }),
     )
   }
 

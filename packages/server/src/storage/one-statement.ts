@@ -8,15 +8,20 @@ import type { Database } from './database.js'
  * commit together, or (a constraint refuses one) none does. One round trip where `BEGIN`, one per
  * write and `COMMIT` were (UnitOfWork.writeOne). The writes must not touch the same row twice, and
  * do not see each other's changes, only what an earlier one returned (`returnedBy`): inserts of new
- * rows into different tables, and updates whose returned rows a later insert reads.
+ * rows into different tables, and updates whose returned rows a later insert reads. Answers the
+ * rows the last write returns (`Row`: what its RETURNING reads, as the driver hands them back).
  */
-export async function executeAsOne(db: Kysely<Database>, writes: readonly Compilable[]): Promise<void> {
+export async function executeAsOne<Row = unknown>(
+  db: Kysely<Database>,
+  writes: readonly Compilable[],
+): Promise<Row[]> {
   const last = writes.at(-1)
   if (last === undefined) {
-    return
+    return []
   }
   const before = writes.slice(0, -1).map((write, index) => sql`${sql.raw(`write_${index}`)} as (${write})`)
-  await (before.length === 0 ? sql`${last}` : sql`with ${sql.join(before)} ${last}`).execute(db)
+  const statement = before.length === 0 ? sql<Row>`${last}` : sql<Row>`with ${sql.join(before)} ${last}`
+  return (await statement.execute(db)).rows
 }
 
 /** The rows that write number `index` of `executeAsOne`'s list returned, for a later write to read. */

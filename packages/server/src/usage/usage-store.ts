@@ -1,4 +1,5 @@
 import type { LicenseId } from '@keyturn/protocol'
+import type { Event } from '../core/unit-of-work.js'
 
 export type IncrementOutcome =
   | { readonly kind: 'incremented'; readonly uses: number }
@@ -9,9 +10,17 @@ export type IncrementOutcome =
 export interface UsageStore {
   /**
    * Adds `increment` to the license's uses unless that would pass its maxUses, as one guarded
-   * statement (concurrent increments never overshoot). Undefined if the license does not exist.
+   * statement (concurrent increments never overshoot), and writes `events` with it
+   * (`UnitOfWork.writeOne`: on PostgreSQL in that same statement, no transaction around it). Each
+   * event's data must carry `uses`: the store sets it to the count this increment made, which a
+   * concurrent increment may have moved since the caller's read. A refused increment writes nothing.
+   * Undefined if the license does not exist.
    */
-  increment(licenseId: LicenseId, increment: number): Promise<IncrementOutcome | undefined>
+  increment(
+    licenseId: LicenseId,
+    increment: number,
+    events: readonly Event[],
+  ): Promise<IncrementOutcome | undefined>
   /** Sets uses to 0 and usesResetAt to `at`; false if the license does not exist. */
   reset(licenseId: LicenseId, at: Date): Promise<boolean>
 }

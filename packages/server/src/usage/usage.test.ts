@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import type { LicenseId } from '@keyturn/protocol'
+import { DomainError } from '../core/errors.js'
+import { KyselyUnitOfWork } from '../storage/kysely-unit-of-work.js'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { createLicense, expectProblem, getLicense } from '../testing/licenses.js'
+import { startWebhookReceiver } from '../testing/webhook-receiver.js'
+import { KyselyUsageStore } from './kysely-usage-store.js'
+import { UsageService } from './usage-service.js'
 
 function post(
   test: TestApp,
@@ -15,6 +21,36 @@ function post(
     url: `/api/v0${url}`,
     headers: { ...test.headers, ...headers },
     ...(payload === undefined ? {} : { payload }),
+  })
+}
+
+/** The license's `license.usage_incremented` events, oldest first: [request id, uses] each. */
+async function incrementEvents(test: TestApp, licenseId: LicenseId): Promise<[string, number][]> {
+  const res = await test.app.inject({
+    method: 'GET',
+    url: `/api/v0/events?filter=type:eq:license.usage_incremented,licenseId:eq:${licenseId}&sort=occurredAt:asc&limit=100`,
+    headers: test.headers,
+  })
+  assert.equal(res.statusCode, 200, res.body)
+  return res
+    .json()
+    .data.map((event: { requestId: string; data: { uses: number } }) => [event.requestId, event.data.uses])
+}
+
+/**
+ * Usage counting that finds the license as it is now, whatever happens to it later: a request whose
+ * read came before a concurrent change (the license store's reads are replaced; its writes are real).
+ */
+async function usageAsReadNow(test: TestApp, licenseId: LicenseId): Promise<UsageService> {
+  const view = await test.services.licenses.getUsable(test.admin, licenseId, 'no usage is counted for it')
+  return new UsageService({
+    storage: new KyselyUnitOfWork({
+      db: test.connection.db,
+      clock: test.clock,
+      stores: (trx) => ({ usage: new KyselyUsageStore(trx) }),
+    }),
+    licenses: { getUsable: async () => view, getUsableByKey: async () => view, get: async () => view },
+    clock: test.clock,
   })
 }
 
@@ -40,6 +76,108 @@ describeEachDatabase('metered usage (maxUses)', (database) => {
     expectProblem(refused, 409, 'usage_limit_reached')
     assert.deepEqual([refused.json().uses, refused.json().maxUses], [500, 500])
     assert.equal((await getLicense(test.app, test.headers, license.id)).uses, 500)
+  })
+
+  it('records in each event the count its own increment made, under concurrent increments of one license', async (t) => {
+    const test = await buildTestApp(t, database)
+    const { productId } = test
+    const license = await createLicense(test.app, test.headers, { productId, maxUses: 45 })
+
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, n) =>
+        n % 2 === 0
+          ? post(test, '/licenses/usage', { key: license.key, productId, increment: 1 })
+          : post(test, `/licenses/${license.id}/usage`, { increment: 1 }),
+      ),
+    )
+
+    const counted = answers.filter((answer) => answer.statusCode === 200)
+    const countOf = new Map(counted.map((answer) => [answer.headers['request-id'], answer.json().uses]))
+    const oneToFortyFive = Array.from({ length: 45 }, (_, n) => n + 1)
+    assert.deepEqual(
+      [...countOf.values()].sort((a, b) => a - b),
+      oneToFortyFive,
+    )
+    const events = await incrementEvents(test, license.id)
+    assert.deepEqual(
+      events.map(([, uses]) => uses).sort((a, b) => a - b),
+      oneToFortyFive,
+    )
+    for (const [requestId, uses] of events) {
+      assert.equal(uses, countOf.get(requestId), `the event of ${requestId}`)
+    }
+  })
+
+  it('records the count an increment made when another one counted between its read and its write', async (t) => {
+    const test = await buildTestApp(t, database)
+    const license = await createLicense(test.app, test.headers, { productId: test.productId, maxUses: 10 })
+    const late = await usageAsReadNow(test, license.id) // reads uses 0
+
+    const two = await post(test, `/licenses/${license.id}/usage`, { increment: 2 })
+    const counted = await late.increment(test.admin, license.id, { increment: 3 })
+
+    assert.equal(two.json().uses, 2, two.body)
+    assert.equal(counted.license.uses, 5)
+    assert.deepEqual(
+      (await incrementEvents(test, license.id)).map(([, uses]) => uses),
+      [2, 5],
+    )
+  })
+
+  it('writes no event for an increment it refuses: at the limit, or for a license gone since it was read', async (t) => {
+    const test = await buildTestApp(t, database)
+    const { productId } = test
+    const license = await createLicense(test.app, test.headers, { productId, maxUses: 3 })
+    const three = await post(test, '/licenses/usage', { key: license.key, productId, increment: 3 })
+    const refused = await post(test, '/licenses/usage', { key: license.key, productId, increment: 1 })
+    assert.equal(three.json().uses, 3, three.body)
+    expectProblem(refused, 409, 'usage_limit_reached')
+    assert.deepEqual([refused.json().uses, refused.json().maxUses], [3, 3])
+    assert.deepEqual(
+      (await incrementEvents(test, license.id)).map(([, uses]) => uses),
+      [3],
+    )
+
+    // Deleted between the read that found it usable and the increment (no route deletes a license).
+    const unmetered = await createLicense(test.app, test.headers, { productId })
+    const usage = await usageAsReadNow(test, unmetered.id)
+    await test.connection.db.deleteFrom('licenses').where('id', '=', unmetered.id).execute()
+    await assert.rejects(
+      usage.increment(test.admin, unmetered.id, { increment: 1 }),
+      (error) => error instanceof DomainError && error.code === 'license_not_found',
+    )
+    assert.deepEqual(await incrementEvents(test, unmetered.id), [])
+  })
+
+  it('stores the event of an increment as dispatched while no webhook endpoint is enabled, and delivers it with its count when one is', async (t) => {
+    const test = await buildTestApp(t, database, { webhooks: { allowHttp: true, allowPrivate: true } })
+    const { productId } = test
+    const receiver = await startWebhookReceiver(t)
+    const license = await createLicense(test.app, test.headers, { productId, maxUses: 10 })
+    const dispatchedAt = async (requestId: unknown) =>
+      (
+        await test.connection.db
+          .selectFrom('events')
+          .select('dispatched_at')
+          .where('request_id', '=', String(requestId))
+          .executeTakeFirstOrThrow()
+      ).dispatched_at
+
+    const beforeAny = await post(test, `/licenses/${license.id}/usage`, { increment: 2 })
+    const endpoint = await post(test, '/webhook-endpoints', {
+      url: receiver.url,
+      eventTypes: ['license.usage_incremented'],
+    })
+    assert.equal(endpoint.statusCode, 201, endpoint.body)
+    const whileEnabled = await post(test, '/licenses/usage', { key: license.key, productId, increment: 3 })
+
+    assert.notEqual(await dispatchedAt(beforeAny.headers['request-id']), null, 'no endpoint: dispatched')
+    assert.equal(await dispatchedAt(whileEnabled.headers['request-id']), null, 'left to the dispatch')
+    await test.services.deliveries.tick()
+    assert.deepEqual(
+      receiver.received.map((delivery) => JSON.parse(delivery.body).data.uses),
+      [5],
+    )
   })
 
   it('adds nothing when an increment would pass maxUses, answers validation with usage_exceeded once used up, and resets to 0', async (t) => {
