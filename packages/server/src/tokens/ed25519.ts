@@ -6,10 +6,11 @@ export type Ed25519Sign = (data: Uint8Array) => Promise<Buffer>
 
 /**
  * Where a signature is made. Both give the same bytes (Ed25519 is deterministic); they differ in
- * which CPU pays (bench/README.md, "Session 10: signing where the cores are"):
+ * which CPU pays (bench/README.md, Session 10, "Signing where the cores are"):
  * - `thread-pool`: node:crypto's callback form, on libuv's thread pool. The event loop pays ~5 µs
- *   to hand it over; the process pays ~55 µs in all. Best when a core is left over beside the event
- *   loop: one process on SQLite answered signed validations at 122% of the rate of `event-loop`.
+ *   to hand it over; the process pays ~60 µs in all (the hand-over, the wake-ups, the signature).
+ *   Best when a core is left over beside the event loop: one process on SQLite answered signed
+ *   validations at 122% of the rate of `event-loop`.
  * - `event-loop`: libsodium (sodium-native), synchronously: ~14 µs in a hot loop, where
  *   node:crypto's one-shot `sign` takes ~21 µs (OpenSSL 3 sets up a context per call), and no
  *   hand-over. Best when every core is busy anyway: on PostgreSQL (the database takes the other
