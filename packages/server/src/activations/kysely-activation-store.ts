@@ -3,12 +3,12 @@ import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
-import { isDeadlock, isNotNullViolation, isUniqueViolation } from '../storage/constraint-violations.js'
+import { isDeadlock, isUniqueViolation } from '../storage/constraint-violations.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { executeAsOne, returnedBy } from '../storage/one-statement.js'
+import { executeAsOne, insertIfReturned, returnedBy } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
@@ -133,25 +133,29 @@ export class KyselyActivationStore implements ActivationStore {
       return 'not_done'
     }
     const writes = [
-      this.#db
+      this.#db // write_0: a free seat, taken
         .updateTable('licenses')
         .set({ activation_count: sql`activation_count + 1` })
         .where('id', '=', activation.licenseId)
         .where(hasFreeSeat)
         .returning('id'),
-      this.#db
-        .insertInto('activations')
-        // Null when the update above took no seat: NOT NULL then fails the whole statement, and so
-        // does the unique fingerprint when the machine has an activation. Nothing is written.
-        .values(newActivationRow(activation, sql<LicenseId>`(select id from ${returnedBy(0)})`)),
-      ...(events.length === 0 ? [] : [new KyselyEventStore(this.#db).insertQuery(events)]),
+      // write_1: the activation, only if write_0 took a seat; it fails the whole statement on the
+      // unique fingerprint when the machine has an activation. Nothing is written then.
+      insertIfReturned(
+        this.#db,
+        'activations',
+        newActivationRow(activation, sql.ref<LicenseId>('changed.id')),
+        0,
+      ).returning('id'),
+      ...new KyselyEventStore(this.#db).insertIfReturnedQueries(events, 1),
+      sql`select id from ${returnedBy(1)}`,
     ]
     try {
-      await executeAsOne(this.#db, writes)
-      return 'done'
+      const rows = await executeAsOne(this.#db, writes)
+      return rows.length > 0 ? 'done' : 'not_done'
     } catch (error) {
       // A deadlock's victim wrote nothing either: the transaction below retries its own.
-      if (isNotNullViolation(error) || isUniqueViolation(error) || isDeadlock(error)) {
+      if (isUniqueViolation(error) || isDeadlock(error)) {
         return 'not_done'
       }
       throw error

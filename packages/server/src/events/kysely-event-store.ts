@@ -3,6 +3,7 @@ import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } f
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
+import { insertIfReturned } from '../storage/one-statement.js'
 import { isSqlite } from '../storage/write-transaction.js'
 import { type Event, licenseIdOf } from './event.js'
 import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
@@ -65,22 +66,38 @@ export class KyselyEventStore implements EventStore {
     }
   }
 
+  /** The insert of `events` (at least one), not yet run: for a statement that writes them with its change. */
+  insertQuery(events: readonly Event[]) {
+    return this.#db.insertInto('events').values(events.map((event) => this.#row(event)))
+  }
+
   /**
-   * The insert of `events` (at least one), not yet run: for a statement that writes them with its
-   * change. `dataOf` rewrites each event's JSON in SQL, for a field that only that statement knows
-   * (UsageStore.increment: the count its update returned, storage/one-statement.ts `returnedBy`).
+   * The inserts of `events`, one each, for a statement (`executeAsOne`) whose write number `index`
+   * says whether its change happened: each event is written only if that write returned a row
+   * (`insertIfReturned`). `dataOf` rewrites each event's JSON in SQL from that row (`changed`), for
+   * a field only the statement knows (UsageStore.increment: the count its update made).
    */
-  insertQuery(events: readonly Event[], dataOf?: (json: string) => RawBuilder<string>) {
-    return this.#db.insertInto('events').values(
-      events.map((event) => {
-        const row = eventToRow(event)
-        return {
-          ...row,
-          data: dataOf === undefined ? row.data : dataOf(row.data),
-          dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
-        }
-      }),
-    )
+  insertIfReturnedQueries(
+    events: readonly Event[],
+    index: number,
+    dataOf?: (json: string) => RawBuilder<string>,
+  ) {
+    return events.map((event) => {
+      const row = this.#row(event)
+      return insertIfReturned(
+        this.#db,
+        'events',
+        dataOf === undefined ? row : { ...row, data: dataOf(row.data) },
+        index,
+      )
+    })
+  }
+
+  #row(event: Event) {
+    return {
+      ...eventToRow(event),
+      dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+    }
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Database } from './database.js'
  */
 export async function executeAsOne<Row = unknown>(
   db: Kysely<Database>,
-  writes: readonly Compilable[],
+  writes: readonly (Compilable | RawBuilder<unknown>)[],
 ): Promise<Row[]> {
   const last = writes.at(-1)
   if (last === undefined) {
@@ -27,4 +27,24 @@ export async function executeAsOne<Row = unknown>(
 /** The rows that write number `index` of `executeAsOne`'s list returned, for a later write to read. */
 export function returnedBy(index: number): RawBuilder<unknown> {
   return sql.raw(`write_${index}`)
+}
+
+/**
+ * `INSERT INTO table (…) SELECT <row> FROM write_<index> AS changed`: the row is inserted once for
+ * each row that write returned (one at most, for the writes here), so not at all when it changed
+ * nothing, where `VALUES` would insert it anyway, or (a column read from it as null) fail the
+ * whole statement with an error in PostgreSQL's log. `row`'s values may read `changed.<column>`
+ * (`sql.ref`); PostgreSQL types the other, bare parameters by their target columns, as in `VALUES`.
+ */
+export function insertIfReturned<Table extends keyof Database & string>(
+  db: Kysely<Database>,
+  table: Table,
+  row: Readonly<Record<string, unknown>>,
+  index: number,
+) {
+  const selected = Object.entries(row).map(([column, value]) => sql`${value}`.as(column))
+  return db
+    .insertInto(table)
+    .columns(Object.keys(row) as never)
+    .expression(db.selectFrom(returnedBy(index).as('changed')).select(selected) as never)
 }

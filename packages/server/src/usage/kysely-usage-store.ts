@@ -2,7 +2,6 @@ import type { LicenseId } from '@keyturn/protocol'
 import { type Kysely, type SqlBool, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
-import { isNotNullViolation } from '../storage/constraint-violations.js'
 import type { Database } from '../storage/database.js'
 import { executeAsOne, returnedBy } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
@@ -61,32 +60,23 @@ export class KyselyUsageStore implements UsageStore {
    *
    * Each event's `uses` is set in SQL from the row the update returned (`jsonb_set` on the jsonb
    * `data`): under concurrent increments each event carries the count its own increment made. A
-   * refused update returns no row, so that `uses` is null and so is `jsonb_set`'s result: the
-   * events' NOT NULL `data` fails the whole statement, which writes nothing.
+   * refused update returns no row: then no event is inserted either (`insertIfReturnedQueries`),
+   * and the statement returns nothing.
    */
   async #incrementInOneStatement(
     licenseId: LicenseId,
     increment: number,
     events: readonly Event[],
   ): Promise<IncrementOutcome | undefined> {
-    const usesOfUpdate = sql`(select uses from ${returnedBy(0)})`
     const withUses = (json: string) =>
-      sql<string>`jsonb_set(cast(${json} as jsonb), '{uses}', to_jsonb(${usesOfUpdate}))`
-    const writes = [
+      sql<string>`jsonb_set(cast(${json} as jsonb), '{uses}', to_jsonb(${sql.ref('changed.uses')}))`
+    const [row] = await executeAsOne<{ readonly uses: number | string }>(this.#db, [
       guardedIncrement(this.#db, licenseId, increment),
-      ...(events.length === 0
-        ? []
-        : [new KyselyEventStore(this.#db).insertQuery(events, withUses).returning(usesOfUpdate.as('uses'))]),
-    ]
-    try {
-      const [row] = await executeAsOne<{ readonly uses: number | string }>(this.#db, writes)
-      if (row !== undefined) {
-        return { kind: 'incremented', uses: Number(row.uses) }
-      }
-    } catch (error) {
-      if (!isNotNullViolation(error)) {
-        throw error
-      }
+      ...new KyselyEventStore(this.#db).insertIfReturnedQueries(events, 0, withUses),
+      sql`select uses from ${returnedBy(0)}`,
+    ])
+    if (row !== undefined) {
+      return { kind: 'incremented', uses: Number(row.uses) } // pg reads bigint as a string
     }
     return this.#refused(this.#db, licenseId)
   }

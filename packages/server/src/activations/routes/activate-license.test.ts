@@ -64,6 +64,15 @@ describeEachDatabase('POST /api/v0/licenses/:id/activations', (database) => {
     assert.equal(third.json().code, 'activation_limit_reached')
     assert.equal(third.json().maxActivations, 2)
     assert.equal(third.json().activationCount, 2)
+    const events = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/events?filter=type:eq:activation.created,licenseId:eq:${license.id}`,
+      headers: test.headers,
+    })
+    const fingerprints = events
+      .json()
+      .data.map((event: { data: { fingerprint: string } }) => event.data.fingerprint)
+    assert.deepEqual(fingerprints.sort(), ['a', 'b'], 'the refused machine has no activation.created')
   })
 
   it('never limits a license with maxActivations null', async (t) => {
