@@ -22,6 +22,9 @@ export const testAdminSecret = 'kt_admin_test-secret-for-the-test-suite-0001'
 /** buildTestApp's clock starts here. */
 export const testStart = '2030-01-01T00:00:00.000Z'
 
+/** The keys every test app derives from its master secret (a test may encrypt as the app does). */
+export const testSecretKeys = deriveSecretKeys('test-master-secret-with-at-least-32-characters')
+
 export interface TestApp {
   readonly app: App
   readonly services: Services
@@ -59,7 +62,7 @@ export async function buildTestApp(
   const { app, services } = buildApp({
     db: connection.db,
     clock,
-    secretKeys: deriveSecretKeys('test-master-secret-with-at-least-32-characters'),
+    secretKeys: testSecretKeys,
     logger: false,
     ...(options.idempotencyStore === undefined
       ? {}

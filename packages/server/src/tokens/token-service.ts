@@ -89,6 +89,7 @@ export class TokenService {
   readonly #answerSigning: SigningPlace
   readonly #privateKeys = new Map<string, DecryptedKey>()
   readonly #answerSigners = new Map<ProductId, { signer: AnswerSigner | undefined; until: number }>()
+  readonly #currentKeys = new Map<ProductId, { key: SigningKeyRecord | undefined; until: number }>()
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
@@ -166,7 +167,7 @@ export class TokenService {
         },
       )
     }
-    const key = await this.#signingKeys.current(license.productId)
+    const key = await this.#currentKey(license.productId)
     if (key === undefined) {
       throw new Error(`Product ${license.productId} has no current signing key`) // created with the product
     }
@@ -248,8 +249,30 @@ export class TokenService {
       await signingKeys.rotate(productId, next, now)
       events.record('product.key_rotated', productId, toProductKeyResource(rotated))
     })
+    this.#currentKeys.delete(productId)
     this.forgetAnswerSigner(productId)
     return rotated
+  }
+
+  /**
+   * Fast path (issue 14): the key that signs a product's tokens, kept like the answer signer for
+   * `answerSignerTtlMs`. Every token read it in a statement of its own (a round trip on
+   * PostgreSQL). A rotation through this process applies at once; through another one, within that
+   * time, and meanwhile tokens are signed by the key it retired, which stays listed
+   * (`GET /products/{id}/keys`), so they verify all the same.
+   */
+  async #currentKey(productId: ProductId): Promise<SigningKeyRecord | undefined> {
+    const now = this.#clock.now().getTime()
+    const cached = this.#currentKeys.get(productId)
+    if (cached !== undefined && cached.until > now) {
+      return cached.key
+    }
+    const key = await this.#signingKeys.current(productId)
+    if (this.#currentKeys.size >= maxCachedSigningKeys) {
+      this.#currentKeys.clear()
+    }
+    this.#currentKeys.set(productId, { key, until: now + answerSignerTtlMs })
+    return key
   }
 
   /**
@@ -257,7 +280,7 @@ export class TokenService {
    * no such product. Kept for `answerSignerTtlMs`: this runs on every application-facing request.
    */
   async answerSigner(productId: ProductId): Promise<AnswerSigner | undefined> {
-    const now = performance.now()
+    const now = this.#clock.now().getTime()
     const cached = this.#answerSigners.get(productId)
     if (cached !== undefined && cached.until > now) {
       return cached.signer

@@ -2,8 +2,17 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { LicenseTokenError, validateLicenseToken } from '@keyturn/client'
 import { decodeProtectedHeader } from 'jose'
-import { buildTestApp, createProduct, productKeyHeaders, type TestApp } from '../../testing/build-test-app.js'
+import {
+  buildTestApp,
+  createProduct,
+  productKeyHeaders,
+  type TestApp,
+  testSecretKeys,
+} from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
+import { KyselySigningKeyStore } from '../kysely-signing-key-store.js'
+import { newSigningKey } from '../signing-keys.js'
+import { answerSignerTtlMs } from '../token-service.js'
 
 async function issueToken(test: TestApp): Promise<string> {
   const { app, headers, productId } = test
@@ -176,6 +185,36 @@ describeEachDatabase(
       assert.ok(results.some((res) => res.json().keyId === current))
       const product = await app.inject({ method: 'GET', url: `/api/v0/products/${productId}`, headers })
       assert.equal(product.json().keyId, current)
+    })
+
+    it('signs with a key another process rotated in once answerSignerTtlMs has passed, and verifiably before', async (t) => {
+      const test = await buildTestApp(t, database)
+      const before = await issueToken(test)
+      // Another process rotates: the row changes under this one, which is not told.
+      const next = newSigningKey(testSecretKeys.signingKeyEncryption)
+      await new KyselySigningKeyStore(test.connection.db).rotate(test.productId, next, test.clock.now())
+
+      const meanwhile = await issueToken(test)
+      test.clock.advance(answerSignerTtlMs)
+      const after = await issueToken(test)
+
+      assert.equal(decodeProtectedHeader(meanwhile).kid, decodeProtectedHeader(before).kid)
+      assert.equal(decodeProtectedHeader(after).kid, next.keyId)
+      const listed = await test.app.inject({
+        method: 'GET',
+        url: `/api/v0/products/${test.productId}/keys`,
+        headers: test.headers,
+      })
+      const publicKey = listed.json().data.map((key: { publicKey: string }) => key.publicKey)
+      for (const token of [meanwhile, after]) {
+        const checked = await validateLicenseToken({
+          productId: test.productId,
+          publicKey,
+          token,
+          now: test.clock.now(),
+        })
+        assert.equal(checked.productId, test.productId)
+      }
     })
   },
 )
