@@ -56,6 +56,17 @@ interface DecryptedKey {
   readonly sign: Ed25519Sign
 }
 
+/** A value read at `since` (ms, the service's clock), kept for `answerSignerTtlMs`. */
+interface Kept<T> {
+  readonly value: T
+  readonly since: number
+}
+
+/** Read less than `answerSignerTtlMs` ago; a clock set back since the read does not extend that. */
+function isFresh(kept: Kept<unknown>, now: number): boolean {
+  return kept.since <= now && now < kept.since + answerSignerTtlMs
+}
+
 /** What tokens need of licenses: a license the caller may see and use now (LicenseService fits). */
 export type LicenseReader = UsableLicenses
 
@@ -88,8 +99,8 @@ export class TokenService {
   readonly #signingKeyEncryption: Buffer
   readonly #answerSigning: SigningPlace
   readonly #privateKeys = new Map<string, DecryptedKey>()
-  readonly #answerSigners = new Map<ProductId, { signer: AnswerSigner | undefined; until: number }>()
-  readonly #currentKeys = new Map<ProductId, { key: SigningKeyRecord | undefined; until: number }>()
+  readonly #answerSigners = new Map<ProductId, Kept<AnswerSigner | undefined>>()
+  readonly #currentKeys = new Map<ProductId, Kept<SigningKeyRecord | undefined>>()
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
@@ -264,14 +275,14 @@ export class TokenService {
   async #currentKey(productId: ProductId): Promise<SigningKeyRecord | undefined> {
     const now = this.#clock.now().getTime()
     const cached = this.#currentKeys.get(productId)
-    if (cached !== undefined && cached.until > now) {
-      return cached.key
+    if (cached !== undefined && isFresh(cached, now)) {
+      return cached.value
     }
     const key = await this.#signingKeys.current(productId)
     if (this.#currentKeys.size >= maxCachedSigningKeys) {
       this.#currentKeys.clear()
     }
-    this.#currentKeys.set(productId, { key, until: now + answerSignerTtlMs })
+    this.#currentKeys.set(productId, { value: key, since: now })
     return key
   }
 
@@ -282,8 +293,8 @@ export class TokenService {
   async answerSigner(productId: ProductId): Promise<AnswerSigner | undefined> {
     const now = this.#clock.now().getTime()
     const cached = this.#answerSigners.get(productId)
-    if (cached !== undefined && cached.until > now) {
-      return cached.signer
+    if (cached !== undefined && isFresh(cached, now)) {
+      return cached.value
     }
     const [product, key] = await Promise.all([
       this.#products.findProduct(productId),
@@ -300,7 +311,7 @@ export class TokenService {
     if (this.#answerSigners.size >= maxCachedSigningKeys) {
       this.#answerSigners.clear()
     }
-    this.#answerSigners.set(productId, { signer, until: now + answerSignerTtlMs })
+    this.#answerSigners.set(productId, { value: signer, since: now })
     return signer
   }
 

@@ -187,7 +187,7 @@ describeEachDatabase(
       assert.equal(product.json().keyId, current)
     })
 
-    it('signs with a key another process rotated in once answerSignerTtlMs has passed, and verifiably before', async (t) => {
+    it('signs with a key another process rotated in once answerSignerTtlMs has passed or the clock went back, and verifiably before', async (t) => {
       const test = await buildTestApp(t, database)
       const before = await issueToken(test)
       // Another process rotates: the row changes under this one, which is not told.
@@ -215,6 +215,12 @@ describeEachDatabase(
         })
         assert.equal(checked.productId, test.productId)
       }
+
+      // A clock set back (the system's, by NTP) does not keep a key longer than the time itself.
+      const third = newSigningKey(testSecretKeys.signingKeyEncryption)
+      await new KyselySigningKeyStore(test.connection.db).rotate(test.productId, third, test.clock.now())
+      test.clock.advance(-3_600_000)
+      assert.equal(decodeProtectedHeader(await issueToken(test)).kid, third.keyId)
     })
   },
 )
