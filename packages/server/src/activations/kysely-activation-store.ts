@@ -8,7 +8,7 @@ import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { executeAsOne, insertIfReturned, returnedBy } from '../storage/one-statement.js'
+import { executeAsOne, insertIfReturned, returnedBy, runsAlone } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
@@ -121,7 +121,7 @@ export class KyselyActivationStore implements ActivationStore {
   }
 
   async renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'> {
-    if (this.#sqlite || this.#db.isTransaction) {
+    if (!runsAlone(this.#db)) {
       return 'not_tried'
     }
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
@@ -129,7 +129,7 @@ export class KyselyActivationStore implements ActivationStore {
   }
 
   async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
-    if (this.#sqlite || this.#db.isTransaction || activation.awaitsFirstActivation) {
+    if (!runsAlone(this.#db) || activation.awaitsFirstActivation) {
       return 'not_done'
     }
     const writes = [

@@ -10,7 +10,7 @@ import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { executeAsOne } from '../storage/one-statement.js'
+import { executeAsOne, runsAlone } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
 import { expirationDateBound, type License } from './license.js'
@@ -299,7 +299,7 @@ export class KyselyLicenseStore implements LicenseStore {
       ...(events.length === 0 ? [] : [new KyselyEventStore(db).insertQuery(events)]),
     ]
     try {
-      if (this.#sqlite || this.#db.isTransaction) {
+      if (!runsAlone(this.#db)) {
         await writeTransaction(this.#db, async (trx) => {
           for (const write of writes(trx)) {
             await write.execute()

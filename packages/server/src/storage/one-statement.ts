@@ -1,5 +1,6 @@
 import { type Compilable, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from './database.js'
+import { isSqlite } from './write-transaction.js'
 
 /**
  * Runs several writes as ONE PostgreSQL statement: every write but the last becomes a
@@ -22,6 +23,15 @@ export async function executeAsOne<Row = unknown>(
   const before = writes.slice(0, -1).map((write, index) => sql`${sql.raw(`write_${index}`)} as (${write})`)
   const statement = before.length === 0 ? sql<Row>`${last}` : sql<Row>`with ${sql.join(before)} ${last}`
   return (await statement.execute(db)).rows
+}
+
+/**
+ * Whether `db` can run `executeAsOne`'s statement as a transaction of its own: on PostgreSQL, outside
+ * any transaction. SQLite has no data-modifying `WITH` (its group commit shares the commit instead),
+ * and inside a transaction the statement would not be atomic by itself.
+ */
+export function runsAlone(db: Kysely<Database>): boolean {
+  return !db.isTransaction && !isSqlite(db)
 }
 
 /** The rows that write number `index` of `executeAsOne`'s list returned, for a later write to read. */

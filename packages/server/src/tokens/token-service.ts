@@ -56,15 +56,26 @@ interface DecryptedKey {
   readonly sign: Ed25519Sign
 }
 
-/** A value read at `since` (ms, the service's clock), kept for `answerSignerTtlMs`. */
-interface Kept<T> {
-  readonly value: T
-  readonly since: number
-}
+/** Values per product, each kept for `answerSignerTtlMs` from its read (ms, the service's clock). */
+class KeptPerProduct<T> {
+  readonly #entries = new Map<ProductId, { readonly value: T; readonly since: number }>()
 
-/** Read less than `answerSignerTtlMs` ago; a clock set back since the read does not extend that. */
-function isFresh(kept: Kept<unknown>, now: number): boolean {
-  return kept.since <= now && now < kept.since + answerSignerTtlMs
+  /** The value read less than `answerSignerTtlMs` before `now`; a clock set back since does not extend that. */
+  fresh(productId: ProductId, now: number): { readonly value: T } | undefined {
+    const kept = this.#entries.get(productId)
+    return kept !== undefined && kept.since <= now && now < kept.since + answerSignerTtlMs ? kept : undefined
+  }
+
+  keep(productId: ProductId, value: T, since: number): void {
+    if (this.#entries.size >= maxCachedSigningKeys) {
+      this.#entries.clear()
+    }
+    this.#entries.set(productId, { value, since })
+  }
+
+  forget(productId: ProductId): void {
+    this.#entries.delete(productId)
+  }
 }
 
 /** What tokens need of licenses: a license the caller may see and use now (LicenseService fits). */
@@ -99,8 +110,8 @@ export class TokenService {
   readonly #signingKeyEncryption: Buffer
   readonly #answerSigning: SigningPlace
   readonly #privateKeys = new Map<string, DecryptedKey>()
-  readonly #answerSigners = new Map<ProductId, Kept<AnswerSigner | undefined>>()
-  readonly #currentKeys = new Map<ProductId, Kept<SigningKeyRecord | undefined>>()
+  readonly #answerSigners = new KeptPerProduct<AnswerSigner | undefined>()
+  readonly #currentKeys = new KeptPerProduct<SigningKeyRecord | undefined>()
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
@@ -260,7 +271,7 @@ export class TokenService {
       await signingKeys.rotate(productId, next, now)
       events.record('product.key_rotated', productId, toProductKeyResource(rotated))
     })
-    this.#currentKeys.delete(productId)
+    this.#currentKeys.forget(productId)
     this.forgetAnswerSigner(productId)
     return rotated
   }
@@ -274,15 +285,12 @@ export class TokenService {
    */
   async #currentKey(productId: ProductId): Promise<SigningKeyRecord | undefined> {
     const now = this.#clock.now().getTime()
-    const cached = this.#currentKeys.get(productId)
-    if (cached !== undefined && isFresh(cached, now)) {
-      return cached.value
+    const kept = this.#currentKeys.fresh(productId, now)
+    if (kept !== undefined) {
+      return kept.value
     }
     const key = await this.#signingKeys.current(productId)
-    if (this.#currentKeys.size >= maxCachedSigningKeys) {
-      this.#currentKeys.clear()
-    }
-    this.#currentKeys.set(productId, { value: key, since: now })
+    this.#currentKeys.keep(productId, key, now)
     return key
   }
 
@@ -292,9 +300,9 @@ export class TokenService {
    */
   async answerSigner(productId: ProductId): Promise<AnswerSigner | undefined> {
     const now = this.#clock.now().getTime()
-    const cached = this.#answerSigners.get(productId)
-    if (cached !== undefined && isFresh(cached, now)) {
-      return cached.value
+    const kept = this.#answerSigners.fresh(productId, now)
+    if (kept !== undefined) {
+      return kept.value
     }
     const [product, key] = await Promise.all([
       this.#products.findProduct(productId),
@@ -308,16 +316,13 @@ export class TokenService {
         sign: this.#privateKey(key).sign,
       }
     }
-    if (this.#answerSigners.size >= maxCachedSigningKeys) {
-      this.#answerSigners.clear()
-    }
-    this.#answerSigners.set(productId, { value: signer, since: now })
+    this.#answerSigners.keep(productId, signer, now)
     return signer
   }
 
   /** The product changed (in this process): its next answer reads the signer again. */
   forgetAnswerSigner(productId: ProductId): void {
-    this.#answerSigners.delete(productId)
+    this.#answerSigners.forget(productId)
   }
 
   /**

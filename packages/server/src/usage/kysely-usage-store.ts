@@ -3,8 +3,8 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database } from '../storage/database.js'
-import { executeAsOne, returnedBy } from '../storage/one-statement.js'
-import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
+import { executeAsOne, returnedBy, runsAlone } from '../storage/one-statement.js'
+import { writeTransaction } from '../storage/write-transaction.js'
 import type { IncrementOutcome, UsageStore } from './usage-store.js'
 
 /**
@@ -22,11 +22,9 @@ function guardedIncrement(db: Kysely<Database>, licenseId: LicenseId, increment:
 
 export class KyselyUsageStore implements UsageStore {
   readonly #db: Kysely<Database>
-  readonly #sqlite: boolean
 
   constructor(db: Kysely<Database>) {
     this.#db = db
-    this.#sqlite = isSqlite(db)
   }
 
   async increment(
@@ -34,7 +32,7 @@ export class KyselyUsageStore implements UsageStore {
     increment: number,
     events: readonly Event[],
   ): Promise<IncrementOutcome | undefined> {
-    if (!this.#sqlite && !this.#db.isTransaction) {
+    if (runsAlone(this.#db)) {
       return this.#incrementInOneStatement(licenseId, increment, events)
     }
     return writeTransaction(this.#db, async (trx) => {
