@@ -24,6 +24,17 @@ function post(
   })
 }
 
+/** `count` increments of 1 at once, half by key and half by id. */
+function incrementAtOnce(test: TestApp, license: { id: string; key: string }, count: number) {
+  return Promise.all(
+    Array.from({ length: count }, (_, n) =>
+      n % 2 === 0
+        ? post(test, '/licenses/usage', { key: license.key, productId: test.productId, increment: 1 })
+        : post(test, `/licenses/${license.id}/usage`, { increment: 1 }),
+    ),
+  )
+}
+
 /** The license's `license.usage_incremented` events, oldest first: [request id, uses] each. */
 async function incrementEvents(test: TestApp, licenseId: LicenseId): Promise<[string, number][]> {
   const res = await test.app.inject({
@@ -60,13 +71,7 @@ describeEachDatabase('metered usage (maxUses)', (database) => {
     const { productId } = test
     const license = await createLicense(test.app, test.headers, { productId, maxUses: 500 })
 
-    const answers = await Promise.all(
-      Array.from({ length: 1000 }, (_, n) =>
-        n % 2 === 0
-          ? post(test, '/licenses/usage', { key: license.key, productId, increment: 1 })
-          : post(test, `/licenses/${license.id}/usage`, { increment: 1 }),
-      ),
-    )
+    const answers = await incrementAtOnce(test, license, 1000)
 
     const statuses = answers.map((answer) => answer.statusCode)
     assert.equal(statuses.filter((status) => status === 200).length, 500, statuses.join(','))
@@ -83,13 +88,7 @@ describeEachDatabase('metered usage (maxUses)', (database) => {
     const { productId } = test
     const license = await createLicense(test.app, test.headers, { productId, maxUses: 45 })
 
-    const answers = await Promise.all(
-      Array.from({ length: 60 }, (_, n) =>
-        n % 2 === 0
-          ? post(test, '/licenses/usage', { key: license.key, productId, increment: 1 })
-          : post(test, `/licenses/${license.id}/usage`, { increment: 1 }),
-      ),
-    )
+    const answers = await incrementAtOnce(test, license, 60)
 
     const counted = answers.filter((answer) => answer.statusCode === 200)
     const countOf = new Map(counted.map((answer) => [answer.headers['request-id'], answer.json().uses]))
