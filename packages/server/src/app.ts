@@ -79,7 +79,7 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
-import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
+import { KyselyLicenseStore, LicenseInsertGroup } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerCreateLicense } from './licenses/routes/create-license.js'
 import { registerGetLicense } from './licenses/routes/get-license.js'
@@ -377,9 +377,11 @@ function createServices(deps: AppDeps): Services {
     entitlements,
     clock: deps.clock,
   })
+  // Creates on PostgreSQL that arrive together share one statement (LicenseInsertGroup).
+  const licenseInserts = new LicenseInsertGroup(db)
   const licenses = new LicenseService({
     licenses: new KyselyLicenseStore(deps.db),
-    storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx) })),
+    storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseInserts) })),
     recordsValidations: () => validationRecording.isWanted(),
     products,
     activations: activationCheck,

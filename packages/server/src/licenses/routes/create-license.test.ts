@@ -254,6 +254,46 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
     assert.equal((await listLicenses(app, headers)).totalCount, 0)
   })
 
+  it('answers each create of a burst on its own, one refused among them (grouped on PostgreSQL)', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const suspended = await createProduct(app, headers)
+    await app.inject({ method: 'POST', url: `/api/v0/products/${suspended}/suspend`, headers })
+    const payloads = Array.from({ length: 8 }, (_, n) => ({
+      productId: n === 3 ? suspended : productId,
+      metadata: { n: String(n) },
+    }))
+
+    const answers = await Promise.all(
+      payloads.map((payload) => app.inject({ method: 'POST', url, headers, payload })),
+    )
+
+    assert.deepEqual(
+      answers.map((res) => res.statusCode),
+      [201, 201, 201, 409, 201, 201, 201, 201],
+    )
+    expectProblem(answers[3] as (typeof answers)[number], 409, 'product_suspended')
+    const created = answers.filter((res) => res.statusCode === 201).map((res) => res.json())
+    assert.deepEqual(
+      created.map((license) => license.metadata.n),
+      ['0', '1', '2', '4', '5', '6', '7'],
+    )
+    for (const license of created) {
+      assert.deepEqual(await getLicense(app, headers, license.id), license)
+    }
+    const events = await app.inject({
+      method: 'GET',
+      url: '/api/v0/events?filter=type:eq:license.created&limit=100',
+      headers,
+    })
+    assert.deepEqual(
+      events
+        .json()
+        .data.map((event: { data: { id: string } }) => event.data.id)
+        .sort(),
+      created.map((license) => license.id).sort(),
+    )
+  })
+
   it("creates a license for a product key's own product", async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const productHeaders = await productKeyHeaders(app, headers, productId)
