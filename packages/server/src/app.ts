@@ -79,7 +79,8 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
-import { KyselyLicenseStore, LicenseInsertGroup } from './licenses/kysely-license-store.js'
+import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
+import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerCreateLicense } from './licenses/routes/create-license.js'
 import { registerGetLicense } from './licenses/routes/get-license.js'
@@ -377,11 +378,11 @@ function createServices(deps: AppDeps): Services {
     entitlements,
     clock: deps.clock,
   })
-  // Creates on PostgreSQL that arrive together share one statement (LicenseInsertGroup).
-  const licenseInserts = new LicenseInsertGroup(db)
+  // On PostgreSQL, creates and reads of licenses that arrive together share statements.
+  const licenseGroups = new LicenseStatementGroups(db)
   const licenses = new LicenseService({
-    licenses: new KyselyLicenseStore(deps.db),
-    storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseInserts) })),
+    licenses: new KyselyLicenseStore(deps.db, licenseGroups),
+    storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseGroups) })),
     recordsValidations: () => validationRecording.isWanted(),
     products,
     activations: activationCheck,

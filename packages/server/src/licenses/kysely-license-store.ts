@@ -1,27 +1,23 @@
 import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
-import {
-  type Insertable,
-  type InsertObject,
-  type Kysely,
-  type RawBuilder,
-  type Selectable,
-  type SqlBool,
-  sql,
-} from 'kysely'
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
 import { isForeignKeyViolation, isNotNullViolation } from '../storage/constraint-violations.js'
-import type { Database, LicenseEntitlementsTable, LicensesTable } from '../storage/database.js'
-import { toDate, toNullableDate } from '../storage/database.js'
-import { readMetadata } from '../storage/json.js'
+import type { Database } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
 import { executeAsOne, runsAlone } from '../storage/one-statement.js'
-import { StatementGroup } from '../storage/statement-group.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
+import { entitlementCodes, type LicenseRow, rowToLicense } from './kysely-license-rows.js'
+import {
+  type ConfirmedRow,
+  type ConfirmingRead,
+  insertWrites,
+  type LicenseInsert,
+  type LicenseStatementGroups,
+} from './kysely-license-statement-groups.js'
 import { expirationDateBound, type License } from './license.js'
 import {
   allowedStatuses,
@@ -35,54 +31,6 @@ import {
   licenseStatuses,
   type NewLicense,
 } from './license-store.js'
-
-/** A license row with its entitlement codes (comma-separated; codes hold no comma), null for none. */
-export type LicenseRow = Selectable<LicensesTable> & { entitlement_codes: string | null }
-
-/** The only converter from a licenses row to the domain's license (the usage store reads the same rows). */
-export function rowToLicense(row: LicenseRow): License {
-  return {
-    id: row.id,
-    productId: row.product_id,
-    key: row.key,
-    maxActivations: row.max_activations === null ? null : Number(row.max_activations),
-    expirationDate: toNullableDate(row.expiration_date),
-    revokedAt: toNullableDate(row.revoked_at),
-    activationCount: Number(row.activation_count),
-    heartbeatTtl: row.heartbeat_ttl === null ? null : Number(row.heartbeat_ttl),
-    maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
-    uses: Number(row.uses),
-    usesResetAt: toNullableDate(row.uses_reset_at),
-    customerId: row.customer_id,
-    policyId: row.policy_id,
-    entitlements: row.entitlement_codes === null ? [] : [...new Set(row.entitlement_codes.split(','))].sort(),
-    metadata: readMetadata(row.metadata),
-    firstActivationDuration:
-      row.first_activation_duration === null ? null : Number(row.first_activation_duration),
-    createdAt: toDate(row.created_at),
-    updatedAt: toDate(row.updated_at),
-  }
-}
-
-/**
- * The license's own entitlement codes and its policy's, as one column of the same query that reads
- * the license: two primary-key probes, so reading a license (validation by key) stays one query.
- */
-function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
-  const aggregate = sqlite ? sql`group_concat(codes.code, ',')` : sql`string_agg(codes.code, ',')`
-  // Joins rather than `entitlements.id in (… union all …)`, which SQLite answered by building a
-  // temporary list per row: 17.0 → 14.3 µs for the validation statement (best of 40 batches at
-  // 20k licenses, 2026-11-23). A code held twice comes back twice; rowToLicense keeps it once.
-  return sql`(select ${aggregate} from (
-      select entitlements.code from license_entitlements
-        join entitlements on entitlements.id = license_entitlements.entitlement_id
-        where license_entitlements.license_id = licenses.id
-      union all
-      select entitlements.code from policy_entitlements
-        join entitlements on entitlements.id = policy_entitlements.entitlement_id
-        where policy_entitlements.policy_id = licenses.policy_id
-    ) as codes) as entitlement_codes`
-}
 
 const jsonNumber = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/
 
@@ -258,61 +206,16 @@ function licenseTable(
   }
 }
 
-/** What one license create writes: its row, its links to its own entitlements, and its events. */
-interface LicenseInsert {
-  readonly row: InsertObject<Database, 'licenses'>
-  readonly links: readonly Insertable<LicenseEntitlementsTable>[]
-  readonly events: readonly Event[]
-}
-
-/** The writes of `inserts`, in the order one statement runs them: licenses, links, events. */
-function insertWrites(db: Kysely<Database>, inserts: readonly LicenseInsert[]) {
-  const links = inserts.flatMap((insert) => insert.links)
-  const events = inserts.flatMap((insert) => insert.events)
-  return [
-    db.insertInto('licenses').values(inserts.map((insert) => insert.row)),
-    ...(links.length === 0 ? [] : [db.insertInto('license_entitlements').values(links)]),
-    ...(events.length === 0 ? [] : [new KyselyEventStore(db).insertQuery(events)]),
-  ]
-}
-
-/** At most this many creates share one statement. */
-const maxGroupedCreates = 32
-
-/**
- * Fast path (issue 14): group commit of license creates on PostgreSQL. The creates that arrive
- * while one statement is under way are written by the next one, all their licenses, links and
- * events in one INSERT each (one statement, `executeAsOne`), and each request is answered once that
- * statement has committed. A create the group's statement refuses (its product suspended or its API
- * key deleted meanwhile, a customer deleted) makes the group be written again one create at a time
- * (storage/statement-group.ts), so every request hears its own outcome. What it saves: PostgreSQL
- * parses, plans, runs and commits one statement, and the server builds and sends one, for many
- * creates; bench/README.md, "Session 11".
- */
-export class LicenseInsertGroup {
-  readonly #group: StatementGroup<LicenseInsert>
-
-  constructor(db: Kysely<Database>) {
-    this.#group = new StatementGroup(async (inserts) => {
-      await executeAsOne(db, insertWrites(db, inserts))
-    }, maxGroupedCreates)
-  }
-
-  insert(insert: LicenseInsert): Promise<void> {
-    return this.#group.run(insert)
-  }
-}
-
 export class KyselyLicenseStore implements LicenseStore {
   readonly #db: Kysely<Database>
   readonly #sqlite: boolean
   readonly #codes: RawBuilder<unknown>
-  readonly #inserts: LicenseInsertGroup | undefined
+  readonly #groups: LicenseStatementGroups | undefined
 
-  /** `inserts`: shared by the app's stores, so that their creates on PostgreSQL share statements. */
-  constructor(db: Kysely<Database>, inserts?: LicenseInsertGroup) {
+  /** `groups`: shared by the app's stores, so that their requests on PostgreSQL share statements. */
+  constructor(db: Kysely<Database>, groups?: LicenseStatementGroups) {
     this.#db = db
-    this.#inserts = inserts
+    this.#groups = groups
     this.#sqlite = isSqlite(db)
     this.#codes = entitlementCodes(this.#sqlite)
   }
@@ -356,8 +259,8 @@ export class KyselyLicenseStore implements LicenseStore {
             await write.execute()
           }
         })
-      } else if (this.#inserts !== undefined) {
-        await this.#inserts.insert(insert)
+      } else if (this.#groups !== undefined) {
+        await this.#groups.insert(insert)
       } else {
         await executeAsOne(this.#db, insertWrites(this.#db, [insert]))
       }
@@ -397,7 +300,7 @@ export class KyselyLicenseStore implements LicenseStore {
 
   async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
     // A retrieval needs no product: its statement stays the license and the key (retrieve ≥ validate).
-    const found = await this.#findConfirming(this.#byId(id), apiKeyId, false)
+    const found = await this.#findConfirming({ column: 'id', value: id, apiKeyId, withProduct: false })
     return typeof found === 'object' ? found.license : found
   }
 
@@ -405,45 +308,44 @@ export class KyselyLicenseStore implements LicenseStore {
     id: LicenseId,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming(this.#byId(id), apiKeyId, true)
-  }
-
-  #byId(id: LicenseId): RawBuilder<SqlBool> | undefined {
-    return isStorableText(id) ? sql`licenses.id = ${id}` : undefined
+    return this.#findConfirming({ column: 'id', value: id, apiKeyId, withProduct: true })
   }
 
   async findByKeyForValidation(
     key: string,
     apiKeyId: ApiKeyId,
   ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming(isStorableText(key) ? sql`licenses.key = ${key}` : undefined, apiKeyId, true)
+    return this.#findConfirming({ column: 'key', value: key, apiKeyId, withProduct: true })
   }
 
   /**
    * Fast path (issue 14): a validation read the API key, the license, then its product (three
    * statements, three round trips on PostgreSQL); this one joins the product's suspension and the
    * API key's existence in by primary key. Reading them in one statement also means one snapshot:
-   * no suspension or key deletion can fall between the reads.
+   * no suspension or key deletion can fall between the reads. On PostgreSQL, the reads that arrive
+   * together share that statement (LicenseStatementGroups).
    */
-  async #findConfirming(
-    where: RawBuilder<SqlBool> | undefined, // undefined: text no license can hold; the key is still confirmed
-    apiKeyId: ApiKeyId,
-    withProduct: boolean, // false: productUsable is not read (and comes back false)
-  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    const productUsable = withProduct
-      ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
-      : sql`null`
-    const { rows } =
-      where === undefined
-        ? { rows: [] }
-        : await sql<LicenseRow & { product_usable: number | boolean | null; api_key_live: number | null }>`
-      select licenses.*, ${this.#codes},
-        ${productUsable} as product_usable, ${apiKeyLive(apiKeyId)} as api_key_live
-      from licenses where ${where}`.execute(this.#db)
-    return confirmedRow(this.#db, rows, apiKeyId, (row) => ({
+  async #findConfirming(read: ConfirmingRead): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+    const found = (row: ConfirmedRow): LicenseForUse => ({
       license: rowToLicense(row),
       productUsable: row.product_usable !== null,
-    }))
+    })
+    if (!isStorableText(read.value)) {
+      // Text no license can hold; the key is still confirmed.
+      return confirmedRow(this.#db, [], read.apiKeyId, found)
+    }
+    if (this.#groups !== undefined && runsAlone(this.#db)) {
+      const { row, apiKeyLive } = await this.#groups.findConfirming(read)
+      return !apiKeyLive ? 'api_key_gone' : row === undefined ? undefined : found(row)
+    }
+    const productUsable = read.withProduct
+      ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
+      : sql`null`
+    const { rows } = await sql<ConfirmedRow & { api_key_live: number | null }>`
+      select licenses.*, ${this.#codes},
+        ${productUsable} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live
+      from licenses where ${sql.ref(`licenses.${read.column}`)} = ${read.value}`.execute(this.#db)
+    return confirmedRow(this.#db, rows, read.apiKeyId, found)
   }
 
   async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {

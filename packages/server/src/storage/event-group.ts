@@ -20,7 +20,10 @@ export class EventGroup {
 
   constructor(db: Kysely<Database>) {
     this.#db = db
-    this.#group = new StatementGroup((events) => this.#insert(events), maxGroup)
+    this.#group = new StatementGroup<Event>(async (events) => {
+      await this.#insert(events)
+      return []
+    }, maxGroup)
   }
 
   write(event: Event): Promise<void> {

@@ -178,6 +178,38 @@ describeEachDatabase('POST /api/v0/licenses/validate', (database) => {
     expectProblem(res, 404, 'license_not_found')
   })
 
+  it('answers each validation of a burst on its own (one statement for all on PostgreSQL)', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const active = await createLicense(app, headers, { productId })
+    const revoked = await createLicense(app, headers, { productId })
+    await revoke(app, headers, revoked.id)
+    const foreign = await createLicense(app, headers, { productId: await createProduct(app, headers) })
+    const keys = [
+      active.key,
+      revoked.key,
+      'AAAAA-AAAAA-AAAAA-AAAAA-AAAAA',
+      foreign.key,
+      active.key,
+      'not a key',
+    ]
+
+    const answers = await Promise.all(
+      keys.map((key) => app.inject({ method: 'POST', url, headers, payload: { key, productId } })),
+    )
+
+    assert.deepEqual(
+      answers.map((res) => [res.statusCode, res.json().license?.id ?? res.json().code, res.json().reason]),
+      [
+        [200, active.id, null],
+        [200, revoked.id, 'revoked'],
+        [404, 'license_not_found', undefined],
+        [404, 'license_not_found', undefined],
+        [200, active.id, null],
+        [404, 'license_not_found', undefined],
+      ],
+    )
+  })
+
   it('answers 404 license_not_found for an unknown product', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const created = await createLicense(app, headers, { productId })
