@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
+import { ActivationStatementGroups } from './activations/kysely-activation-statement-groups.js'
 import { KyselyActivationStore } from './activations/kysely-activation-store.js'
 import { registerActivateLicense } from './activations/routes/activate-license.js'
 import { registerActivateLicenseByKey } from './activations/routes/activate-license-by-key.js'
@@ -354,7 +355,8 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
     onChange: (id) => tokens?.forgetAnswerSigner(id), // signResponses applies at once in this process
   })
-  const activationStore = new KyselyActivationStore(deps.db)
+  // On PostgreSQL, renewals of activations that arrive together share statements.
+  const activationStore = new KyselyActivationStore(deps.db, new ActivationStatementGroups(db))
   const activationCheck: ActivationCheck = {
     findAlive: (licenseId, fingerprint, now) =>
       activationStore.findByFingerprint(licenseId, fingerprint, now),

@@ -20,6 +20,7 @@ import type {
   HeartbeatTarget,
   NewActivation,
 } from './activation-store.js'
+import type { ActivationStatementGroups } from './kysely-activation-statement-groups.js'
 
 type ActivationRow = Selectable<ActivationsTable>
 
@@ -89,10 +90,13 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
 export class KyselyActivationStore implements ActivationStore {
   readonly #db: Kysely<Database>
   readonly #sqlite: boolean
+  readonly #groups: ActivationStatementGroups | undefined
 
-  constructor(db: Kysely<Database>) {
+  /** `groups`: shared by the app's stores, so that their renewals on PostgreSQL share statements. */
+  constructor(db: Kysely<Database>, groups?: ActivationStatementGroups) {
     this.#db = db
     this.#sqlite = isSqlite(db)
+    this.#groups = groups
   }
 
   async activate(
@@ -124,8 +128,20 @@ export class KyselyActivationStore implements ActivationStore {
     if (!runsAlone(this.#db)) {
       return 'not_tried'
     }
+    const at = activation.at.toISOString()
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    return (await this.#refresh(this.#db, activation, activation.at.toISOString(), expiresAt)) ?? 'no_seat'
+    if (this.#groups !== undefined) {
+      const renewed = await this.#groups.renew({
+        licenseId: activation.licenseId,
+        fingerprint: activation.fingerprint,
+        at,
+        expiresAt,
+        name: activation.name,
+        metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
+      })
+      return renewed === undefined ? 'no_seat' : rowToActivation(renewed)
+    }
+    return (await this.#refresh(this.#db, activation, at, expiresAt)) ?? 'no_seat'
   }
 
   async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
