@@ -355,8 +355,9 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
     onChange: (id) => tokens?.forgetAnswerSigner(id), // signResponses applies at once in this process
   })
-  // On PostgreSQL, renewals of activations that arrive together share statements.
-  const activationStore = new KyselyActivationStore(deps.db, new ActivationStatementGroups(db))
+  // On PostgreSQL, activations that arrive together share statements.
+  const activationGroups = new ActivationStatementGroups(db)
+  const activationStore = new KyselyActivationStore(deps.db, activationGroups)
   const activationCheck: ActivationCheck = {
     findAlive: (licenseId, fingerprint, now) =>
       activationStore.findByFingerprint(licenseId, fingerprint, now),
@@ -413,7 +414,7 @@ function createServices(deps: AppDeps): Services {
     licenses,
     activations: new ActivationService({
       activations: activationStore,
-      storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx) })),
+      storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx, activationGroups) })),
       licenses,
       clock: deps.clock,
     }),

@@ -41,6 +41,65 @@ describeEachDatabase('activations under concurrency', (database) => {
     }
   })
 
+  it('answers each activation of a burst over several licenses on its own, each new one with its event', async (t) => {
+    const { app, headers, productId } = await buildTestApp(t, database)
+    const two = await createLicense(app, headers, { productId, maxActivations: 2 })
+    const one = await createLicense(app, headers, { productId, maxActivations: 1 })
+    const full = await createLicense(app, headers, { productId, maxActivations: 1 })
+    const first = { key: full.key, productId, fingerprint: 'full-a' }
+    const taken = await app.inject({
+      method: 'POST',
+      url: '/api/v0/licenses/activate',
+      headers,
+      payload: first,
+    })
+    assert.equal(taken.statusCode, 201, taken.body)
+    const machines = [
+      { key: full.key, fingerprint: 'full-b' },
+      { key: two.key, fingerprint: 'two-a' },
+      { key: one.key, fingerprint: 'one-a' },
+      { key: two.key, fingerprint: 'two-b' },
+      { key: one.key, fingerprint: 'one-b' },
+      { key: two.key, fingerprint: 'two-a' },
+    ]
+
+    const answers = await Promise.all(
+      machines.map((machine) =>
+        app.inject({
+          method: 'POST',
+          url: '/api/v0/licenses/activate',
+          headers,
+          payload: { ...machine, productId },
+        }),
+      ),
+    )
+
+    assert.deepEqual(
+      answers.map((answer) => answer.statusCode),
+      [409, 201, 201, 201, 409, 200],
+    )
+    const events = await app.inject({
+      method: 'GET',
+      url: '/api/v0/events?filter=type:eq:activation.created&limit=100',
+      headers,
+    })
+    assert.deepEqual(
+      events
+        .json()
+        .data.map((event: { data: { fingerprint: string } }) => event.data.fingerprint)
+        .sort(),
+      ['full-a', 'one-a', 'two-a', 'two-b'],
+    )
+    for (const [license, count] of [
+      [two, 2],
+      [one, 1],
+      [full, 1],
+    ] as const) {
+      const got = await app.inject({ method: 'GET', url: `/api/v0/licenses/${license.id}`, headers })
+      assert.equal(got.json().activationCount, count)
+    }
+  })
+
   it('takes one seat when the same fingerprint activates many times at once', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
     const license = await createLicense(app, headers, { productId, maxActivations: 2 })

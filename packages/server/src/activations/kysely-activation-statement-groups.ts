@@ -1,7 +1,11 @@
 import type { LicenseId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, sql } from 'kysely'
+import type { Event } from '../core/unit-of-work.js'
+import { eventToRow } from '../events/kysely-event-store.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { StatementGroup } from '../storage/statement-group.js'
+import { leaseEnd } from './activation.js'
+import type { NewActivation } from './activation-store.js'
 
 /** A machine's seat to renew: its lease from `at` to `expiresAt`, its name and metadata if given. */
 export interface Renewal {
@@ -18,20 +22,39 @@ export interface Renewal {
 /** At most this many requests share one statement. */
 const maxGrouped = 64
 
+/** A new machine's activation and its events (`activation.created`), if a seat is free. */
+export interface SeatTaking {
+  readonly activation: NewActivation
+  readonly events: readonly Event[]
+}
+
 /**
- * Fast path (issue 14): on PostgreSQL, the renewals of activations that arrive together share one
- * statement (storage/statement-group.ts), as license reads and creates do
- * (licenses/kysely-license-statement-groups.ts): every activation by key of a machine that holds a
- * seat, and the first try of one that does not. The statement's text does not change with their
- * number (the values go as arrays). Two renewals of one machine in a group share its row.
+ * Fast path (issue 14): on PostgreSQL, activations that arrive together share their statements
+ * (storage/statement-group.ts), as license reads and creates do
+ * (licenses/kysely-license-statement-groups.ts). The statements' texts do not change with their
+ * number (the values go as arrays), so PostgreSQL plans each once.
+ * - Renewals: every activation by key of a machine that holds a seat, and the first try of one that
+ *   does not. Two renewals of one machine in a group share its row.
+ * - New machines (ActivationStore.activateAlone): the seats taken, the activations and their events
+ *   in one statement, as for one machine. At most one machine per license in a statement: an UPDATE
+ *   changes a row once, so a second one for the same license is answered `false` and takes the
+ *   transaction's way. A machine that already has an activation fails the statement; each of its
+ *   requests then runs alone, and hears its own answer.
  */
 export class ActivationStatementGroups {
   readonly #db: Kysely<Database>
   readonly #renewals: StatementGroup<Renewal, Selectable<ActivationsTable> | undefined>
+  readonly #seats: StatementGroup<SeatTaking, boolean>
 
   constructor(db: Kysely<Database>) {
     this.#db = db
     this.#renewals = new StatementGroup((renewals) => this.#renewAll(renewals), maxGrouped)
+    this.#seats = new StatementGroup((takings) => this.#takeAll(takings), maxGrouped)
+  }
+
+  /** Whether the machine took a free seat, its activation and events written (it committed). */
+  takeSeat(taking: SeatTaking): Promise<boolean> {
+    return this.#seats.run(taking)
   }
 
   /** The machine's activation, renewed, or undefined when it holds no seat. */
@@ -70,5 +93,67 @@ export class ActivationStatementGroups {
       renewed[Number(n) - 1] = row
     }
     return machineOf.map((index) => renewed[index])
+  }
+
+  async #takeAll(takings: readonly SeatTaking[]): Promise<boolean[]> {
+    const licenses = new Set<LicenseId>()
+    const first = takings.map((taking) => {
+      const isFirst = !licenses.has(taking.activation.licenseId)
+      licenses.add(taking.activation.licenseId)
+      return isFirst
+    })
+    const taken = takings.filter((_, index) => first[index]).map((taking) => taking.activation)
+    const column = <T>(read: (activation: NewActivation) => T) => taken.map(read)
+    const events = takings
+      .filter((_, index) => first[index])
+      .flatMap((taking) =>
+        taking.events.map((event) => ({ row: eventToRow(event), activationId: taking.activation.id })),
+      )
+    const event = <T>(read: (row: ReturnType<typeof eventToRow>) => T) => events.map(({ row }) => read(row))
+    const { rows } = await sql<{ id: string }>`
+      with asked as (
+        select * from unnest(
+          ${column((a) => a.licenseId)}::text[], ${column((a) => a.id)}::text[],
+          ${column((a) => a.productId)}::text[], ${column((a) => a.fingerprint)}::text[],
+          ${column((a) => a.name)}::text[],
+          ${column((a) => (a.metadata === null ? null : JSON.stringify(a.metadata)))}::jsonb[],
+          ${column((a) => a.at.toISOString())}::timestamptz[],
+          ${column((a) => leaseEnd(a.at, a.heartbeatTtl)?.toISOString() ?? null)}::timestamptz[]
+        ) with ordinality as asked(license_id, id, product_id, fingerprint, name, metadata, at, expires_at, n)
+      ),
+      taken as (
+        update licenses set activation_count = activation_count + 1 from asked
+        where licenses.id = asked.license_id
+          and (licenses.max_activations is null or licenses.activation_count < licenses.max_activations)
+        returning asked.n
+      ),
+      inserted as (
+        insert into activations (id, license_id, product_id, fingerprint, name, metadata, created_at,
+          last_seen_at, last_heartbeat_at, expires_at)
+        select asked.id, asked.license_id, asked.product_id, asked.fingerprint, asked.name, asked.metadata,
+          asked.at, asked.at, asked.at, asked.expires_at
+        from asked join taken on taken.n = asked.n
+        returning id
+      ),
+      logged as (
+        insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data,
+          license_id, dispatched_at)
+        select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
+          e.license_id,
+          -- KyselyEventStore's outbox fast path: dispatched at once while no endpoint is enabled.
+          case when exists (select 1 from webhook_endpoints where disabled_at is null) then null else e.occurred_at end
+        from unnest(
+          ${event((r) => r.id)}::text[], ${event((r) => r.type)}::text[],
+          ${event((r) => r.occurred_at)}::timestamptz[], ${event((r) => r.product_id)}::text[],
+          ${event((r) => r.actor_api_key_id)}::text[], ${event((r) => r.actor_role)}::text[],
+          ${event((r) => r.request_id)}::text[], ${event((r) => r.data)}::jsonb[],
+          ${event((r) => r.license_id)}::text[], ${events.map(({ activationId }) => activationId)}::text[]
+        ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id,
+          activation_id)
+        where e.activation_id in (select id from inserted)
+      )
+      select id from inserted`.execute(this.#db)
+    const done = new Set(rows.map((row) => row.id))
+    return takings.map((taking) => done.has(taking.activation.id))
   }
 }

@@ -92,7 +92,7 @@ export class KyselyActivationStore implements ActivationStore {
   readonly #sqlite: boolean
   readonly #groups: ActivationStatementGroups | undefined
 
-  /** `groups`: shared by the app's stores, so that their renewals on PostgreSQL share statements. */
+  /** `groups`: shared by the app's stores, so that their activations on PostgreSQL share statements. */
   constructor(db: Kysely<Database>, groups?: ActivationStatementGroups) {
     this.#db = db
     this.#sqlite = isSqlite(db)
@@ -147,6 +147,16 @@ export class KyselyActivationStore implements ActivationStore {
   async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
     if (!runsAlone(this.#db) || activation.awaitsFirstActivation) {
       return 'not_done'
+    }
+    if (this.#groups !== undefined) {
+      try {
+        return (await this.#groups.takeSeat({ activation, events })) ? 'done' : 'not_done'
+      } catch (error) {
+        if (isUniqueViolation(error) || isDeadlock(error)) {
+          return 'not_done' // as below: the statement wrote nothing
+        }
+        throw error
+      }
     }
     const writes = [
       this.#db // write_0: a free seat, taken

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { generateKeyPairSync, verify } from 'node:crypto'
 import { describe, it } from 'node:test'
-import { ed25519Signer } from './ed25519.js'
+import { jwtVerify, SignJWT } from 'jose'
+import { ed25519Signer, signJwt } from './ed25519.js'
 
 describe('ed25519Signer', () => {
   it('signs the same bytes on the thread pool (node:crypto) and on the event loop (libsodium)', async () => {
@@ -17,5 +18,33 @@ describe('ed25519Signer', () => {
   it('refuses a key that is not Ed25519', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
     assert.throws(() => ed25519Signer(privateKey, 'event-loop'), /Ed25519/)
+  })
+
+  it('signs a JWT to the same string as jose, which jose verifies, in both places', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+    const claims = {
+      licenseId: 'lic_1',
+      customFields: { note: 'é ✓ "quoted"', n: [1, 2.5] },
+      entitlements: [],
+    }
+    const fromJose = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'keyturn-license+jwt', kid: 'key_1' })
+      .setIssuer('keyturn')
+      .setSubject('lic_1')
+      .setAudience('prd_1')
+      .setIssuedAt(1_800_000_000)
+      .setNotBefore(1_800_000_000)
+      .setExpirationTime(1_800_086_400)
+      .setJti('tok_1')
+      .sign(privateKey)
+    const header = { alg: 'EdDSA', typ: 'keyturn-license+jwt', kid: 'key_1' }
+    const registered = { iss: 'keyturn', sub: 'lic_1', aud: 'prd_1', iat: 1_800_000_000, nbf: 1_800_000_000 }
+    const all = { ...claims, ...registered, exp: 1_800_086_400, jti: 'tok_1' }
+    for (const place of ['thread-pool', 'event-loop'] as const) {
+      const ours = await signJwt(header, all, ed25519Signer(privateKey, place))
+      assert.equal(ours, fromJose)
+      const { payload } = await jwtVerify(ours, publicKey, { currentDate: new Date(1_800_000_000_000) })
+      assert.deepEqual(payload, all)
+    }
   })
 })

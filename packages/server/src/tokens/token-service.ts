@@ -1,4 +1,3 @@
-import type { KeyObject } from 'node:crypto'
 import {
   type CreateLicenseTokenBody,
   type CreateLicenseTokenByKeyBody,
@@ -15,7 +14,6 @@ import {
   type Paginated,
   type ProductId,
 } from '@keyturn/protocol'
-import { SignJWT } from 'jose'
 import type { ActivationCheck } from '../core/activation-check.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
@@ -27,7 +25,7 @@ import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/routes/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
-import { type Ed25519Sign, ed25519Signer, type SigningPlace } from './ed25519.js'
+import { type Ed25519Sign, ed25519Signer, type SigningPlace, signJwt } from './ed25519.js'
 import { toProductKeyResource } from './routes/product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
@@ -50,9 +48,8 @@ export interface AnswerSigner {
   readonly sign: Ed25519Sign
 }
 
-/** A product's private key, decrypted: node:crypto's key (jose signs tokens with it) and its answers' signer. */
+/** A product's private key, decrypted, as the signer of its tokens and answers. */
 interface DecryptedKey {
-  readonly object: KeyObject
   readonly sign: Ed25519Sign
 }
 
@@ -96,7 +93,7 @@ export interface TokenServiceDeps {
   readonly storage: UnitOfWork<{ readonly signingKeys: SigningKeyStore }>
   readonly clock: Clock
   readonly signingKeyEncryption: Buffer
-  /** Where answers are signed: on the thread pool when a core is left over, else on the event loop. */
+  /** Where answers and tokens are signed: on the thread pool when a core is left over, else on the event loop. */
   readonly answerSigning: SigningPlace
 }
 
@@ -219,16 +216,21 @@ export class TokenService {
     }
     const claims: Omit<LicenseTokenClaims, 'iat' | 'exp' | 'nbf' | 'iss' | 'sub' | 'aud' | 'jti'> = payload
     // customPayload travels inside `customFields`, so it can never override a registered claim.
-    const token = await new SignJWT({ ...claims })
-      .setProtectedHeader({ alg: 'EdDSA', typ: licenseTokenType, kid: key.keyId })
-      .setIssuer(licenseTokenIssuer)
-      .setSubject(license.id)
-      .setAudience(license.productId)
-      .setIssuedAt(issuedAt)
-      .setNotBefore(issuedAt)
-      .setExpirationTime(expiresAt)
-      .setJti(newId('token'))
-      .sign(this.#privateKey(key).object)
+    // The registered claims after the license's, in the order jose's SignJWT setters add them (signJwt).
+    const token = await signJwt(
+      { alg: 'EdDSA', typ: licenseTokenType, kid: key.keyId },
+      {
+        ...claims,
+        iss: licenseTokenIssuer,
+        sub: license.id,
+        aud: license.productId,
+        iat: issuedAt,
+        nbf: issuedAt,
+        exp: expiresAt,
+        jti: newId('token'),
+      },
+      this.#privateKey(key).sign,
+    )
     // Never the token. No change goes with it: concurrent issues share one commit.
     await this.#storage.recordAlone(
       principal,
@@ -336,7 +338,7 @@ export class TokenService {
         this.#privateKeys.clear()
       }
       const object = decryptSigningKey(this.#signingKeyEncryption, key)
-      privateKey = { object, sign: ed25519Signer(object, this.#answerSigning) }
+      privateKey = { sign: ed25519Signer(object, this.#answerSigning) }
       this.#privateKeys.set(key.keyId, privateKey)
     }
     return privateKey
