@@ -3,6 +3,7 @@ import { it } from 'node:test'
 import { sql } from 'kysely'
 import { buildTestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { listEvents } from '../testing/events.js'
 import { createLicense } from '../testing/licenses.js'
 
 describeEachDatabase('activations under concurrency', (database) => {
@@ -78,18 +79,13 @@ describeEachDatabase('activations under concurrency', (database) => {
       answers.map((answer) => answer.statusCode),
       [409, 201, 201, 201, 409, 200],
     )
-    const events = await app.inject({
-      method: 'GET',
-      url: '/api/v0/events?filter=type:eq:activation.created&limit=100',
-      headers,
-    })
-    assert.deepEqual(
-      events
-        .json()
-        .data.map((event: { data: { fingerprint: string } }) => event.data.fingerprint)
-        .sort(),
-      ['full-a', 'one-a', 'two-a', 'two-b'],
-    )
+    const events = await listEvents(app, headers, 'filter=type:eq:activation.created&limit=100')
+    assert.deepEqual(events.map((event) => event.data.fingerprint).sort(), [
+      'full-a',
+      'one-a',
+      'two-a',
+      'two-b',
+    ])
     for (const [license, count] of [
       [two, 2],
       [one, 1],

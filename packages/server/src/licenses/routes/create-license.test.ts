@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { buildTestApp, createProduct, productKeyHeaders, testStart } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
+import { listEvents } from '../../testing/events.js'
 import {
   createLicense,
   expectInvalidField,
@@ -280,18 +281,8 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
     for (const license of created) {
       assert.deepEqual(await getLicense(app, headers, license.id), license)
     }
-    const events = await app.inject({
-      method: 'GET',
-      url: '/api/v0/events?filter=type:eq:license.created&limit=100',
-      headers,
-    })
-    assert.deepEqual(
-      events
-        .json()
-        .data.map((event: { data: { id: string } }) => event.data.id)
-        .sort(),
-      created.map((license) => license.id).sort(),
-    )
+    const events = await listEvents(app, headers, 'filter=type:eq:license.created&limit=100')
+    assert.deepEqual(events.map((event) => event.data.id).sort(), created.map((license) => license.id).sort())
   })
 
   it("creates a license for a product key's own product", async (t) => {
