@@ -51,3 +51,10 @@ export function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
         where policy_entitlements.policy_id = licenses.policy_id
     ) as codes) as entitlement_codes`
 }
+
+/** 1 when the license's product is active (not suspended), as a column (`product_usable`); null when `withProduct` is false. */
+export function productUsable(withProduct: boolean): RawBuilder<unknown> {
+  return withProduct
+    ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
+    : sql`null`
+}

@@ -5,7 +5,7 @@ import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database, LicenseEntitlementsTable } from '../storage/database.js'
 import { executeAsOne } from '../storage/one-statement.js'
 import { StatementGroup } from '../storage/statement-group.js'
-import { entitlementCodes, type LicenseRow } from './kysely-license-rows.js'
+import { entitlementCodes, type LicenseRow, productUsable } from './kysely-license-rows.js'
 
 /** What one license create writes: its row, its links to its own entitlements, and its events. */
 export interface LicenseInsert {
@@ -95,15 +95,12 @@ export class LicenseStatementGroups {
     withProduct: boolean,
     reads: readonly ConfirmingRead[],
   ): Promise<ConfirmedRead[]> {
-    const productUsable = withProduct
-      ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
-      : sql`null`
     const { rows } = await sql<ConfirmedRow & { n: string; api_key_live: number | null }>`
       select asked.n, (select 1 from api_keys where api_keys.id = asked.api_key_id) as api_key_live, found.*
       from unnest(${reads.map((read) => read.value)}::text[], ${reads.map((read) => read.apiKeyId)}::text[])
         with ordinality as asked(value, api_key_id, n)
       left join lateral (
-        select licenses.*, ${entitlementCodes(false)}, ${productUsable} as product_usable
+        select licenses.*, ${entitlementCodes(false)}, ${productUsable(withProduct)} as product_usable
         from licenses where ${sql.ref(`licenses.${column}`)} = asked.value
       ) as found on true`.execute(this.#db)
     const answers: ConfirmedRead[] = reads.map(() => ({ row: undefined, apiKeyLive: false }))

@@ -10,7 +10,7 @@ import { lockLicense } from '../storage/lock-license.js'
 import { executeAsOne, runsAlone } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
-import { entitlementCodes, type LicenseRow, rowToLicense } from './kysely-license-rows.js'
+import { entitlementCodes, type LicenseRow, productUsable, rowToLicense } from './kysely-license-rows.js'
 import {
   type ConfirmedRow,
   type ConfirmingRead,
@@ -338,12 +338,9 @@ export class KyselyLicenseStore implements LicenseStore {
       const { row, apiKeyLive } = await this.#groups.findConfirming(read)
       return !apiKeyLive ? 'api_key_gone' : row === undefined ? undefined : found(row)
     }
-    const productUsable = read.withProduct
-      ? sql`(select 1 from products where products.id = licenses.product_id and products.suspended_at is null)`
-      : sql`null`
     const { rows } = await sql<ConfirmedRow & { api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
-        ${productUsable} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live
+        ${productUsable(read.withProduct)} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live
       from licenses where ${sql.ref(`licenses.${read.column}`)} = ${read.value}`.execute(this.#db)
     return confirmedRow(this.#db, rows, read.apiKeyId, found)
   }
