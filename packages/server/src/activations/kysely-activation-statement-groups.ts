@@ -1,7 +1,7 @@
 import type { LicenseId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
-import { eventToRow } from '../events/kysely-event-store.js'
+import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { StatementGroup } from '../storage/statement-group.js'
 import { leaseEnd } from './activation.js'
@@ -106,10 +106,7 @@ export class ActivationStatementGroups {
     const column = <T>(read: (activation: NewActivation) => T) => taken.map(read)
     const events = takings
       .filter((_, index) => first[index])
-      .flatMap((taking) =>
-        taking.events.map((event) => ({ row: eventToRow(event), activationId: taking.activation.id })),
-      )
-    const event = <T>(read: (row: ReturnType<typeof eventToRow>) => T) => events.map(({ row }) => read(row))
+      .flatMap((taking) => taking.events.map((event) => ({ event, key: taking.activation.id })))
     const { rows } = await sql<{ id: string }>`
       with asked as (
         select * from unnest(
@@ -135,23 +132,7 @@ export class ActivationStatementGroups {
         from asked join taken on taken.n = asked.n
         returning id
       ),
-      logged as (
-        insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data,
-          license_id, dispatched_at)
-        select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
-          e.license_id,
-          -- KyselyEventStore's outbox fast path: dispatched at once while no endpoint is enabled.
-          case when exists (select 1 from webhook_endpoints where disabled_at is null) then null else e.occurred_at end
-        from unnest(
-          ${event((r) => r.id)}::text[], ${event((r) => r.type)}::text[],
-          ${event((r) => r.occurred_at)}::timestamptz[], ${event((r) => r.product_id)}::text[],
-          ${event((r) => r.actor_api_key_id)}::text[], ${event((r) => r.actor_role)}::text[],
-          ${event((r) => r.request_id)}::text[], ${event((r) => r.data)}::jsonb[],
-          ${event((r) => r.license_id)}::text[], ${events.map(({ activationId }) => activationId)}::text[]
-        ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id,
-          activation_id)
-        where e.activation_id in (select id from inserted)
-      )
+      logged as (${new KyselyEventStore(this.#db).insertEachIfKept(events, sql`select id from inserted`)})
       select id from inserted`.execute(this.#db)
     const done = new Set(rows.map((row) => row.id))
     return takings.map((taking) => done.has(taking.activation.id))

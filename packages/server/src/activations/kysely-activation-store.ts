@@ -2,13 +2,12 @@ import type { ActivationId, LicenseId } from '@keyturn/protocol'
 import { type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
 import { isDeadlock, isUniqueViolation } from '../storage/constraint-violations.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { bytewise, column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
-import { executeAsOne, insertIfReturned, returnedBy, runsAlone } from '../storage/one-statement.js'
+import { runsAlone } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type Activation, leaseEnd } from './activation.js'
 import type {
@@ -45,8 +44,8 @@ function parseMetadata(value: unknown): Record<string, unknown> | null {
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? { ...parsed } : null
 }
 
-/** A new activation's row; its license's id as a value, or as what a statement reads it from. */
-function newActivationRow(activation: NewActivation, licenseId: LicenseId | RawBuilder<LicenseId>) {
+/** A new activation's row. */
+function newActivationRow(activation: NewActivation, licenseId: LicenseId) {
   const at = activation.at.toISOString()
   return {
     id: activation.id,
@@ -90,10 +89,10 @@ const activationTable: ListTable<ActivationSortField, ActivationFilterField> = {
 export class KyselyActivationStore implements ActivationStore {
   readonly #db: Kysely<Database>
   readonly #sqlite: boolean
-  readonly #groups: ActivationStatementGroups | undefined
+  readonly #groups: ActivationStatementGroups
 
   /** `groups`: shared by the app's stores, so that their activations on PostgreSQL share statements. */
-  constructor(db: Kysely<Database>, groups?: ActivationStatementGroups) {
+  constructor(db: Kysely<Database>, groups: ActivationStatementGroups) {
     this.#db = db
     this.#sqlite = isSqlite(db)
     this.#groups = groups
@@ -130,57 +129,26 @@ export class KyselyActivationStore implements ActivationStore {
     }
     const at = activation.at.toISOString()
     const expiresAt = leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null
-    if (this.#groups !== undefined) {
-      const renewed = await this.#groups.renew({
-        licenseId: activation.licenseId,
-        fingerprint: activation.fingerprint,
-        at,
-        expiresAt,
-        name: activation.name,
-        metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
-      })
-      return renewed === undefined ? 'no_seat' : rowToActivation(renewed)
-    }
-    return (await this.#refresh(this.#db, activation, at, expiresAt)) ?? 'no_seat'
+    const renewed = await this.#groups.renew({
+      licenseId: activation.licenseId,
+      fingerprint: activation.fingerprint,
+      at,
+      expiresAt,
+      name: activation.name,
+      metadata: activation.metadata === null ? null : JSON.stringify(activation.metadata),
+    })
+    return renewed === undefined ? 'no_seat' : rowToActivation(renewed)
   }
 
   async activateAlone(activation: NewActivation, events: readonly Event[]): Promise<'done' | 'not_done'> {
     if (!runsAlone(this.#db) || activation.awaitsFirstActivation) {
       return 'not_done'
     }
-    if (this.#groups !== undefined) {
-      try {
-        return (await this.#groups.takeSeat({ activation, events })) ? 'done' : 'not_done'
-      } catch (error) {
-        if (isUniqueViolation(error) || isDeadlock(error)) {
-          return 'not_done' // as below: the statement wrote nothing
-        }
-        throw error
-      }
-    }
-    const writes = [
-      this.#db // write_0: a free seat, taken
-        .updateTable('licenses')
-        .set({ activation_count: sql`activation_count + 1` })
-        .where('id', '=', activation.licenseId)
-        .where(hasFreeSeat)
-        .returning('id'),
-      // write_1: the activation, only if write_0 took a seat; it fails the whole statement on the
-      // unique fingerprint when the machine has an activation. Nothing is written then.
-      insertIfReturned(
-        this.#db,
-        'activations',
-        newActivationRow(activation, sql.ref<LicenseId>('changed.id')),
-        0,
-      ).returning('id'),
-      ...new KyselyEventStore(this.#db).insertIfReturnedQueries(events, 1),
-      sql`select id from ${returnedBy(1)}`,
-    ]
     try {
-      const rows = await executeAsOne(this.#db, writes)
-      return rows.length > 0 ? 'done' : 'not_done'
+      return (await this.#groups.takeSeat({ activation, events })) ? 'done' : 'not_done'
     } catch (error) {
-      // A deadlock's victim wrote nothing either: the transaction below retries its own.
+      // The statement wrote nothing (a machine that has an activation fails its unique fingerprint;
+      // a deadlock's victim): the transaction's way retries it.
       if (isUniqueViolation(error) || isDeadlock(error)) {
         return 'not_done'
       }

@@ -37,6 +37,15 @@ export function eventToRow(event: Event): Insertable<EventsTable> {
   }
 }
 
+/**
+ * The outbox's fast path (KyselyEventStore, below): `occurredAt` while no webhook endpoint is
+ * enabled, so the event is stored as dispatched at once; null (to be dispatched) otherwise.
+ */
+function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
+  const anyEnabled = sql`exists (select 1 from webhook_endpoints where disabled_at is null)`
+  return sql<string | null>`case when ${anyEnabled} then null else ${occurredAt} end`
+}
+
 export function rowToEvent(row: EventRow): Event {
   return {
     id: row.id as EventId, // written only from newId('event')
@@ -113,9 +122,35 @@ export class KyselyEventStore implements EventStore {
   #dispatchedUnlessAnEndpointIsEnabled(occurredAt: Date) {
     const at = occurredAt.toISOString()
     // PostgreSQL types a bare parameter under `case` as text; the column is a timestamptz.
-    const value = isSqlite(this.#db) ? sql`${at}` : sql`cast(${at} as timestamptz)`
-    const anyEnabled = sql`exists (select 1 from webhook_endpoints where disabled_at is null)`
-    return sql<string | null>`case when ${anyEnabled} then null else ${value} end`
+    return dispatchedUnlessAnEndpointIsEnabled(
+      isSqlite(this.#db) ? sql`${at}` : sql`cast(${at} as timestamptz)`,
+    )
+  }
+
+  /**
+   * PostgreSQL: the insert of `events`, each written only if its `key` is among the rows `kept`
+   * selects (a write's returned ids, in the same statement). The values go as arrays, so the text
+   * is the same for any number of events: one prepared statement and plan
+   * (activations/kysely-activation-statement-groups.ts).
+   */
+  insertEachIfKept(
+    events: readonly { readonly event: Event; readonly key: string }[],
+    kept: RawBuilder<unknown>,
+  ) {
+    const rows = events.map(({ event }) => eventToRow(event))
+    const values = <T>(read: (row: Insertable<EventsTable>) => T) => rows.map(read)
+    return sql`insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id,
+        data, license_id, dispatched_at)
+      select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
+        e.license_id, ${dispatchedUnlessAnEndpointIsEnabled(sql.ref('e.occurred_at'))}
+      from unnest(
+        ${values((row) => row.id)}::text[], ${values((row) => row.type)}::text[],
+        ${values((row) => row.occurred_at)}::timestamptz[], ${values((row) => row.product_id)}::text[],
+        ${values((row) => row.actor_api_key_id)}::text[], ${values((row) => row.actor_role)}::text[],
+        ${values((row) => row.request_id)}::text[], ${values((row) => row.data)}::jsonb[],
+        ${values((row) => row.license_id)}::text[], ${events.map(({ key }) => key)}::text[]
+      ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id, key)
+      where e.key in (${kept})`
   }
 
   async findById(id: EventId): Promise<Event | undefined> {
