@@ -46,6 +46,31 @@ function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
   return sql<string | null>`case when ${anyEnabled} then null else ${occurredAt} end`
 }
 
+/**
+ * PostgreSQL's insert of `events` from arrays (`unnest`); with `kept`, each is written only if its
+ * key is among the rows `kept` selects.
+ */
+function insertAsArrays(
+  events: readonly Event[],
+  kept?: { readonly keys: readonly string[]; readonly rows: RawBuilder<unknown> },
+) {
+  const rows = events.map(eventToRow)
+  const values = <T>(read: (row: Insertable<EventsTable>) => T) => rows.map(read)
+  return sql`insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id,
+      data, license_id, dispatched_at)
+    select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
+      e.license_id, ${dispatchedUnlessAnEndpointIsEnabled(sql.ref('e.occurred_at'))}
+    from unnest(
+      ${values((row) => row.id)}::text[], ${values((row) => row.type)}::text[],
+      ${values((row) => row.occurred_at)}::timestamptz[], ${values((row) => row.product_id)}::text[],
+      ${values((row) => row.actor_api_key_id)}::text[], ${values((row) => row.actor_role)}::text[],
+      ${values((row) => row.request_id)}::text[], ${values((row) => row.data)}::jsonb[],
+      ${values((row) => row.license_id)}::text[]${kept === undefined ? sql`` : sql`, ${kept.keys}::text[]`}
+    ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id${
+      kept === undefined ? sql`` : sql`, key`
+    })${kept === undefined ? sql`` : sql` where e.key in (${kept.rows})`}`
+}
+
 export function rowToEvent(row: EventRow): Event {
   return {
     id: row.id as EventId, // written only from newId('event')
@@ -137,20 +162,20 @@ export class KyselyEventStore implements EventStore {
     events: readonly { readonly event: Event; readonly key: string }[],
     kept: RawBuilder<unknown>,
   ) {
-    const rows = events.map(({ event }) => eventToRow(event))
-    const values = <T>(read: (row: Insertable<EventsTable>) => T) => rows.map(read)
-    return sql`insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id,
-        data, license_id, dispatched_at)
-      select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
-        e.license_id, ${dispatchedUnlessAnEndpointIsEnabled(sql.ref('e.occurred_at'))}
-      from unnest(
-        ${values((row) => row.id)}::text[], ${values((row) => row.type)}::text[],
-        ${values((row) => row.occurred_at)}::timestamptz[], ${values((row) => row.product_id)}::text[],
-        ${values((row) => row.actor_api_key_id)}::text[], ${values((row) => row.actor_role)}::text[],
-        ${values((row) => row.request_id)}::text[], ${values((row) => row.data)}::jsonb[],
-        ${values((row) => row.license_id)}::text[], ${events.map(({ key }) => key)}::text[]
-      ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id, key)
-      where e.key in (${kept})`
+    return insertAsArrays(
+      events.map(({ event }) => event),
+      { keys: events.map(({ key }) => key), rows: kept },
+    )
+  }
+
+  /**
+   * PostgreSQL: the insert of `events` (at least one) with its values as arrays. A multi-row
+   * VALUES has a text of its own for each number of rows, each prepared and planned apart and each
+   * taking one of a connection's named statements (storage/connect.ts); this one text serves any
+   * number (EventGroup).
+   */
+  insertEach(events: readonly Event[]) {
+    return insertAsArrays(events)
   }
 
   async findById(id: EventId): Promise<Event | undefined> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { CustomerId, EntitlementId, ProductId } from '@keyturn/protocol'
 import { sql } from 'kysely'
+import { KyselyEventStore } from '../events/kysely-event-store.js'
 import { KyselyLicenseStore } from '../licenses/kysely-license-store.js'
 import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
@@ -181,6 +182,17 @@ describeEachDatabase('KyselyUnitOfWork: events that go with no change (group com
       Array.from({ length: 20 }, (_, n) => `req_${n}`).sort(),
     )
     assert.ok(rows.every((row) => row.actor_api_key_id === test.admin.apiKeyId))
+    // Every field as it was recorded (PostgreSQL writes the group from arrays, one per column).
+    const [stored] = await new KyselyEventStore(test.connection.db).findByRequestId('req_7')
+    assert.deepEqual(stored && { ...stored, id: undefined }, {
+      id: undefined,
+      type: 'license.token_issued',
+      occurredAt: test.clock.now(),
+      productId: test.productId,
+      actor: { apiKeyId: test.admin.apiKeyId, role: 'admin' },
+      requestId: 'req_7',
+      data: { n: 7 },
+    })
     if (database.kind === 'postgres') {
       const { rows: transactions } = await sql<{ n: string }>`
         select count(distinct xmin::text) as n from events where type = 'license.token_issued'`.execute(
