@@ -21,6 +21,8 @@ export interface Renewal {
 
 /** At most this many requests share one statement. */
 const maxGrouped = 64
+/** PostgreSQL only: the next statement goes out while this one's requests are answered (StatementGroup). */
+const overlapped = { overlap: true }
 
 /** A new machine's activation and its events (`activation.created`), if a seat is free. */
 export interface SeatTaking {
@@ -48,8 +50,8 @@ export class ActivationStatementGroups {
 
   constructor(db: Kysely<Database>) {
     this.#db = db
-    this.#renewals = new StatementGroup((renewals) => this.#renewAll(renewals), maxGrouped)
-    this.#seats = new StatementGroup((takings) => this.#takeAll(takings), maxGrouped)
+    this.#renewals = new StatementGroup((renewals) => this.#renewAll(renewals), maxGrouped, overlapped)
+    this.#seats = new StatementGroup((takings) => this.#takeAll(takings), maxGrouped, overlapped)
   }
 
   /** Whether the machine took a free seat, its activation and events written (it committed). */

@@ -44,6 +44,8 @@ export interface ConfirmedRead {
 
 /** At most this many requests share one statement. */
 const maxGrouped = 64
+/** PostgreSQL only: the next statement goes out while this one's requests are answered (StatementGroup). */
+const overlapped = { overlap: true }
 
 /**
  * Fast path (issue 14): on PostgreSQL, the requests that arrive together share their statements
@@ -70,10 +72,14 @@ export class LicenseStatementGroups {
 
   constructor(db: Kysely<Database>) {
     this.#db = db
-    this.#inserts = new StatementGroup<LicenseInsert>(async (inserts) => {
-      await executeAsOne(db, insertWrites(db, inserts))
-      return []
-    }, maxGrouped)
+    this.#inserts = new StatementGroup<LicenseInsert>(
+      async (inserts) => {
+        await executeAsOne(db, insertWrites(db, inserts))
+        return []
+      },
+      maxGrouped,
+      overlapped,
+    )
   }
 
   insert(insert: LicenseInsert): Promise<void> {
@@ -84,7 +90,11 @@ export class LicenseStatementGroups {
     const shape = `${read.column} ${read.withProduct}`
     let group = this.#reads.get(shape)
     if (group === undefined) {
-      group = new StatementGroup((reads) => this.#readAll(read.column, read.withProduct, reads), maxGrouped)
+      group = new StatementGroup(
+        (reads) => this.#readAll(read.column, read.withProduct, reads),
+        maxGrouped,
+        overlapped,
+      )
       this.#reads.set(shape, group)
     }
     return group.run(read)

@@ -20,10 +20,14 @@ export class EventGroup {
 
   constructor(db: Kysely<Database>) {
     this.#db = db
-    this.#group = new StatementGroup<Event>(async (events) => {
-      await this.#insert(events)
-      return []
-    }, maxGroup)
+    this.#group = new StatementGroup<Event>(
+      async (events) => {
+        await this.#insert(events)
+        return []
+      },
+      maxGroup,
+      { overlap: !isSqlite(db) },
+    )
   }
 
   write(event: Event): Promise<void> {

@@ -12,19 +12,37 @@
  * Used for the events that go with no change of state (storage/event-group.ts), and on PostgreSQL
  * for license creates and license reads (licenses/kysely-license-statement-groups.ts).
  */
+type Outcome<Answer> = { readonly answers: readonly Answer[] } | { readonly error: unknown }
+interface Waiting<Item, Answer> {
+  readonly item: Item
+  readonly done: (error: unknown, answer?: Answer) => void
+}
+
 export class StatementGroup<Item, Answer = void> {
   readonly #run: (items: readonly Item[]) => Promise<readonly Answer[]>
   readonly #maxItems: number
-  readonly #waiting: { readonly item: Item; readonly done: (error: unknown, answer?: Answer) => void }[] = []
+  readonly #overlap: boolean
+  readonly #waiting: Waiting<Item, Answer>[] = []
   #isFlushing = false
 
   /**
    * `run` runs its items in one statement (or one transaction), at most `maxItems` at once, and
    * answers with each item's answer in the items' order (a write without answers: none).
+   *
+   * `overlap` (PostgreSQL): when a statement has finished, the next one (for the requests that
+   * arrived meanwhile) is sent before this one's requests are answered, so the database runs it
+   * while this process answers; still one statement in flight at a time. Fast path (issue 14): the
+   * server sat idle while PostgreSQL ran the next read, sent only once the previous ~24 answers
+   * were written (bench/README.md, "Session 12"). Not on SQLite, whose statements block the thread.
    */
-  constructor(run: (items: readonly Item[]) => Promise<readonly Answer[]>, maxItems: number) {
+  constructor(
+    run: (items: readonly Item[]) => Promise<readonly Answer[]>,
+    maxItems: number,
+    options: { readonly overlap?: boolean } = {},
+  ) {
     this.#run = run
     this.#maxItems = maxItems
+    this.#overlap = options.overlap ?? false
   }
 
   run(item: Item): Promise<Answer> {
@@ -42,31 +60,54 @@ export class StatementGroup<Item, Answer = void> {
   async #flush(): Promise<void> {
     this.#isFlushing = true
     try {
-      while (this.#waiting.length > 0) {
-        // Let the requests under way reach their statement first (better-sqlite3 blocks the thread
-        // while it commits): the group grows instead of running the first arrival alone.
-        await new Promise((resolve) => setImmediate(resolve))
-        const group = this.#waiting.splice(0, this.#maxItems)
-        try {
-          const answers = await this.#run(group.map((waiting) => waiting.item))
-          for (const [index, waiting] of group.entries()) {
-            waiting.done(undefined, answers[index])
-          }
-        } catch (error) {
-          if (group.length === 1) {
-            group[0]?.done(error)
-            continue
-          }
-          for (const waiting of group) {
-            await this.#run([waiting.item]).then(
-              ([answer]) => waiting.done(undefined, answer),
-              (single: unknown) => waiting.done(single),
-            )
-          }
+      let next: { group: Waiting<Item, Answer>[]; outcome: Promise<Outcome<Answer>> } | undefined
+      while (next !== undefined || this.#waiting.length > 0) {
+        if (next === undefined) {
+          // Let the requests under way reach their statement first (better-sqlite3 blocks the thread
+          // while it commits): the group grows instead of running the first arrival alone.
+          await new Promise((resolve) => setImmediate(resolve))
+          next = this.#start()
+        }
+        const { group, outcome } = next
+        const finished = await outcome
+        next = undefined
+        if ('error' in finished) {
+          await this.#runEachAlone(group, finished.error)
+          continue
+        }
+        if (this.#overlap && this.#waiting.length > 0) {
+          next = this.#start()
+        }
+        for (const [index, waiting] of group.entries()) {
+          waiting.done(undefined, finished.answers[index])
         }
       }
     } finally {
       this.#isFlushing = false
+    }
+  }
+
+  /** Sends the statement of the next waiting items. */
+  #start() {
+    const group = this.#waiting.splice(0, this.#maxItems)
+    const outcome = this.#run(group.map((waiting) => waiting.item)).then(
+      (answers): Outcome<Answer> => ({ answers }),
+      (error: unknown): Outcome<Answer> => ({ error }),
+    )
+    return { group, outcome }
+  }
+
+  /** A failed group: each item runs again alone, and its caller hears its own outcome. */
+  async #runEachAlone(group: Waiting<Item, Answer>[], error: unknown): Promise<void> {
+    if (group.length === 1) {
+      group[0]?.done(error)
+      return
+    }
+    for (const waiting of group) {
+      await this.#run([waiting.item]).then(
+        ([answer]) => waiting.done(undefined, answer),
+        (single: unknown) => waiting.done(single),
+      )
     }
   }
 }
