@@ -1,3 +1,10 @@
+/** How a group's statement ended. */
+type Outcome<Answer> = { readonly answers: readonly Answer[] } | { readonly error: unknown }
+interface Waiting<Item, Answer> {
+  readonly item: Item
+  readonly done: (error: unknown, answer?: Answer) => void
+}
+
 /**
  * Statements shared by the requests that arrive together (issue 14). Each `run` resolves once the
  * statement that carried its item has finished (for a write: committed), with that item's answer;
@@ -10,14 +17,9 @@
  * acknowledged before any of them.
  *
  * Used for the events that go with no change of state (storage/event-group.ts), and on PostgreSQL
- * for license creates and license reads (licenses/kysely-license-statement-groups.ts).
+ * for license creates and reads (licenses/kysely-license-statement-groups.ts) and for activations'
+ * renewals and new machines (activations/kysely-activation-statement-groups.ts).
  */
-type Outcome<Answer> = { readonly answers: readonly Answer[] } | { readonly error: unknown }
-interface Waiting<Item, Answer> {
-  readonly item: Item
-  readonly done: (error: unknown, answer?: Answer) => void
-}
-
 export class StatementGroup<Item, Answer = void> {
   readonly #run: (items: readonly Item[]) => Promise<readonly Answer[]>
   readonly #maxItems: number
