@@ -1,5 +1,5 @@
 import type { LicenseId } from '@keyturn/protocol'
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
@@ -23,6 +23,9 @@ export interface Renewal {
 const maxGrouped = 64
 /** PostgreSQL only: the next statement goes out while this one's requests are answered (StatementGroup). */
 const overlapped = { overlap: true }
+
+/** The license row has a seat that no activation counts (lapsed ones count until removed). */
+export const hasFreeSeat = sql<SqlBool>`(max_activations is null or activation_count < max_activations)`
 
 /** A new machine's activation and its events (`activation.created`), if a seat is free. */
 export interface SeatTaking {
@@ -98,17 +101,20 @@ export class ActivationStatementGroups {
   }
 
   async #takeAll(takings: readonly SeatTaking[]): Promise<boolean[]> {
+    // The first machine of each license; the others are answered false (an UPDATE changes a row once).
     const licenses = new Set<LicenseId>()
-    const first = takings.map((taking) => {
-      const isFirst = !licenses.has(taking.activation.licenseId)
-      licenses.add(taking.activation.licenseId)
-      return isFirst
-    })
-    const taken = takings.filter((_, index) => first[index]).map((taking) => taking.activation)
+    const firsts: SeatTaking[] = []
+    for (const taking of takings) {
+      if (!licenses.has(taking.activation.licenseId)) {
+        licenses.add(taking.activation.licenseId)
+        firsts.push(taking)
+      }
+    }
+    const taken = firsts.map((taking) => taking.activation)
     const column = <T>(read: (activation: NewActivation) => T) => taken.map(read)
-    const events = takings
-      .filter((_, index) => first[index])
-      .flatMap((taking) => taking.events.map((event) => ({ event, key: taking.activation.id })))
+    const events = firsts.flatMap((taking) =>
+      taking.events.map((event) => ({ event, key: taking.activation.id })),
+    )
     const { rows } = await sql<{ id: string }>`
       with asked as (
         select * from unnest(
@@ -122,8 +128,7 @@ export class ActivationStatementGroups {
       ),
       taken as (
         update licenses set activation_count = activation_count + 1 from asked
-        where licenses.id = asked.license_id
-          and (licenses.max_activations is null or licenses.activation_count < licenses.max_activations)
+        where licenses.id = asked.license_id and ${hasFreeSeat}
         returning asked.n
       ),
       inserted as (

@@ -19,7 +19,7 @@ import type {
   HeartbeatTarget,
   NewActivation,
 } from './activation-store.js'
-import type { ActivationStatementGroups } from './kysely-activation-statement-groups.js'
+import { type ActivationStatementGroups, hasFreeSeat } from './kysely-activation-statement-groups.js'
 
 type ActivationRow = Selectable<ActivationsTable>
 
@@ -45,11 +45,11 @@ function parseMetadata(value: unknown): Record<string, unknown> | null {
 }
 
 /** A new activation's row. */
-function newActivationRow(activation: NewActivation, licenseId: LicenseId) {
+function newActivationRow(activation: NewActivation) {
   const at = activation.at.toISOString()
   return {
     id: activation.id,
-    license_id: licenseId,
+    license_id: activation.licenseId,
     product_id: activation.productId,
     fingerprint: activation.fingerprint,
     name: activation.name,
@@ -60,9 +60,6 @@ function newActivationRow(activation: NewActivation, licenseId: LicenseId) {
     expires_at: leaseEnd(activation.at, activation.heartbeatTtl)?.toISOString() ?? null,
   }
 }
-
-/** The license row has a seat that no activation counts (lapsed ones count until removed). */
-const hasFreeSeat = sql<SqlBool>`(max_activations is null or activation_count < max_activations)`
 
 /** The activation holds its seat at `at`: no lease, or one that has not lapsed. */
 function alive(at: string, table = 'activations'): RawBuilder<SqlBool> {
@@ -212,7 +209,7 @@ export class KyselyActivationStore implements ActivationStore {
 
     const inserted = await trx
       .insertInto('activations')
-      .values(newActivationRow(activation, activation.licenseId))
+      .values(newActivationRow(activation))
       .onConflict((conflict) => conflict.columns(['license_id', 'fingerprint']).doNothing())
       .returningAll()
       .executeTakeFirst()

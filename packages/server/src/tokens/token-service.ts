@@ -48,11 +48,6 @@ export interface AnswerSigner {
   readonly sign: Ed25519Sign
 }
 
-/** A product's private key, decrypted, as the signer of its tokens and answers. */
-interface DecryptedKey {
-  readonly sign: Ed25519Sign
-}
-
 /** Values per product, each kept for `answerSignerTtlMs` from its read (ms, the service's clock). */
 class KeptPerProduct<T> {
   readonly #entries = new Map<ProductId, { readonly value: T; readonly since: number }>()
@@ -106,7 +101,8 @@ export class TokenService {
   readonly #clock: Clock
   readonly #signingKeyEncryption: Buffer
   readonly #answerSigning: SigningPlace
-  readonly #privateKeys = new Map<string, DecryptedKey>()
+  /** Each decrypted private key as the signer of its product's tokens and answers, by `kid`. */
+  readonly #signers = new Map<string, Ed25519Sign>()
   readonly #answerSigners = new KeptPerProduct<AnswerSigner | undefined>()
   readonly #currentKeys = new KeptPerProduct<SigningKeyRecord | undefined>()
 
@@ -229,7 +225,7 @@ export class TokenService {
         exp: expiresAt,
         jti: newId('token'),
       },
-      this.#privateKey(key).sign,
+      this.#signer(key),
     )
     // Never the token. No change goes with it: concurrent issues share one commit.
     await this.#storage.recordAlone(
@@ -315,7 +311,7 @@ export class TokenService {
       signer = {
         keyId: key.keyId,
         signResponses: product.signResponses,
-        sign: this.#privateKey(key).sign,
+        sign: this.#signer(key),
       }
     }
     this.#answerSigners.keep(productId, signer, now)
@@ -331,17 +327,16 @@ export class TokenService {
    * Decrypting and importing a key costs more than signing with it: keep the decrypted keys by
    * `kid`. A kid names one immutable key pair, so no process can hold a stale one.
    */
-  #privateKey(key: SigningKeyRecord): DecryptedKey {
-    let privateKey = this.#privateKeys.get(key.keyId)
-    if (privateKey === undefined) {
-      if (this.#privateKeys.size >= maxCachedSigningKeys) {
-        this.#privateKeys.clear()
+  #signer(key: SigningKeyRecord): Ed25519Sign {
+    let signer = this.#signers.get(key.keyId)
+    if (signer === undefined) {
+      if (this.#signers.size >= maxCachedSigningKeys) {
+        this.#signers.clear()
       }
-      const object = decryptSigningKey(this.#signingKeyEncryption, key)
-      privateKey = { sign: ed25519Signer(object, this.#answerSigning) }
-      this.#privateKeys.set(key.keyId, privateKey)
+      signer = ed25519Signer(decryptSigningKey(this.#signingKeyEncryption, key), this.#answerSigning)
+      this.#signers.set(key.keyId, signer)
     }
-    return privateKey
+    return signer
   }
 
   async #visibleProduct(principal: Principal, productId: ProductId): Promise<void> {
