@@ -75,7 +75,7 @@ import {
   cachingSerializerFactory,
   cachingValidatorCompiler,
 } from './http/schema-compilers.js'
-import { registerSecurityHeaders } from './http/security-headers.js'
+import { apiCacheControl, apiSecurityHeaders, registerSecurityHeaders } from './http/security-headers.js'
 import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
@@ -484,13 +484,7 @@ function registerApi(
   api: App,
   { services, limits, clock }: { services: Services; limits: Limits | undefined; clock: Clock },
 ): void {
-  // Security headers for JSON answers: nothing here is a page to render or frame.
-  registerSecurityHeaders(api, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-    },
-  })
+  registerSecurityHeaders(api, apiSecurityHeaders, apiCacheControl)
   api.addHook(
     'onRequest',
     authenticate(
