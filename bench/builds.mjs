@@ -84,21 +84,9 @@ async function startBuild(build, index, options, dir, postgresUrl) {
   }
   const database = await createDatabase(options.engine, `keyturn_builds_${index}`, { dir, postgresUrl })
   onCleanup('database', () => {}, database.drop)
-  const start = async () => {
-    const saved = { ...process.env }
-    Object.assign(process.env, build.env)
-    try {
-      return await startKeyturn({ databaseUrl: database.url, ...credentials })
-    } finally {
-      for (const name of Object.keys(build.env)) {
-        if (saved[name] === undefined) {
-          delete process.env[name]
-        } else {
-          process.env[name] = saved[name]
-        }
-      }
-    }
-  }
+  // The build's settings go as `env`: servers.mjs gives a server the caller's environment
+  // without its KEYTURN_ variables.
+  const start = () => startKeyturn({ databaseUrl: database.url, ...credentials, env: build.env })
   const creator = await start()
   const product = await apiOk(
     creator.url,

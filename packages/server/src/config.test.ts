@@ -40,7 +40,7 @@ describe('loadConfig', () => {
         trustProxy: false,
         corsOrigins: [],
       },
-      heap: { semiSpaceMb: 8, oldGrowthPercent: 100 },
+      heap: { semiSpaceMb: 4, oldGrowthPercent: 100 },
     })
   })
 

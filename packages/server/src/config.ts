@@ -29,7 +29,7 @@ const EnvSchema = Type.Object({
   KEYTURN_TRUST_PROXY: Type.String({ minLength: 1, maxLength: 1000, default: 'false' }),
   KEYTURN_CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
   // V8's heap (README "Memory", core/heap-limits.ts); 0 leaves the choice to V8.
-  KEYTURN_HEAP_SEMI_SPACE_MB: Type.Integer({ minimum: 0, maximum: 64, default: 8 }),
+  KEYTURN_HEAP_SEMI_SPACE_MB: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
   KEYTURN_HEAP_GROWTH_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
 })
 type Env = Static<typeof EnvSchema>

@@ -18,8 +18,6 @@
  *   `holdHeapWhileLoading`).
  * Measured on 1M licenses (bench/README.md): a 4 MB semi-space and 100% growth cost about 3–5% of
  * validate's CPU per request; smaller values cost more (1 MB semi-spaces: +10%, 30% growth: p99 ×3).
- * The default semi-space is 8 MB since session 13 (half the scavenges of 4 MB, +8 MB of RSS):
- * validations 105% (PostgreSQL) and 107% (SQLite) of the rate in turns, docs/decisions.md.
  */
 import { PerformanceObserver } from 'node:perf_hooks'
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
