@@ -1,13 +1,15 @@
 /**
  * A throwaway PostgreSQL for the benchmark, started by the same code as the tests'
- * (scripts/throwaway-postgres.mjs), stopped on every exit path of the harness.
+ * (scripts/throwaway-postgres.mjs) but with PostgreSQL's durability on, stopped on every exit path
+ * of the harness.
  */
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres.mjs'
 import { onCleanup } from './cleanup.mjs'
 
 /** `{ url, version, stop }`, or `{ skip: reason }`. */
 export async function startPostgres() {
-  const postgres = await startThrowawayPostgres('keyturn-bench-pg')
+  // Durable, as in production: a write is measured with its commit flushed to disk.
+  const postgres = await startThrowawayPostgres('keyturn-bench-pg', { durable: true })
   if (postgres.skip !== undefined) {
     return postgres
   }

@@ -45,10 +45,12 @@ function freePort() {
 }
 
 /**
- * Starts PostgreSQL with fsync, synchronous_commit and full_page_writes off: resolves to
- * `{ url, version, stop }` (stop is synchronous and idempotent), or `{ skip: reason }`.
+ * Starts PostgreSQL: resolves to `{ url, version, stop }` (stop is synchronous and idempotent), or
+ * `{ skip: reason }`. For the tests, fsync, synchronous_commit and full_page_writes are off (their
+ * data is thrown away); `durable: true` keeps PostgreSQL's defaults, every commit flushed to disk
+ * before it is acknowledged, as in production (the benchmark: issue 14's "durability stays").
  */
-export async function startThrowawayPostgres(name = 'keyturn-pg') {
+export async function startThrowawayPostgres(name = 'keyturn-pg', { durable = false } = {}) {
   const bin = findPostgresBin()
   if (bin === undefined) {
     return {
@@ -90,7 +92,8 @@ export async function startThrowawayPostgres(name = 'keyturn-pg') {
   try {
     const port = await freePort()
     run('initdb', ['-A', 'trust', '--no-sync', '-U', 'postgres', '-E', 'UTF8', '-D', data])
-    const options = `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+    const durability = durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off'
+    const options = `-p ${port} -k ${dir} -h 127.0.0.1${durability} -c max_connections=200`
     started = true
     run('pg_ctl', ['-w', '-D', data, '-o', options, '-l', join(dir, 'postgres.log'), 'start'])
     const version = run('pg_ctl', ['--version']).trim()
