@@ -9,10 +9,13 @@
  * measurement starts.)
  *
  * Spec: { url, connections, warmupSeconds, durationSeconds, timeoutSeconds, method, headers,
- *         requests: [{ path, body? }] } — each request picks one of `requests` at random.
+ *         requests: [{ path, body? }] } — each request picks one of `requests` at random; a body's
+ *         `freshValue` (bench/net.mjs) is replaced by new random digits each time.
  */
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
+import { freshValue } from './net.mjs'
 
 const spec = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8'))
 const { hostname } = new URL(spec.url)
@@ -20,12 +23,12 @@ if (hostname !== '127.0.0.1' && hostname !== 'localhost') {
   throw new Error(`load only goes to loopback addresses, not ${hostname}`)
 }
 
-const items = spec.requests
+const items = spec.requests.map((item) => ({ ...item, fresh: item.body?.includes(freshValue) === true }))
 function pick(request) {
   const item = items[Math.floor(Math.random() * items.length)]
   request.path = item.path
   if (item.body !== undefined) {
-    request.body = item.body
+    request.body = item.fresh ? item.body.replaceAll(freshValue, randomBytes(16).toString('hex')) : item.body
   }
   return request
 }

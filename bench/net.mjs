@@ -1,6 +1,13 @@
 /** Loopback helpers: the benchmark never talks to anything but 127.0.0.1. */
 import { createServer } from 'node:net'
 
+/**
+ * In a load's request body, replaced by 32 new random hex digits on every request the load
+ * generator sends (bench/load-worker.mjs): a value never sent before, such as a new machine's
+ * fingerprint.
+ */
+export const freshValue = '<fresh>'
+
 export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer()
