@@ -143,7 +143,7 @@ export const scenarios = [
         )
       }
       const newMachines = pools.unlimitedKeys
-        .slice(0, Math.round(returningMachines * (newMachineShare / (1 - newMachineShare))))
+        .slice(0, Math.round((activated.length * newMachineShare) / (1 - newMachineShare)))
         .map((key) => ({ path, body: { key, productId, fingerprint: freshValue } }))
       return {
         method: 'POST',
