@@ -39,6 +39,8 @@ export const ErrorCodeSchema = Type.Enum([
   'rate_limited',
   'internal_error',
   'service_unavailable',
+  'database_unavailable',
+  'storage_full',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -337,6 +339,22 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'Service unavailable',
     meaning: 'The server cannot serve now: `GET /readyz` when the database does not answer.',
     action: 'Retry later with backoff; a load balancer should route elsewhere.',
+  },
+  database_unavailable: {
+    status: 503,
+    title: 'Database unavailable',
+    meaning:
+      'The database did not answer in time: it is restarting, failing over, or unreachable. Nothing of this request was stored unless a retry with the same `Idempotency-Key` says so.',
+    action:
+      'Retry after `Retry-After` seconds with backoff (send an `Idempotency-Key` with creating requests so a retry never duplicates). An application may fall back to its last signed token meanwhile.',
+  },
+  storage_full: {
+    status: 503,
+    title: 'Storage full',
+    meaning:
+      'The database has no room left for a write (its disk is full). Reads still answer; nothing already stored is damaged, and nothing of this write was stored.',
+    action:
+      'Retry after `Retry-After` seconds; the operator frees disk space, after which writes succeed again without a restart.',
   },
 }
 

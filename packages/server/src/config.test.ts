@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       port: 3000,
       host: '127.0.0.1',
       database: { kind: 'sqlite', path: './data/keyturn.db' },
+      databaseTimeoutMs: 5000,
       adminKey: undefined,
       secret: undefined,
       logLevel: 'info',
@@ -69,6 +70,7 @@ describe('loadConfig', () => {
       KEYTURN_TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
       KEYTURN_CORS_ORIGINS: 'https://app.example.com,http://localhost:5173',
       KEYTURN_POSTGRES_PREPARED_STATEMENTS: 'false',
+      KEYTURN_DATABASE_TIMEOUT_MS: '2500',
       KEYTURN_HEAP_SEMI_SPACE_MB: '0',
       KEYTURN_HEAP_GROWTH_PERCENT: '50',
     })
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
         url: 'postgres://keyturn@db.internal:5432/keyturn',
         preparedStatements: false,
       },
+      databaseTimeoutMs: 2500,
       adminKey,
       secret,
       logLevel: 'warn',

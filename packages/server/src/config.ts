@@ -12,6 +12,8 @@ const EnvSchema = Type.Object({
   // Off behind a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
   // transaction mode): README "Running on PostgreSQL".
   KEYTURN_POSTGRES_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
+  // The longest a request waits for a database connection, and the longest a statement may run.
+  KEYTURN_DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
   KEYTURN_ADMIN_KEY: Type.Optional(Type.String({ minLength: 32, maxLength: 256 })),
   KEYTURN_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
@@ -41,6 +43,11 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly database: DatabaseLocation
+  /**
+   * PostgreSQL: the longest a request waits for a pooled connection and the longest a statement
+   * runs; past it the request answers 503 `database_unavailable` instead of hanging.
+   */
+  readonly databaseTimeoutMs: number
   readonly adminKey: string | undefined
   readonly secret: string | undefined
   readonly logLevel: Env['LOG_LEVEL']
@@ -137,6 +144,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       database.kind === 'postgres'
         ? { ...database, preparedStatements: candidate.KEYTURN_POSTGRES_PREPARED_STATEMENTS }
         : database,
+    databaseTimeoutMs: candidate.KEYTURN_DATABASE_TIMEOUT_MS,
     adminKey: candidate.KEYTURN_ADMIN_KEY,
     secret: candidate.KEYTURN_SECRET,
     logLevel: candidate.LOG_LEVEL,

@@ -26,6 +26,7 @@ import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { startSeatSweeper } from './seat-sweep/seat-sweeper.js'
 import { readOrCreateSecretFile, secretFilePath } from './secret-file.js'
 import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js'
+import { databaseFaultOf } from './storage/database-faults.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { migrateToLatest } from './storage/migrate.js'
 import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
@@ -75,12 +76,12 @@ export async function serve(
   options: ServeOptions = {},
 ): Promise<RunningServer> {
   const config = loadConfig(env)
-  const connection = connect(config.database)
+  const connection = connect(config.database, { timeoutMs: config.databaseTimeoutMs })
   let app: App | undefined
   let counters: Counters | undefined
   try {
     if (options.isWorker !== true) {
-      await migrateToLatest(connection)
+      await migrateBeforeServing(config, connection)
     }
     counters = await openCounters(config, options.isWorker === true)
     const { protection } = config
@@ -108,6 +109,7 @@ export async function serve(
       eventRetentionDays: config.eventRetentionDays,
     })
     app = built.app
+    logReachability(connection, built.app)
     const opened = counters
     app.addHook('onClose', async () => opened.close())
     // KEYTURN_ADMIN_KEY exists before the port opens, so it is never refused with a 401 (nor /readyz
@@ -125,8 +127,9 @@ export async function serve(
     }
     const running = app
     const background = startBackgroundWork(running, connection)
-    const webhookWork = startWebhookWork(built.services, (error) =>
-      running.log.error({ err: error }, 'webhook delivery or event retention failed; retrying'),
+    const webhookWork = startWebhookWork(
+      built.services,
+      backgroundFailure(running, 'webhook delivery or event retention failed; retrying'),
     )
     return {
       url,
@@ -140,6 +143,49 @@ export async function serve(
     await counters?.close()
     await connection.close()
     throw error
+  }
+}
+
+/**
+ * Migrations may run longer than a request may wait (an index built over millions of rows): on
+ * PostgreSQL they run on a connection of their own without the request timeouts.
+ */
+async function migrateBeforeServing(config: Config, serving: Connection): Promise<void> {
+  if (config.database.kind === 'sqlite') {
+    await migrateToLatest(serving)
+    return
+  }
+  const unbounded = connect(config.database)
+  try {
+    await migrateToLatest(unbounded)
+  } finally {
+    await unbounded.close()
+  }
+}
+
+/** An outage of the database is logged when it starts and when it ends, not with every request. */
+function logReachability(connection: Connection, app: App): void {
+  connection.reachability.onChange((change) => {
+    if (change.reachable) {
+      app.log.warn('the database answers again; requests are served normally')
+    } else {
+      app.log.error(
+        { err: change.error },
+        'the database does not answer; requests that need it get 503 database_unavailable until it is back',
+      )
+    }
+  })
+}
+
+/**
+ * Logs a failed tick of background work; not when the database is unreachable: the outage is logged
+ * once when it starts (`logReachability`), and the work resumes by itself when it ends.
+ */
+function backgroundFailure(app: App, message: string): (error: unknown) => void {
+  return (error) => {
+    if (databaseFaultOf(error) === undefined) {
+      app.log.error({ err: error }, message)
+    }
   }
 }
 
@@ -408,7 +454,7 @@ function startBackgroundWork(app: App, connection: Connection): { stop(): Promis
       clock: systemClock,
     }),
     signal: stop.signal,
-    onError: (error) => app.log.error({ err: error }, 'sweeping lapsed seats failed'),
+    onError: backgroundFailure(app, 'sweeping lapsed seats failed'),
     onSweep: ({ removed }) => {
       if (removed.length > 0) {
         app.log.info({ removed: removed.length }, 'removed lapsed floating seats')

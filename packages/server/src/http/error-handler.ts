@@ -1,6 +1,7 @@
 import { type ErrorCode, type FieldError, type Problem, problemType } from '@keyturn/protocol'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { DomainError } from '../core/errors.js'
+import { databaseFaultOf } from '../storage/database-faults.js'
 import { maxFieldErrors, toFieldErrors } from './field-errors.js'
 import { problemByCode } from './problems.js'
 import type { RouteMethods } from './route-methods.js'
@@ -61,6 +62,13 @@ function describe(error: FastifyError | Error): Described {
           : 'bad_request'
     return { code, detail: error.message }
   }
+  const fault = databaseFaultOf(error)
+  if (fault === 'database_unavailable') {
+    return { code: fault, detail: 'The database did not answer in time; retry shortly.' }
+  }
+  if (fault === 'storage_full') {
+    return { code: fault, detail: 'The database has no room left for this write; retry later.' }
+  }
   // Never echo an unexpected error's message: it may contain SQL, paths or secrets.
   return { code: 'internal_error', detail: 'The server could not complete the request.' }
 }
@@ -105,6 +113,9 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
   return reply.code(problem.status).type('application/problem+json').send(problem)
 }
 
+/** What a 503 for a database fault asks a client to wait before it retries. */
+export const databaseRetryAfterSeconds = 2
+
 export function handleError(
   error: FastifyError | Error,
   request: FastifyRequest,
@@ -116,7 +127,10 @@ export function handleError(
     ...problemFor(code, detail, request.id),
     ...(errors ? { errors } : {}),
   }
-  if (problem.status >= 500) {
+  if (problem.status === 503) {
+    // The outage is logged once by the connection (storage/connect.ts), not with every request.
+    reply.header('Retry-After', String(databaseRetryAfterSeconds))
+  } else if (problem.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   }
   return sendProblem(reply, problem)

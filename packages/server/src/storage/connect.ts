@@ -13,6 +13,7 @@ import {
 import type pg from 'pg'
 import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
+import { databaseFaultOf } from './database-faults.js'
 
 const require = createRequire(import.meta.url)
 
@@ -35,7 +36,66 @@ export interface Connection {
   readonly kind: DatabaseKind
   /** For SQLite files: where the database lives (the data folder holds the generated secret). */
   readonly sqlitePath: string | undefined
+  /** Whether the database answers, as the connection last saw it, and who hears when that changes. */
+  readonly reachability: Reachability
   close(): Promise<void>
+}
+
+export type ReachabilityChange =
+  | { readonly reachable: false; readonly error: unknown }
+  | { readonly reachable: true }
+
+/**
+ * A PostgreSQL server that restarts, fails over or drops off the network ends the pool's
+ * connections. The pool reports it here (once per outage, not once per connection or request) and
+ * reconnects by itself: the next request that needs a connection opens a new one.
+ */
+export interface Reachability {
+  readonly reachable: boolean
+  /** Connection errors seen since start (idle connections ended by the server included). */
+  readonly errors: number
+  /** The listener hears each change: lost (with the first error) and restored. */
+  onChange(listener: (change: ReachabilityChange) => void): void
+  /** Connections open, idle and requests waiting for one (PostgreSQL; zero on SQLite). */
+  pool(): { readonly total: number; readonly idle: number; readonly waiting: number }
+}
+
+class ReachabilityState implements Reachability {
+  reachable = true
+  errors = 0
+  readonly #listeners: ((change: ReachabilityChange) => void)[] = []
+  readonly #pool: Reachability['pool']
+
+  constructor(pool: Reachability['pool']) {
+    this.#pool = pool
+  }
+
+  onChange(listener: (change: ReachabilityChange) => void): void {
+    this.#listeners.push(listener)
+  }
+
+  pool() {
+    return this.#pool()
+  }
+
+  lost(error: unknown): void {
+    this.errors += 1
+    if (this.reachable) {
+      this.reachable = false
+      for (const listener of this.#listeners) {
+        listener({ reachable: false, error })
+      }
+    }
+  }
+
+  answered(): void {
+    if (!this.reachable) {
+      this.reachable = true
+      for (const listener of this.#listeners) {
+        listener({ reachable: true })
+      }
+    }
+  }
 }
 
 export type DatabaseLocation =
@@ -63,6 +123,11 @@ export interface ConnectOptions {
   /** For PostgreSQL: the schema to use (tests isolate themselves this way). */
   readonly searchPath?: string
   readonly poolSize?: number
+  /**
+   * PostgreSQL: the longest a query waits for a pooled connection, and the longest a statement may
+   * run, in milliseconds (KEYTURN_DATABASE_TIMEOUT_MS). Unset: no bound (migrations, one-off commands).
+   */
+  readonly timeoutMs?: number
   /** For SQLite in memory: start from this serialized database (tests: a migrated template). */
   readonly sqliteImage?: Buffer
 }
@@ -93,16 +158,39 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
         sqlite.close()
       }
     }
-    return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, close }
+    const reachability = new ReachabilityState(() => ({ total: 0, idle: 0, waiting: 0 }))
+    return { db, kind: 'sqlite', sqlitePath: isMemory ? undefined : location.path, reachability, close }
   }
+  const timeouts =
+    options.timeoutMs === undefined
+      ? {}
+      : {
+          connectionTimeoutMillis: options.timeoutMs,
+          // The server cancels a statement that runs too long (a clean error, the connection kept);
+          // the client gives up a little later on a connection that no longer answers at all.
+          statement_timeout: options.timeoutMs,
+          query_timeout: options.timeoutMs + 1000,
+        }
   const pool = new (pgDriver().Pool)({
     connectionString: location.url,
     max: options.poolSize ?? 10,
+    // A peer gone silent (a cut cable, a dropped route) is noticed by TCP keepalive too.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...timeouts,
     ...(options.searchPath === undefined ? {} : { options: `-c search_path=${options.searchPath}` }),
   })
+  const reachability = new ReachabilityState(() => ({
+    total: pool.totalCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+  }))
+  // The pool emits `error` when the server ends an idle connection (a restart: 57P01). Unheard, Node
+  // would end the process; heard, the connection is dropped and the next request opens another.
+  pool.on('error', (error) => reachability.lost(error))
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
-      pool: location.preparedStatements === false ? pool : withNamedStatements(pool),
+      pool: guardedPool(pool, reachability, location.preparedStatements !== false),
     }),
   })
   const close = async () => {
@@ -111,29 +199,69 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
       await pool.end() // Kysely ends the pool only if a query used it
     }
   }
-  return { db, kind: 'postgres', sqlitePath: undefined, close }
+  return { db, kind: 'postgres', sqlitePath: undefined, reachability, close }
 }
 
 /**
- * PostgreSQL parses and plans an unnamed statement on every run, and node-postgres sends every query
- * unnamed unless it is given a name. Named, a statement is parsed once per connection, and
- * PostgreSQL keeps a generic plan for it once five runs have shown that planning for the given
- * values gains nothing. Validation by key on PostgreSQL (20,000 licenses, builds.mjs, 8 rounds):
- * +47% requests per second (bench/README.md, "Session 4: named statements on PostgreSQL"). Names go
- * to the first `maxNamedStatements` distinct SQL texts only (list queries vary with their filters),
- * so no connection holds more prepared statements than that.
+ * The pool as Kysely sees it, with two duties added.
+ *
+ * Faults: a connection that failed (the server restarted, the connection was cut, a query timed
+ * out) is destroyed when it is released, never handed out again, and the failure is reported to
+ * `reachability`; a connection that errors while checked out between two queries is heard too (pg
+ * emits `error` on it, which would otherwise end the process).
+ *
+ * Named statements (`named`): PostgreSQL parses and plans an unnamed statement on every run, and
+ * node-postgres sends every query unnamed unless it is given a name. Named, a statement is parsed
+ * once per connection, and PostgreSQL keeps a generic plan for it once five runs have shown that
+ * planning for the given values gains nothing: validation by key runs about half again as many
+ * requests per second (bench/README.md). Names go to the first `maxNamedStatements` distinct SQL
+ * texts only (list queries vary with their filters), so no connection holds more prepared
+ * statements than that. Off behind a pooler that cannot keep them.
  */
-function withNamedStatements(pool: pg.Pool): PostgresPool {
+function guardedPool(pool: pg.Pool, reachability: ReachabilityState, named: boolean): PostgresPool {
   // One wrapper per pooled client: Kysely keeps its connection object per client it is given.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    const query = (text: unknown, values?: unknown[]) =>
-      typeof text === 'string' ? runNamed(client, text, values) : client.query(text as pg.Submittable)
-    return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() }
+    let broken: unknown
+    const fail = (error: unknown) => {
+      broken ??= error
+      reachability.lost(error)
+    }
+    client.on('error', fail)
+    const run = (text: string, values: unknown[] | undefined) =>
+      named ? runNamed(client, text, values) : client.query({ text, values })
+    const query = async (text: unknown, values?: unknown[]) => {
+      if (broken !== undefined) {
+        throw new Error('The database connection was lost', { cause: broken })
+      }
+      try {
+        const result = await (typeof text === 'string'
+          ? run(text, values)
+          : client.query(text as pg.Submittable))
+        reachability.answered()
+        return result
+      } catch (error) {
+        if (databaseFaultOf(error) !== undefined) {
+          fail(error)
+        }
+        throw error
+      }
+    }
+    return {
+      query: query as unknown as PostgresPoolClient['query'],
+      // pg destroys a client released with an error instead of pooling it again.
+      release: () => client.release(broken === undefined ? undefined : asError(broken)),
+    }
   }
   return {
     connect: async () => {
-      const client = await pool.connect()
+      let client: pg.PoolClient
+      try {
+        client = await pool.connect()
+      } catch (error) {
+        reachability.lost(error)
+        throw error
+      }
       let wrapper = wrappers.get(client)
       if (wrapper === undefined) {
         wrapper = wrap(client)
@@ -143,6 +271,10 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
     },
     end: () => pool.end(),
   }
+}
+
+function asError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value))
 }
 
 async function runNamed(client: pg.PoolClient, text: string, values: unknown[] | undefined) {
