@@ -7,14 +7,23 @@
 // on plain node: tsx's loader costs every test process about 1.5 s of CPU. Tests that no build emits
 // (the client's and the dashboard's) run from their .ts through tsx (scripts/test-typescript.mjs).
 // Give test files by their source path: node scripts/test.mjs packages/server/src/x/y.test.ts
+// `--no-browser` leaves out the test files that drive Chromium: CI runs them once, on the Node
+// version whose run ends the log, not once per Node version.
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { startThrowawayPostgres } from './throwaway-postgres.mjs'
 
 const root = resolve(import.meta.dirname, '..')
-const only = process.argv.slice(2)
+const args = process.argv.slice(2)
+const only = args.filter((arg) => !arg.startsWith('--'))
+const withoutBrowser = args.includes('--no-browser')
+
+/** Whether a test file drives a browser (it imports playwright-core or the browser test helpers). */
+function drivesBrowser(path) {
+  return /from '[^']*(playwright-core|\/browser\.js)'/.test(readFileSync(join(root, path), 'utf8'))
+}
 
 function testFiles() {
   if (only.length > 0) {
@@ -24,6 +33,7 @@ function testFiles() {
     .map(String)
     .filter((path) => path.endsWith('.test.ts') && !path.includes('node_modules') && !path.includes('dist'))
     .map((path) => join('packages', path))
+    .filter((path) => !withoutBrowser || !drivesBrowser(path))
     .sort()
 }
 
