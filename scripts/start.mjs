@@ -29,7 +29,11 @@ function newest(path) {
 /** Each package's inputs and the file its build writes last; a missing output means "never built". */
 const builds = [
   ...['protocol', 'server', 'client', 'cli'].map((name) => ({
-    inputs: [join('packages', name, 'src'), join('packages', name, 'tsconfig.json'), join('packages', name, 'package.json')],
+    inputs: [
+      join('packages', name, 'src'),
+      join('packages', name, 'tsconfig.json'),
+      join('packages', name, 'package.json'),
+    ],
     output: join('packages', name, 'dist', '.tsbuildinfo'),
   })),
   {
