@@ -18,7 +18,7 @@ const require = createRequire(import.meta.url)
 
 /**
  * PostgreSQL's driver loads with the first PostgreSQL connection: a server on SQLite never holds
- * pg's modules (about 2.7 MB of heap; bench/README.md "Session 4: memory"). require, not import():
+ * pg's modules (about 2.7 MB of heap; bench/history.md "Session 4: memory"). require, not import():
  * `connect` stays synchronous.
  */
 function pgDriver(): typeof pg {
@@ -119,7 +119,7 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
  * unnamed unless it is given a name. Named, a statement is parsed once per connection, and
  * PostgreSQL keeps a generic plan for it once five runs have shown that planning for the given
  * values gains nothing. Validation by key on PostgreSQL (20,000 licenses, builds.mjs, 8 rounds):
- * +47% requests per second (bench/README.md, "Session 4: named statements on PostgreSQL"). Names go
+ * +47% requests per second (bench/history.md, "Session 4: named statements on PostgreSQL"). Names go
  * to the first `maxNamedStatements` distinct SQL texts only (list queries vary with their filters),
  * so no connection holds more prepared statements than that.
  */

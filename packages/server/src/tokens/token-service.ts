@@ -275,7 +275,7 @@ export class TokenService {
   }
 
   /**
-   * Fast path (issue 14): the key that signs a product's tokens, kept like the answer signer for
+   * Fast path: the key that signs a product's tokens, kept like the answer signer for
    * `answerSignerTtlMs`. Every token read it in a statement of its own (a round trip on
    * PostgreSQL). A rotation through this process applies at once; through another one, within that
    * time, and meanwhile tokens are signed by the key it retired, which stays listed

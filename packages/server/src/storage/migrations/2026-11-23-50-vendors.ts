@@ -3,7 +3,7 @@ import type { DatabaseKind } from '../database.js'
 import { columnTypes } from './column-types.js'
 
 /**
- * What vendors sell (issue #11): customers, entitlements, policies, metadata on licenses, customers,
+ * What vendors sell (docs/decisions/0020-customers-policies-entitlements.md): customers, entitlements, policies, metadata on licenses, customers,
  * policies and products, and the license columns that tie them together.
  */
 export function vendors(kind: DatabaseKind) {
