@@ -26,7 +26,7 @@ import type { App } from './app-types.js'
  * pages keep them): `Cross-Origin-Opener-Policy`, `Origin-Agent-Cluster`, `X-DNS-Prefetch-Control`,
  * `X-Download-Options` (Internet Explorer 8), `X-Permitted-Cross-Domain-Policies` (Flash, Acrobat)
  * and `X-XSS-Protection: 0`. Six headers fewer and one more on every answer (docs/decisions/0030-api-security-headers.md): the app
- * writes and the client reads ~165 bytes less; docs/decisions.md "Security headers of the API".
+ * writes and the client reads ~165 bytes less; docs/decisions/0030-api-security-headers.md.
  */
 export const apiSecurityHeaders: Readonly<HelmetOptions> = {
   contentSecurityPolicy: {

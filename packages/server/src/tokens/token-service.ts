@@ -195,7 +195,7 @@ export class TokenService {
         ? Number.POSITIVE_INFINITY
         : Math.floor(license.expirationDate.getTime() / 1000)
     // A floating seat's token ends one TTL after its lease: offline, a machine keeps the seat's
-    // token at most that long, not the token lifetime (docs/decisions.md, "Floating seats").
+    // token at most that long, not the token lifetime (docs/decisions/0015-floating-seats-and-usage.md).
     const seatEnd =
       seat === undefined || seat.expiresAt === null || license.heartbeatTtl === null
         ? Number.POSITIVE_INFINITY
