@@ -1,5 +1,5 @@
 /**
- * Issue 10 in the benchmark: what writing events costs the write paths, and how fast one server
+ * Events in the benchmark: what writing them costs the write paths, and how fast one server
  * delivers webhooks.
  *
  * - `withoutEventRows(database)`: a trigger (bench only, never in Keyturn) that drops every row

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `node bench/explain.mjs [--engines=sqlite,postgres] [--licenses=N]`: the query plans of the benchmark's
- * list queries (issue 14). Seeds N licenses (default 1M) the way `npm run bench` does — including
+ * list queries. Seeds N licenses (default 1M) the way `npm run bench` does — including
  * its post-load statistics: `ANALYZE` on SQLite, `VACUUM ANALYZE` on PostgreSQL (what autovacuum does
  * after a bulk load) — then runs the list of bench/scenarios.mjs (status filter + expirationDate sort,
  * limit 100) through the real KyselyLicenseStore: page 0, a deep page (90%) and starting_after from

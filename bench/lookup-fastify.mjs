@@ -1,5 +1,5 @@
 /**
- * The one-lookup ceiling (issue 14, "one round trip per validation"): bare Fastify (no logger, no
+ * The one-lookup ceiling ("one round trip per validation"): bare Fastify (no logger, no
  * hooks) with one route at validate's path that reads the license by key and product with one
  * prepared statement of the engine's driver and answers a small JSON object through a response
  * schema. No authentication, rate limit, headers, events or policy: the least work any server

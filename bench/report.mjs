@@ -15,13 +15,13 @@ export const ceilingNames = {
 }
 
 /**
- * The targets of issue 6, SQLite unless stated. `ratio` is the scenario's rate over its ceiling's;
+ * The targets (bench/README.md "Targets"), SQLite unless stated. `ratio` is the scenario's rate over its ceiling's;
  * derived targets compare two scenarios.
  */
 const targets = [
   { engine: 'sqlite', size: 'large', id: 'validate', minRatio: 0.6, maxP99: 10 },
   { engine: 'postgres', size: 'large', id: 'validate', minRatio: 0.35 },
-  // Issue 14: lists at 1M, both engines: p99 ≤ 150 ms with 10 connections, p50 ≤ 30 ms with 1 client.
+  // Lists at 1M, both engines: p99 ≤ 150 ms with 10 connections, p50 ≤ 30 ms with 1 client.
   ...['sqlite', 'postgres'].flatMap((engine) =>
     ['list-page-0', 'list-deep-page', 'list-starting-after'].flatMap((id) => [
       { engine, size: 'large', id, maxP99: 150 },
@@ -29,14 +29,14 @@ const targets = [
     ]),
   ),
   { engine: 'sqlite', size: 'large', id: 'create', minRatio: 0.7 },
-  // Issue 14: PostgreSQL's writes against its own raw insert with 10 in flight, and the token at
-  // 75% of jose's signing (issue 6 asked for 50%), both engines.
+  // PostgreSQL's writes against its own raw insert with 10 in flight, and the token at 75% of
+  // jose's signing, both engines.
   { engine: 'postgres', size: 'large', id: 'create', minRatio: 0.35 },
   { engine: 'postgres', size: 'large', id: 'activate', minRatio: 0.35 },
   { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.75 },
   { engine: 'postgres', size: 'large', id: 'token', minRatio: 0.75 },
   { engine: 'in-process', size: undefined, id: 'client-validate', minRatio: 0.8 },
-  // Issue 11: a billing webhook's lookup by subscription id (a GIN index on PostgreSQL; SQLite's
+  // A billing webhook's lookup by subscription id (a GIN index on PostgreSQL; SQLite's
   // cost is measured and documented, not targeted), and a customer's licenses.
   { engine: 'postgres', size: 'large', id: 'metadata-lookup', maxP50: 20 },
   { engine: 'postgres', size: 'large', id: 'customer-lookup', maxP50: 20 },
@@ -52,7 +52,7 @@ const derived = [
     min: { sqlite: 0.9 },
   },
   {
-    // Issue #15: signing an answer costs at most 25% of validate's throughput.
+    // Signing an answer costs at most 25% of validate's throughput.
     id: 'validate-signed-vs-unsigned',
     title: () => 'validate with a signed answer vs unsigned (paired rounds)',
     of: ['validate-signed', 'large'],
@@ -60,13 +60,13 @@ const derived = [
     paired: true,
     min: { sqlite: 0.75, postgres: 0.75 },
   },
-  // Issue #10: recording events costs the write paths at most 15% (event rows dropped by a trigger
+  // Recording events costs the write paths at most 15% (event rows dropped by a trigger
   // in the -no-events runs; bench/events.mjs).
   // A ratio marked `paired` is the median of paired alternating rounds (run.mjs measurePairs) when
   // they ran, else the ratio of the two scenarios' own runs.
-  // The token's ratio is reported without a target: the issue names create and activate, and with
+  // The token's ratio is reported without a target: the target names create and activate, and with
   // its event row dropped a token issue writes nothing, so that ratio compares a durable write with
-  // a read (bench/README.md "Session 4").
+  // a read (bench/history.md "Events: what they cost").
   ...['create', 'activate', 'token'].map((id) => ({
     id: `${id}-events-vs-none`,
     title: () =>
@@ -77,7 +77,7 @@ const derived = [
     ...(id === 'token' ? {} : { min: { sqlite: 0.85, postgres: 0.85 } }),
   })),
   {
-    // Issue 14: retrieve by id reaches at least validate's figure on each engine.
+    // Retrieve by id reaches at least validate's figure on each engine.
     id: 'retrieve-vs-validate',
     title: () => 'retrieve by id vs validate by key (paired rounds)',
     of: ['retrieve', 'large'],
@@ -184,7 +184,7 @@ export function evaluate(results) {
   const find = (engine, id, size) => rows.find((r) => r.engine === engine && r.id === id && r.size === size)
   const extra = []
   for (const engine of results.engines) {
-    // Issue 14: validate against the least a per-request read costs on this engine (reported).
+    // Validate against the least a per-request read costs on this engine (reported).
     const lookup = results.ceilings[engine]?.lookupHttp
     const validate = find(engine, 'validate', 'large')
     if (lookup !== undefined && validate?.rps !== undefined) {
@@ -238,7 +238,7 @@ export function evaluate(results) {
       engine,
       title: `server RSS under load, ${count(results.settings.licenses.large)} (peak${peak ? `: ${peak.id}` : ''})`,
       rssPeak: peak?.rss.peak,
-      // Issue 14: both engines.
+      // Both engines.
       target: judge(
         [
           {

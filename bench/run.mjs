@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench`: measures Keyturn against ceilings measured in the same run (issue 6). See
+ * `npm run bench`: measures Keyturn against ceilings measured in the same run. See
  * bench/README.md. Options:
  *   --quick            under a minute: small data, short runs; checks the harness, judges no target
  *   --profile          one scenario (first of --only, default validate) on one engine (first of
@@ -326,11 +326,11 @@ async function runLoadOf(instance, load, settings, context) {
 const pairedRounds = { quick: 2, full: 6 }
 
 /**
- * The ratios that judge one scenario against another (report.mjs `pairedRatios`: issue 10's write
- * with its event vs the same write with the event rows dropped, issue 15's signed answer vs unsigned,
- * issue 14's retrieve vs validate), measured again in short alternating rounds on the same server
+ * The ratios that judge one scenario against another (report.mjs `pairedRatios`: a write
+ * with its event vs the same write with the event rows dropped, a signed answer vs unsigned,
+ * retrieve vs validate), measured again in short alternating rounds on the same server
  * after both full runs. One pass of each, one after the other, moved these ratios by ±10% between
- * runs (bench/README.md "Full run, session 3"; signed answers on PostgreSQL: 68% in one full run,
+ * runs (bench/history.md "Full run, session 3"; signed answers on PostgreSQL: 68% in one full run,
  * 86% interleaved, "Session 9"), as much as the effects judged. Each round runs the two in turn (the
  * order alternating), and the ratio is the median of the rounds' ratios, so a change in the
  * machine's load hits both sides.

@@ -37,7 +37,7 @@ export const scenarios = [
     }),
   },
   {
-    // Signed answers (issue #15): the same validations with a nonce and Keyturn-Sign: ed25519, so
+    // Signed answers: the same validations with a nonce and Keyturn-Sign: ed25519, so
     // each answer carries a Content-Digest and an RFC 9421 Ed25519 signature.
     id: 'validate-signed',
     title: 'validate by key, signed answer',
@@ -60,7 +60,7 @@ export const scenarios = [
       requests: pools.ids.map((id) => ({ path: `/api/v0/licenses/${id}` })),
     }),
   },
-  // Issue 14's list targets: p50 ≤ 30 ms with one client, p99 ≤ 150 ms with 10 connections (a
+  // The list targets: p50 ≤ 30 ms with one client, p99 ≤ 150 ms with 10 connections (a
   // scenario's `connections` replaces the run's 50).
   ...listScenarios(10, ''),
   ...listScenarios(1, '-one-client'),
@@ -129,7 +129,7 @@ export const scenarios = [
       // A fixed mix, whatever the rate: machines activated before the load come back (200), and one
       // request in four (`newMachineShare`) is a machine never seen (201). When machines were first
       // activated during the load, the new ones' share of the measured window followed the
-      // warm-up's rate (21–33% in past full runs; bench/README.md "Session 14").
+      // warm-up's rate (21–33% in past full runs; bench/history.md "Session 14").
       const activated = pools.unlimitedKeys.slice(0, returningMachines).map((key) => ({
         key,
         productId,
@@ -209,7 +209,7 @@ export const scenarios = [
 ]
 
 /**
- * Issue 10: create, activate and token again with the event rows dropped by a trigger (bench/events.mjs),
+ * Events: create, activate and token again with the event rows dropped by a trigger (bench/events.mjs),
  * each right after its own run, and the webhook delivery throughput.
  */
 for (const id of ['create', 'activate', 'token']) {

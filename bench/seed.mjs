@@ -183,7 +183,7 @@ function sqliteInserter(database) {
         db.exec(index.sql)
       }
       // Statistics for the planner, as `PRAGMA optimize` would gather them in a long-running
-      // database (SQLite has no autovacuum daemon to do it): issue 14.
+      // database (SQLite has no autovacuum daemon to do it).
       db.exec('analyze')
       db.pragma('journal_mode = WAL') // the server's mode, as migrations left it
     },

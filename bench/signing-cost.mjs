@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * What a signed answer costs, measured in one process for a busy machine (issue 15): the real app
+ * What a signed answer costs, measured in one process for a busy machine: the real app
  * (buildApp with its rate limiter, as `keyturn serve` builds it) on a SQLite file, driven through
  * Fastify's `inject` (no sockets), in interleaved batches of the same validations unsigned and
  * signed (`Keyturn-Sign: ed25519` plus a nonce), with a bare Ed25519 sign of a signature-sized base

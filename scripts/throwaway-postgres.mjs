@@ -48,7 +48,7 @@ function freePort() {
  * Starts PostgreSQL: resolves to `{ url, version, stop }` (stop is synchronous and idempotent), or
  * `{ skip: reason }`. For the tests, fsync, synchronous_commit and full_page_writes are off (their
  * data is thrown away); `durable: true` keeps PostgreSQL's defaults, every commit flushed to disk
- * before it is acknowledged, as in production (the benchmark: issue 14's "durability stays").
+ * before it is acknowledged, as in production (the benchmark measures durable writes, as production runs them).
  */
 export async function startThrowawayPostgres(name = 'keyturn-pg', { durable = false } = {}) {
   const bin = findPostgresBin()

@@ -3,7 +3,7 @@ import type { Command } from 'commander'
 import { UsageError } from './errors.js'
 import type { Io } from './io.js'
 
-/** Where `keyturn serve` listens by default (DESIGN.md: HOST and PORT). */
+/** Where `keyturn serve` listens by default (docs/operations/configuration.md: HOST and PORT). */
 export const defaultUrl = 'http://127.0.0.1:3000'
 
 export interface ApiOptions {

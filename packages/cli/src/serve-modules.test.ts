@@ -35,8 +35,8 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)})
 const apiClient = /\/packages\/client\/dist\//
 const otherCommands = /\/packages\/cli\/dist\/(other-commands|license-csv|api)\.js$/
 
-// The memory target (issue 14, RSS <= 200 MB) counts on `keyturn serve` leaving the CLI's other
-// commands, CSV and the API client out of the server process (bench/README.md "Session 4: memory").
+// The memory target (RSS <= 200 MB under load, docs/decisions/0025-memory-heap-limits.md) counts on `keyturn serve` leaving the CLI's other
+// commands, CSV and the API client out of the server process (bench/history.md "Session 4: memory").
 describe('the modules keyturn serve loads', () => {
   it('are the server without the API client and the other commands, which every other command loads', async (t) => {
     const serving = moduleRecorder(t)

@@ -32,7 +32,7 @@ export interface ValidateLicenseTokenOptions {
   readonly requireEntitlements?: readonly string[]
 }
 
-/** The spec's offline validation result (§2), with the custom fields and the issue time. */
+/** The offline validation result (docs/decisions/0002-license-tokens.md), with the custom fields and the issue time. */
 export interface OfflineValidationResult {
   readonly licenseId: string
   /** When the token expires (ISO 8601). */
@@ -116,13 +116,13 @@ const textDecoder = new TextDecoder()
 type JsonObject = Record<string, unknown>
 
 /**
- * The fast path of `validateLicenseToken` (issue 14), in this one place: the compact JWS is split
+ * The fast path of `validateLicenseToken`, in this one place: the compact JWS is split
  * once, its header checked (alg, typ, crit, kid) before any signature work, every part checked to be
  * canonical base64url and decoded once, the signature verified with WebCrypto's Ed25519 directly
  * against a CryptoKey imported once per key (`importOnce`), then the JWT rules jose's `jwtVerify`
  * applied (iss, aud, required claims, iat, nbf, exp with the clock tolerance) checked here, in jose's
  * order and with the codes its errors mapped to. It saves decoding the token three times and jose's
- * per-call key and option checks: 43% → see bench/README.md "validateLicenseToken" for the figure.
+ * per-call key and option checks: 43% → see bench/history.md "`validateLicenseToken` (client, in-process)" for the figure.
  * Returns the verified payload; the caller checks it against LicenseTokenClaimsSchema.
  */
 async function verifyCompactJws(token: string, options: ValidateLicenseTokenOptions): Promise<unknown> {
@@ -195,7 +195,7 @@ const nodeKeys = new WeakMap<CryptoKey, unknown>()
  * An Ed25519 signature check. In Node it is node:crypto's one-shot `verify`, synchronous: WebCrypto's
  * `subtle.verify` runs the same OpenSSL call as a thread-pool job and pays a round trip to the event
  * loop, which made validateLicenseToken 35–55% of a bare verify one call at a time, 67–88% with 8 in
- * flight (bench/README.md "validateLicenseToken", session 3). Elsewhere, WebCrypto.
+ * flight (bench/history.md "`validateLicenseToken` (client, in-process)"). Elsewhere, WebCrypto.
  */
 export async function verifyEd25519(
   key: CryptoKey,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Prints the JavaScript a browser loads before the dashboard's first screen (the entry script and
-// the chunks index.html preloads), gzipped, and fails the build above the budget of issue #13.
+// the chunks index.html preloads), gzipped, and fails the build above its budget (docs/decisions/0009-dashboard.md).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'

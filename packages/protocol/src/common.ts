@@ -31,9 +31,9 @@ export const IdParamsSchema = <T extends TSchema>(id: T) =>
 export const minTokenTtlSeconds = 60 * 60
 export const maxTokenTtlSeconds = 365 * 24 * 60 * 60
 
-/** Page size when no `limit` is given (spec §8). */
+/** Page size when no `limit` is given (docs/decisions/0003-lists.md). */
 export const defaultPageLimit = 30
-/** Largest accepted `limit` (spec §8). */
+/** Largest accepted `limit` (docs/decisions/0003-lists.md). */
 export const maxPageLimit = 100
 /** Bound on `page` so an offset never overflows a database integer. */
 export const maxPage = 1_000_000
@@ -41,7 +41,7 @@ export const maxPage = 1_000_000
 export const SortOrderSchema = Type.Enum(['asc', 'desc'])
 export type SortOrder = Static<typeof SortOrderSchema>
 
-/** Query parameters shared by every list endpoint (spec §4.10, DESIGN.md "Lists"). */
+/** Query parameters shared by every list endpoint (docs/decisions/0003-lists.md). */
 export const listQueryProperties = {
   page: Type.Optional(
     Type.Integer({ minimum: 0, maximum: maxPage, description: 'Page number; the first page is 0.' }),
@@ -76,7 +76,7 @@ export const listQueryProperties = {
   ),
 }
 
-/** The paginated envelope of every list response (spec §4.10); its example is a page of the item's. */
+/** The paginated envelope of every list response (docs/decisions/0003-lists.md); its example is a page of the item's. */
 export const PaginatedSchema = <T extends TSchema>(item: T) =>
   Type.Object(
     {

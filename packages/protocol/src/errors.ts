@@ -46,7 +46,7 @@ export type ErrorCode = Static<typeof ErrorCodeSchema>
 
 /**
  * Written only here. Relative, resolved against the server's own URL (RFC 9457 §3.1.1): Keyturn
- * serves a page for each at `GET /problems/<code>` (docs/decisions.md). Clients switch on `code`.
+ * serves a page for each at `GET /problems/<code>` (docs/decisions/0010-http-api-conventions.md). Clients switch on `code`.
  */
 export const problemType = (code: ErrorCode): string => `/problems/${code}`
 

@@ -75,7 +75,7 @@ export const CreateLicenseTokenByKeyBodySchema = Type.Object(
 )
 export type CreateLicenseTokenByKeyBody = Static<typeof CreateLicenseTokenByKeyBodySchema>
 
-/** The token's contents as the spec lists them (§2, "Token payload fields"). */
+/** The token's payload fields (docs/decisions/0002-license-tokens.md). */
 export const LicenseTokenPayloadSchema = Type.Object(
   {
     licenseId: LicenseIdSchema,

@@ -13,11 +13,11 @@ import { exampleLicense, exampleTime } from './examples.js'
 import { MetadataInputSchema, MetadataSchema } from './metadata.js'
 import { NonceSchema } from './signed-answers.js'
 
-/** Computed at response time: revoked > expired > active (spec §3). */
+/** Computed at response time: revoked > expired > active (docs/decisions/0001-licenses.md). */
 export const LicenseStatusSchema = Type.Enum(['active', 'revoked', 'expired'])
 export type LicenseStatus = Static<typeof LicenseStatusSchema>
 
-/** `maxActivations` when a create request does not give one (spec §8). */
+/** `maxActivations` when a create request does not give one (docs/decisions/0001-licenses.md). */
 export const defaultMaxActivations = 1
 /** Upper bound on `maxActivations`, so it fits a 32-bit database integer. */
 export const maxMaxActivations = 1_000_000
@@ -233,7 +233,7 @@ export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
  * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no
  * seat (also a lapsed floating seat); `entitlements_missing` (our extension) one with `entitlements`
  * the license lacks; `usage_exceeded` a metered license whose `uses` reached `maxUses`.
- * Precedence: revoked > expired > suspended > not_activated > entitlements_missing > usage_exceeded (DESIGN.md).
+ * Precedence: revoked > expired > suspended > not_activated > entitlements_missing > usage_exceeded (docs/decisions/0001-licenses.md).
  */
 export const ValidationReasonSchema = Type.Enum([
   'expired',

@@ -231,7 +231,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
         : { connectionsCheckingInterval: deps.httpTimeouts.checkIntervalMs }),
     },
     requestTimeout,
-    // `/v0/…` is `/api/v0/…` under another name (DESIGN.md): rewritten before routing, so every
+    // `/v0/…` is `/api/v0/…` under another name (docs/decisions/0006-authentication-and-roles.md): rewritten before routing, so every
     // route is registered, compiled and documented once, and behaves the same under both.
     rewriteUrl: (request) => {
       const url = request.url ?? '/'
@@ -248,7 +248,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   const routes = new RouteMethods()
   app.addHook('onRoute', (route) => routes.add(route.url, route.method))
 
-  // The hooks of every request are callback-style (issue 14): an async hook costs a promise and a
+  // The hooks of every request are callback-style: an async hook costs a promise and a
   // turn of the microtask queue per request even when it has nothing to wait for.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id)

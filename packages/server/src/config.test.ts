@@ -18,7 +18,7 @@ function problemsOf(env: Record<string, string>): readonly string[] {
 }
 
 describe('loadConfig', () => {
-  it('uses DESIGN.md defaults when nothing is set', () => {
+  it('uses the documented defaults when nothing is set', () => {
     assert.deepEqual(loadConfig({}), {
       port: 3000,
       host: '127.0.0.1',

@@ -3,7 +3,7 @@ import { Check, Clean, Convert, Default, Errors } from 'typebox/value'
 import type { HeapLimits } from './core/heap-limits.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './storage/connect.js'
 
-/** Every environment variable Keyturn reads (DESIGN.md "Configuration"), declared once. */
+/** Every environment variable Keyturn reads (docs/operations/configuration.md), declared once. */
 const EnvSchema = Type.Object({
   // 0 lets the operating system pick a free port (tests, one-off runs).
   PORT: Type.Integer({ minimum: 0, maximum: 65_535, default: 3000 }),
@@ -36,7 +36,7 @@ const EnvSchema = Type.Object({
 })
 type Env = Static<typeof EnvSchema>
 
-/** The names of the variables loadConfig reads, in the order DESIGN.md lists them. */
+/** The names of the variables loadConfig reads, in the order docs/operations/configuration.md lists them. */
 export const environmentVariables = Object.keys(EnvSchema.properties) as readonly (keyof Env)[]
 
 export interface Config {

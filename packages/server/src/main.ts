@@ -239,7 +239,7 @@ const deliveryLoops = 4
 const idleMs = 500
 
 /**
- * Webhook deliveries and the event retention sweep, on every `keyturn serve` process (DESIGN.md), coordinated through the database, each tick bounded. `stop` waits for the ticks
+ * Webhook deliveries and the event retention sweep, on every `keyturn serve` process (docs/architecture.md, "Operations"), coordinated through the database, each tick bounded. `stop` waits for the ticks
  * in flight (a delivery attempt lasts at most 10 s).
  */
 function startWebhookWork(
@@ -438,7 +438,7 @@ export async function restore(env: Environment, file: string, output: Output): P
 }
 
 /**
- * Background work of every serving process (DESIGN.md "Background work"): the sweep of lapsed
+ * Background work of every serving process (docs/architecture.md, "Operations"): the sweep of lapsed
  * floating seats. Coordinated through the database, so every process may run it.
  */
 function startBackgroundWork(app: App, connection: Connection): { stop(): Promise<void> } {

@@ -34,7 +34,7 @@ export interface SeatTaking {
 }
 
 /**
- * Fast path (issue 14): on PostgreSQL, activations that arrive together share their statements
+ * Fast path (docs/decisions/0027-postgresql-shared-statements.md): on PostgreSQL, activations that arrive together share their statements
  * (storage/statement-group.ts), as license reads and creates do
  * (licenses/kysely-license-statement-groups.ts). The statements' texts do not change with their
  * number (the values go as arrays), so PostgreSQL plans each once.

@@ -48,14 +48,14 @@ export class ApiKeyService {
    * The principal a bearer secret stands for, or undefined. Read from the database, so a deleted key
    * fails at once, and remembered in this process.
    *
-   * Fast path (issue 14), `recall`: a key this process has read before is taken as it was then,
+   * Fast path (docs/decisions/0016-api-key-confirmation.md), `recall`: a key this process has read before is taken as it was then,
    * without reading it again. Not a decision by itself: only for a route whose own statement then
    * confirms that the key still exists, in the same snapshot as everything else it decides on
-   * (the routes with config.confirmsApiKey; docs/decisions.md "Speed without stale security
-   * decisions" lists them and their statements), so its answer is as fresh as a read here, and the
+   * (the routes with config.confirmsApiKey; docs/decisions/0016-api-key-confirmation.md lists
+   * them), so its answer is as fresh as a read here, and the
    * request costs one statement, not two. A key's role and product never change; deleting it is the only change to confirm.
    * Measured on PostgreSQL (200k licenses, bench/builds.mjs, 6 interleaved rounds): 4,440 → 6,858
-   * validations/s, 185 → 121 µs of main-thread CPU each (bench/README.md, "Session 7").
+   * validations/s, 185 → 121 µs of main-thread CPU each (bench/history.md, "Session 7").
    */
   async authenticate(
     secret: string,

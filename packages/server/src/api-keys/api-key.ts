@@ -13,7 +13,7 @@ export interface ApiKey {
   readonly createdAt: Date
 }
 
-/** Readable secret prefixes (DESIGN.md). */
+/** Readable secret prefixes (docs/decisions/0006-authentication-and-roles.md). */
 export const secretPrefixes: Record<ApiKeyRole, string> = {
   admin: 'kt_admin_',
   product: 'kt_prod_',

@@ -1,6 +1,6 @@
 import type { LicenseId } from '@keyturn/protocol'
 
-/** What licenses and tokens need of activations; app.ts wires the activations store in (STYLE.md §3). */
+/** What licenses and tokens need of activations; app.ts wires the activations store in (CONTRIBUTING.md, "Module boundaries"). */
 export interface ActivationCheck {
   /**
    * The machine's activation of the license if it holds a seat at `now` (its lease, if any, has not

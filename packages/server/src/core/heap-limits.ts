@@ -1,6 +1,6 @@
 /**
- * @module How far V8 may grow the heap of a `keyturn serve` process (issue 14: RSS under load
- * ≤ 200 MB; bench/README.md "Session 4: memory"). Out of the box V8 sizes the heap for throughput:
+ * @module How far V8 may grow the heap of a `keyturn serve` process (RSS under load
+ * ≤ 200 MB, docs/decisions/0025-memory-heap-limits.md; bench/history.md "Session 4: memory"). Out of the box V8 sizes the heap for throughput:
  * - the young generation grows to two semi-spaces of 16 MB (32 MB resident, busy or idle);
  * - after each full collection the old generation may grow to up to 4× what survived it (about
  *   50 MB live at 1M licenses: 200 MB of old space before the next full collection).
@@ -16,7 +16,7 @@
  *   the next full collection (V8 adds a floor of a few MB). V8 computes that limit at the end of a
  *   full collection only, so `keyturn serve` sets it while its modules load too (see
  *   `holdHeapWhileLoading`).
- * Measured on 1M licenses (bench/README.md): a 4 MB semi-space and 100% growth cost about 3–5% of
+ * Measured on 1M licenses (bench/history.md, "Session 4: memory"): a 4 MB semi-space and 100% growth cost about 3–5% of
  * validate's CPU per request; smaller values cost more (1 MB semi-spaces: +10%, 30% growth: p99 ×3).
  */
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -51,8 +51,8 @@ const loadingGrowthPercent = 100
  *   server listens, ~25–29 MB kept) sets the limit the first full collection under load waits for.
  *   With V8's own factor (4.0 at start-up) that limit was ~117 MB: the first full collection came
  *   at 65–100 MB of old space, 20–40 MB of RSS above what the configured growth allows, and made
- *   issue 14's SQLite peaks (185–211 MB in validate-signed or retrieve, against 155–162 MB with
- *   this; bench/README.md "Session 9"). Set here, the limit at listen is ~50–60 MB.
+ *   the target's SQLite peaks (185–211 MB in validate-signed or retrieve, against 155–162 MB with
+ *   this; bench/history.md "Session 9"). Set here, the limit at listen is ~50–60 MB.
  */
 export function holdHeapWhileLoading(): void {
   steering?.disconnect()

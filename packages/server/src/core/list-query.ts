@@ -1,6 +1,7 @@
 /**
- * Lists: the parsed form of `page`, `limit`, `sort`, `filter` and `starting_after` (DESIGN.md
- * "Lists"), checked against each resource's allow-list, and the spec's pagination arithmetic.
+ * Lists: the parsed form of `page`, `limit`, `sort`, `filter` and `starting_after`
+ * (docs/decisions/0003-lists.md), checked against each resource's allow-list, and the pagination
+ * arithmetic.
  * Stores translate the parsed form into parameterised SQL (storage/list-sql.ts).
  */
 import { defaultPageLimit, type Paginated, type SortOrder } from '@keyturn/protocol'
@@ -238,7 +239,7 @@ function parseValue(raw: string, kind: FieldKind, fail: (why: string) => never):
   }
 }
 
-/** The spec's pagination envelope (§4.10) for a slice that starts at `offset`. */
+/** The pagination envelope (docs/decisions/0003-lists.md) for a slice that starts at `offset`. */
 export function toPage<T>(slice: ListSlice<T>, limit: number, page: number): Paginated<T> {
   const totalPages = Math.ceil(slice.totalCount / limit)
   const hasPrevPage = page > 0 && totalPages > 0

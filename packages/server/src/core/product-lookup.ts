@@ -1,6 +1,6 @@
 import type { ApiKeyId, ProductId } from '@keyturn/protocol'
 
-/** What other features need to know about a product; app.ts wires the products service in (STYLE.md §3). */
+/** What other features need to know about a product; app.ts wires the products service in (CONTRIBUTING.md, "Module boundaries"). */
 export interface ProductLookup {
   findProduct(id: ProductId): Promise<ProductFacts | undefined>
   /**

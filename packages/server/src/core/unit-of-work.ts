@@ -1,7 +1,7 @@
 /**
  * @module The unit of work: a state change, the Event that records it and (through the event's
  * request id) the idempotency outcome commit in ONE transaction, or none of them does (the
- * transactional outbox of issue #10). Services receive a `UnitOfWork` whose `write` hands them
+ * transactional outbox, docs/decisions/0012-events-and-unit-of-work.md). Services receive a `UnitOfWork` whose `write` hands them
  * stores bound to the transaction plus an `EventRecorder`.
  */
 import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
@@ -49,7 +49,7 @@ export interface UnitOfWork<Stores> {
    */
   write<T>(by: ChangeActor, work: (tx: Stores & { readonly events: EventRecorder }) => Promise<T>): Promise<T>
   /**
-   * Fast path (issue 14): `write` for a change that ONE statement makes, its events included. `work`
+   * Fast path (docs/decisions/0017-fewer-round-trips-postgresql.md): `write` for a change that ONE statement makes, its events included. `work`
    * records the events, then makes its one write through a store method that takes `events.take()`
    * and writes them in the same statement. On PostgreSQL no transaction is opened around it (a
    * statement is atomic by itself; BEGIN and COMMIT were two of a license creation's round trips);

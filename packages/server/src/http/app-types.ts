@@ -27,7 +27,7 @@ declare module 'fastify' {
      * The route's own statement confirms that the caller's API key still exists, and the route
      * answers 401 (`apiKeyGone`) when it does not: authentication may then take a key as this
      * process last read it (http/authenticate.ts). Validation, retrieval, creation, activation,
-     * heartbeats by key, tokens and usage counts (docs/decisions.md lists each one's statement).
+     * heartbeats by key, tokens and usage counts (docs/decisions/0016-api-key-confirmation.md lists them).
      */
     confirmsApiKey?: boolean
   }

@@ -118,7 +118,7 @@ export function refuseUnreadableRequests(
   reply: FastifyReply,
   done: () => void,
 ): void {
-  // One pass over the raw header names, without allocating (issue 14: this runs on every request).
+  // One pass over the raw header names, without allocating (this runs on every request).
   const raw = request.raw.rawHeaders
   let hosts = 0
   let authorizations = 0

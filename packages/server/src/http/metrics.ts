@@ -56,7 +56,7 @@ export function registerMetrics(app: App, extra?: (registry: Registry) => void):
     registers: [registry],
   })
 
-  // Fast path (issue 14): the business counters' hooks go only on the routes they watch, and a
+  // Fast path: the business counters' hooks go only on the routes they watch, and a
   // validation's result is read from the answer before it is serialised instead of parsing the
   // JSON that was sent (every validation parsed its own answer again: ~1–2 µs, and one more async
   // hook on every route). Callback-style hooks: no promise per request.

@@ -208,7 +208,7 @@ describe('the OpenAPI components', () => {
     // `errors` is the problem's own property (events also carry a `requestId`).
     const problemProperties = '"errors": {'
     assert.equal(generated.split(problemProperties).length - 1, 1)
-    // Event examples (issue #10) and webhook shapes ride along. Inlined schemas cost tens of KB an operation; with components one takes about 10 KB.
+    // Event examples and webhook shapes ride along. Inlined schemas cost tens of KB an operation; with components one takes about 10 KB.
     const perOperation = generated.length / operations().length
     assert.ok(
       perOperation < 13_000,

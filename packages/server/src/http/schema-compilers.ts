@@ -117,12 +117,12 @@ const dataKeywords = new Set(['const', 'default', 'enum', 'example', 'examples']
 const scalarTypes = new Set(['string', 'number', 'integer', 'boolean', 'null'])
 
 /**
- * Fast path (issue 14): the response schema fast-json-stringify writes with, without the `anyOf`s
+ * Fast path (docs/decisions/0029-responses-without-anyof.md): the response schema fast-json-stringify writes with, without the `anyOf`s
  * it would have to choose between by running Ajv on each value (date-time formats included:
  * ajv-formats' `date_time`, `date` and `time` took 2.7% of a validation's busy time). TypeBox's
  * `Type.Union([X, Type.Null()])` becomes X with `nullable: true` (one `=== null`); a union of
  * scalars (metadata values, enums) becomes a list of types (one `typeof`). Validation by key on
- * PostgreSQL: +7% in turns (bench/README.md, "Session 12"). The OpenAPI document and the request
+ * PostgreSQL: +7% in turns (bench/history.md, "Session 12"). The OpenAPI document and the request
  * validators keep the schema as it is: the server produces these values itself, so there is
  * nothing for the writer to check.
  */

@@ -1,7 +1,7 @@
 /**
  * @module Helmet's security headers, worked out once per scope instead of once per request.
  *
- * Fast path (issue 14): @fastify/helmet calls `helmet(options)` — which validates every option and
+ * Fast path: @fastify/helmet calls `helmet(options)` — which validates every option and
  * builds a middleware for each header — inside two onRequest hooks of EVERY request, one of them
  * async, and gives each reply a `reply.helmet` closure. For a fixed configuration (no CSP nonces)
  * the headers never change, so this runs helmet once at start-up against a recording response and
@@ -9,7 +9,7 @@
  * Fastify (`reply.headers`) rather than to the raw response as helmet did, so Node writes all of a
  * response's headers from Fastify's one object instead of storing each with `setHeader`. Measured in-process on validate by key (bench/inject-cost.mjs,
  * 2026-11-23, load average ~3): ~70 µs of CPU per request less (297 → 225 µs with @fastify/helmet
- * switched off); see bench/README.md "Session 3: where validate's time went".
+ * switched off); see bench/history.md "Session 3: where validate's time went".
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet, { type HelmetOptions } from 'helmet'
@@ -25,8 +25,8 @@ import type { App } from './app-types.js'
  * keys and API keys). Helmet's headers that only act on a document are left out (the dashboard's
  * pages keep them): `Cross-Origin-Opener-Policy`, `Origin-Agent-Cluster`, `X-DNS-Prefetch-Control`,
  * `X-Download-Options` (Internet Explorer 8), `X-Permitted-Cross-Domain-Policies` (Flash, Acrobat)
- * and `X-XSS-Protection: 0`. Six headers fewer and one more on every answer (issue 14): the app
- * writes and the client reads ~165 bytes less; docs/decisions.md "Security headers of the API".
+ * and `X-XSS-Protection: 0`. Six headers fewer and one more on every answer (docs/decisions/0030-api-security-headers.md): the app
+ * writes and the client reads ~165 bytes less; docs/decisions/0030-api-security-headers.md.
  */
 export const apiSecurityHeaders: Readonly<HelmetOptions> = {
   contentSecurityPolicy: {

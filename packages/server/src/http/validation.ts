@@ -27,7 +27,7 @@ export const unstorableValueKeyword = 'storable'
  *
  * Every validator then checks the values themselves (`checkValues`), for every route in one place:
  * the schemas say which fields are text, not which characters the databases take. Except headers
- * (issue 14: walking every header of every request cost more than validating the body): Node's
+ * (walking every header of every request cost more than validating the body): Node's
  * parser refuses U+0000 in a header with a 400 before Fastify sees it, and reads header bytes as
  * Latin-1, so a header value holds no surrogate at all, and no header holds a number.
  */
@@ -120,7 +120,7 @@ function withValueChecks(validate: ValidateFunction, before?: (data: unknown) =>
  */
 export function checkValues(data: unknown): ValueIssue[] {
   const issues: ValueIssue[] = []
-  // A path is built only for an issue (issue 14: this runs on every body): each pending value
+  // A path is built only for an issue (this runs on every body): each pending value
   // keeps its parent's entry and its own name or index.
   const pending: Pending[] = [{ value: data, parent: undefined, name: '' }]
   for (let next = pending.pop(); next !== undefined && issues.length < maxFieldErrors; next = pending.pop()) {

@@ -13,7 +13,7 @@ import { KyselyIdempotencyStore } from './kysely-idempotency-store.js'
 
 /**
  * The real store, except that the next response is never stored: as if the process were killed
- * after the change committed and before the response was recorded (issue #16, item 1).
+ * after the change committed and before the response was recorded (docs/decisions/0012-events-and-unit-of-work.md).
  */
 class CrashBeforeResponse implements IdempotencyStore {
   readonly #store: KyselyIdempotencyStore

@@ -19,7 +19,7 @@ const noEntitlement = [404, 'entitlement_not_found'] as const
 const noEndpoint = [404, 'webhook_endpoint_not_found'] as const
 
 /**
- * What a product key gets on each route (DESIGN.md "Authentication and roles"): on its own product,
+ * What a product key gets on each route (docs/decisions/0006-authentication-and-roles.md): on its own product,
  * what an admin gets, except the admin-only actions (403); on another product, that product's data
  * is invisible (404), creating a license for it is forbidden, and lists are empty (checked below).
  */

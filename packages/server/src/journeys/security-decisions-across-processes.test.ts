@@ -31,7 +31,7 @@ async function call(
   return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) }
 }
 
-// Issue 14's rule: once the request that changed a security decision has returned, no process sharing
+// The rule (docs/decisions/0016-api-key-confirmation.md): once the request that changed a security decision has returned, no process sharing
 // the database answers as if it had not happened. Guards any cache on the authentication or validation path.
 describeEachServerEnvironment(
   'Security decisions across two server processes on one database',

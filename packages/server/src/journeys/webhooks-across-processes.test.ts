@@ -115,7 +115,7 @@ async function seedEvents(env: Record<string, string>, url: string) {
 const postgresUrl = process.env.TEST_POSTGRES_URL
 const skip = postgresUrl ? false : (process.env.TEST_POSTGRES_SKIP ?? 'TEST_POSTGRES_URL is not set')
 
-// Issue 10: any number of `keyturn serve` processes share the deliveries through the database.
+// Any number of `keyturn serve` processes share the deliveries through the database.
 describe('Webhook deliveries across two server processes on one PostgreSQL database', { skip }, () => {
   const environment = postgresServerEnvironment(postgresUrl ?? '')
   const serverEnv = async (t: TestContext, extra: Record<string, string> = {}) => ({

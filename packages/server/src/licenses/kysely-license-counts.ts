@@ -1,12 +1,12 @@
 /**
- * Fast path (issue 14): license lists count from `license_counts` (migration 90: licenses per
+ * Fast path (docs/decisions/0026-list-totals-from-counts.md): license lists count from `license_counts` (migration 90: licenses per
  * product, UTC day of the expirationDate sort key, and revoked or not, kept by triggers) instead of
  * visiting every matching index entry. A request's status and expirationDate rules come down to one
  * range of the sort key per revoked-or-not, so a day wholly inside a range counts as its stored sum,
  * a day outside as nothing, and only the (at most two) days a range's ends cut through are counted
  * from the index. The same days locate a deep page or a cursor (storage/list-sql.ts, Histogram).
  *
- * What it saved, 1M licenses, the benchmark's list (~240,000 matching; bench/README.md "Session 4:
+ * What it saved, 1M licenses, the benchmark's list (~240,000 matching; bench/history.md "Session 4:
  * lists at 1M"): the exact total visited every matching index entry, 11.6 ms on SQLite and 18-25 ms
  * on PostgreSQL per list, and a deep page or a cursor as many again; now no statement of the list
  * takes more than ~1 ms on SQLite (~4 ms on PostgreSQL, the ~1,000 days read).

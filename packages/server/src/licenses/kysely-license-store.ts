@@ -46,12 +46,12 @@ function metadataValues(rule: FilterRule<LicenseFilterField>) {
 }
 
 /**
- * Fast path (issue 14): `metadata.<key>:eq:<value>` is answered one way for a value at most this
+ * Fast path (docs/decisions/0021-metadata-lookups.md): `metadata.<key>:eq:<value>` is answered one way for a value at most this
  * many licenses hold (a billing system's subscription id) and another for a common one (a plan
  * name); `#sparseMetadataRules` counts up to it first, through an index.
  * - SQLite, sparse: the licenses come from the license_metadata index (migration 2026-11-27-00) and
  *   are then sorted. At 1M licenses a lookup by subscription id took ~8 s of the server's one thread,
- *   reading every license's JSON; now well under a millisecond (bench/README.md "Session 6").
+ *   reading every license's JSON; now well under a millisecond (bench/history.md "Session 6").
  * - SQLite, common: licenses are read in the list's order and their JSON checked, which stops at the
  *   page's end; through the index all of them would be sorted first (a value all 1M hold: 2.7 s
  *   instead of 0.4 ms).
@@ -59,7 +59,7 @@ function metadataValues(rule: FilterRule<LicenseFilterField>) {
  *   index (migration 50), `id = any(array(…))`, with the value hidden from the planner
  *   (`(select $1::jsonb)`), so the named statement settles on one generic plan instead of being
  *   planned again for each value: that planning was 0.33 of the 0.46 ms PostgreSQL spent on a lookup
- *   (bench/README.md "Session 6"). Hidden in a plain condition, the value would read as common, and
+ *   (bench/history.md "Session 6"). Hidden in a plain condition, the value would read as common, and
  *   PostgreSQL would walk the list's order looking for it (1.4 s at 1M).
  * - PostgreSQL, common: the GIN index or the list's order, as planned for the value.
  */
@@ -319,7 +319,7 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   /**
-   * Fast path (issue 14): a validation read the API key, the license, then its product (three
+   * Fast path (docs/decisions/0016-api-key-confirmation.md): a validation read the API key, the license, then its product (three
    * statements, three round trips on PostgreSQL); this one joins the product's suspension and the
    * API key's existence in by primary key. Reading them in one statement also means one snapshot:
    * no suspension or key deletion can fall between the reads. On PostgreSQL, the reads that arrive

@@ -104,10 +104,10 @@ export class LicenseService {
 
   async create(principal: Principal, input: CreateLicenseBody): Promise<LicenseView> {
     const now = this.#clock.now()
-    // Fast path (issue 14): a license that names no policy and no entitlements needs nothing read
+    // Fast path (docs/decisions/0017-fewer-round-trips-postgresql.md): a license that names no policy and no entitlements needs nothing read
     // before its insert, which itself confirms the product and the caller's API key (the route's
     // config.confirmsApiKey; LicenseStore.insert's `onlyFor`). On PostgreSQL that is one statement
-    // where the product's read made two (bench/README.md, "Session 9"). Whatever it refuses takes
+    // where the product's read made two (bench/history.md, "Session 9"). Whatever it refuses takes
     // the way below, which reads first and says why.
     const readsNothing = (input.policyId ?? null) === null && (input.entitlements ?? []).length === 0
     if (readsNothing && principal.role !== 'client' && canSeeProduct(principal, input.productId)) {
@@ -407,7 +407,7 @@ export class LicenseService {
     return toPage({ ...slice, items: views }, request.limit, pageOf(request, slice.offset))
   }
 
-  /** An unknown key, or one of another product, is not found; a known key gets a verdict (DESIGN.md). */
+  /** An unknown key, or one of another product, is not found; a known key gets a verdict (docs/decisions/0001-licenses.md). */
   /** A license by its key, as the caller may see it: an unknown key, or one of another product, is not found. */
   async getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView> {
     const now = this.#clock.now()
@@ -436,7 +436,7 @@ export class LicenseService {
   }
 
   /**
-   * The online check (DESIGN.md): a known key gets a verdict, reason revoked > expired > suspended
+   * The online check (docs/decisions/0001-licenses.md): a known key gets a verdict, reason revoked > expired > suspended
    * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
    * floating seat) > entitlements_missing (only when entitlements are asked for; read with the
    * license, no query) > usage_exceeded (a metered license whose uses reached maxUses).

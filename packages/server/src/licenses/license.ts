@@ -1,6 +1,6 @@
 import type { CustomerId, LicenseId, LicenseStatus, Metadata, PolicyId, ProductId } from '@keyturn/protocol'
 
-/** A license as the domain sees it: no derived status is stored (STYLE.md §6). */
+/** A license as the domain sees it: no derived status is stored (docs/decisions/0001-licenses.md). */
 export interface License {
   readonly id: LicenseId
   readonly productId: ProductId
@@ -57,7 +57,7 @@ export interface LicenseView {
   readonly state: LicenseState
 }
 
-/** The status at `now`: revoked > expired > active (spec §3). */
+/** The status at `now`: revoked > expired > active (docs/decisions/0001-licenses.md). */
 export function stateAt(license: License, now: Date): LicenseState {
   const isRevoked = license.revokedAt !== null
   const isExpired = license.expirationDate !== null && license.expirationDate <= now

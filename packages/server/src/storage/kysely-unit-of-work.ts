@@ -11,7 +11,7 @@ import { isSqlite, writeTransaction } from './write-transaction.js'
 
 /**
  * Decides, per event, whether it is written at all: validation outcomes are recorded only when
- * someone wants them (issue #10), so the hot path pays nothing by default.
+ * someone wants them (docs/decisions/0012-events-and-unit-of-work.md), so the hot path pays nothing by default.
  */
 export interface EventFilter {
   wants(type: EventType): boolean

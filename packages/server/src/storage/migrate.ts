@@ -21,7 +21,7 @@ import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
  * names' alphabetical order, so names are the date plus a sequence number within the day. Work done
- * in parallel takes numbers from separate slots (docs/decisions.md), so a database may already have
+ * in parallel takes numbers from separate slots (docs/decisions/0022-webhooks.md), so a database may already have
  * run a later-numbered migration when an earlier-numbered one lands: each migration depends only on
  * tables of migrations merged before it, and they run unordered (`allowUnorderedMigrations`).
  */

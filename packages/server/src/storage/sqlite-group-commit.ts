@@ -2,8 +2,8 @@ import { type Kysely, sql } from 'kysely'
 import type { Database } from './database.js'
 
 /**
- * Group commit of SQLite write transactions (issue #14, "several concurrent requests acknowledged by
- * one commit, none acknowledged before it"; issue #10, what an event costs a write).
+ * Group commit of SQLite write transactions ("several concurrent requests acknowledged by one commit,
+ * none acknowledged before it"; docs/decisions/0023-sqlite-group-commit.md).
  *
  * Every write used to be its own `BEGIN IMMEDIATE … COMMIT`: one fsync, and every B-tree page it
  * touched written whole to the WAL, even the pages the next write touches again (the tables' and the
@@ -13,7 +13,7 @@ import type { Database } from './database.js'
  * before the commit are through, and only then does each of them return. A failed commit fails every
  * write of the group; none has been acknowledged.
  *
- * What it saves: measured with `npm run bench` (bench/README.md, "Session 4: group commit").
+ * What it saves: measured with `npm run bench` (bench/history.md, "Session 4: group commit").
  *
  * Reads on this connection (the only one) see a group's writes before its commit, as they see a
  * write transaction's own rows: a read may answer with a change whose request has not returned yet,

@@ -6,7 +6,7 @@ interface Waiting<Item, Answer> {
 }
 
 /**
- * Statements shared by the requests that arrive together (issue 14). Each `run` resolves once the
+ * Statements shared by the requests that arrive together (docs/decisions/0027-postgresql-shared-statements.md). Each `run` resolves once the
  * statement that carried its item has finished (for a write: committed), with that item's answer;
  * the items that arrive while a statement is under way share the next one, so a burst of N pays for
  * a few statements, not N. An item that fails fails alone: a failed group runs again one item at a
@@ -33,9 +33,9 @@ export class StatementGroup<Item, Answer = void> {
    *
    * `overlap` (PostgreSQL): when a statement has finished, the next one (for the requests that
    * arrived meanwhile) is sent before this one's requests are answered, so the database runs it
-   * while this process answers; still one statement in flight at a time. Fast path (issue 14): the
+   * while this process answers; still one statement in flight at a time. Fast path: the
    * server sat idle while PostgreSQL ran the next read, sent only once the previous ~24 answers
-   * were written (bench/README.md, "Session 12"). Not on SQLite, whose statements block the thread.
+   * were written (bench/history.md, "Session 12"). Not on SQLite, whose statements block the thread.
    */
   constructor(
     run: (items: readonly Item[]) => Promise<readonly Answer[]>,

@@ -10,7 +10,7 @@ import type {
 import type { HTTPMethods } from 'fastify'
 import type { App } from '../http/app-types.js'
 
-/** Both prefixes every API route is served under (DESIGN.md "HTTP API"). */
+/** Both prefixes every API route is served under (docs/decisions/0006-authentication-and-roles.md). */
 export const apiPrefixes = ['/api/v0', '/v0'] as const
 
 /** Existing resources a catalogue request points at, so only the credentials can make it fail. */

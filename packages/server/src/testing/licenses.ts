@@ -21,7 +21,7 @@ import { testStart } from './build-test-app.js'
 
 export type AuthHeaders = { readonly authorization: string }
 
-/** The license key format (DESIGN.md): five groups of five Crockford base32 characters. */
+/** The license key format (docs/decisions/0001-licenses.md): five groups of five Crockford base32 characters. */
 export const licenseKeyFormat = /^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){4}$/
 export const licenseIdFormat = /^lic_[0-9A-Za-z]{22}$/
 

@@ -31,7 +31,7 @@ export function unauthenticatedScene(sharedApp: () => Promise<TestApp>): () => P
 }
 
 /**
- * The shared security cases of a protected route (STYLE.md §9), as subtests of one test: each
+ * The shared security cases of a protected route (CONTRIBUTING.md, "Tests"), as subtests of one test: each
  * request would succeed with the admin key on this scene's app and fixture (authenticate.test.ts
  * checks that), so only the credentials can explain the 401. Another product's key:
  * journeys/product-scope.test.ts.

@@ -195,7 +195,7 @@ export class TokenService {
         ? Number.POSITIVE_INFINITY
         : Math.floor(license.expirationDate.getTime() / 1000)
     // A floating seat's token ends one TTL after its lease: offline, a machine keeps the seat's
-    // token at most that long, not the token lifetime (docs/decisions.md, "Floating seats").
+    // token at most that long, not the token lifetime (docs/decisions/0015-floating-seats-and-usage.md).
     const seatEnd =
       seat === undefined || seat.expiresAt === null || license.heartbeatTtl === null
         ? Number.POSITIVE_INFINITY
@@ -275,7 +275,7 @@ export class TokenService {
   }
 
   /**
-   * Fast path (issue 14): the key that signs a product's tokens, kept like the answer signer for
+   * Fast path: the key that signs a product's tokens, kept like the answer signer for
    * `answerSignerTtlMs`. Every token read it in a statement of its own (a round trip on
    * PostgreSQL). A rotation through this process applies at once; through another one, within that
    * time, and meanwhile tokens are signed by the key it retired, which stays listed

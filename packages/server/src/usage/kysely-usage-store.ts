@@ -53,7 +53,7 @@ export class KyselyUsageStore implements UsageStore {
    * statement (storage/one-statement.ts), where BEGIN, the update, the event's insert and COMMIT
    * were four round trips: an increment made 5 (with the read that confirms the API key), now 2.
    * It was the slowest write (2,399 increments/s at 357 µs of server CPU in the full run at 1M
-   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (bench/README.md,
+   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (bench/history.md,
    * "Session 10").
    *
    * Each event's `uses` is set in SQL from the row the update returned (`jsonb_set` on the jsonb

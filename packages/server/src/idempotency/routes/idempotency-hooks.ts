@@ -62,7 +62,7 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     }
   })
 
-  // Callback-style hooks with a synchronous way out (issue 14): a request without the header, or
+  // Callback-style hooks with a synchronous way out: a request without the header, or
   // not a POST, costs no promise.
   // After authentication and validation: a request refused before it could run is not recorded.
   api.addHook('preHandler', (request, reply, done) => {

@@ -163,7 +163,7 @@ describeEachDatabase('POST /api/v0/licenses/validate', (database) => {
       const res = await app.inject({ method: 'POST', url, headers, payload: { key, productId } })
       expectProblem(res, 404, 'license_not_found')
     }
-    // U+0000 is refused in every text field before any lookup (#16).
+    // U+0000 is refused in every text field before any lookup (docs/decisions/0008-hostile-input.md).
     const nul = await app.inject({ method: 'POST', url, headers, payload: { key: 'a\u0000b', productId } })
     expectProblem(nul, 400, 'validation_failed')
   })

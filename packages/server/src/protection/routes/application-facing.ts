@@ -69,7 +69,7 @@ function equipApplicationFacing(route: RouteOptions, deps: ApiProtectionDeps): v
     headers: withSignHeader(schema.headers),
   }
 
-  // Callback-style hooks (issue 14): no promise on a request that needs no waiting (an admin or
+  // Callback-style hooks: no promise on a request that needs no waiting (an admin or
   // product key, no nonce, an unsigned answer); see rate-limits.ts's Limits.
   addHook(route, 'onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     if (limits === undefined || reply.sent || request.principal?.role !== 'client') {

@@ -39,12 +39,12 @@ interface Counted {
 /**
  * The counting shared by the rate limits and the guard; one per app.
  *
- * Fast path (issue 14): counts go straight to the store (counters.ts: @fastify/rate-limit's
+ * Fast path: counts go straight to the store (counters.ts: @fastify/rate-limit's
  * LocalStore or RedisStore, or the cluster primary), in callbacks. @fastify/rate-limit's own
  * limiter (`createRateLimit`) awaited four promises per count (key, max, window, store) inside an
  * async hook; the memory store answers synchronously, so a count in one process now allocates no
  * promise. The hooks below are callback-style for the same reason. Measured with the rest of the
- * per-request hooks in bench/README.md "Session 3: where validate's time went".
+ * per-request hooks in bench/history.md "Session 3: where validate's time went".
  */
 export class Limits {
   readonly options: ProtectionOptions

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 /**
- * `products.client_token_ttl`: the longest token a client key obtains for the product (issue #16).
+ * `products.client_token_ttl`: the longest token a client key obtains for the product (docs/decisions/0008-hostile-input.md).
  * Existing products get the default, 7 days (protocol's defaultClientTokenTtlSeconds, frozen here).
  */
 export function clientTokenTtl() {

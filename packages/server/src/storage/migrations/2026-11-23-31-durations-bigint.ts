@@ -5,7 +5,7 @@ import type { DatabaseKind } from '../database.js'
  * `policies.duration` and `licenses.first_activation_duration` hold seconds up to 100 years
  * (protocol's maxDurationSeconds, 3,162,240,000), past PostgreSQL's 32-bit `integer` (2,147,483,647):
  * a policy of 70 years or a renewal of a license waiting for its first activation failed with a 500
- * (issue #16, found in the adversarial re-run). SQLite integers are 64-bit already.
+ * (found in an adversarial re-run; docs/decisions/0008-hostile-input.md). SQLite integers are 64-bit already.
  *
  * Migration 50 creates both columns as `bigint` on PostgreSQL now. This one widens them where 50 ran
  * before that change; on a new database it runs first (names sort), finds neither column, and does

@@ -3,7 +3,7 @@ import type { DatabaseKind } from '../database.js'
 import { columnTypes } from './column-types.js'
 
 /**
- * What vendors sell (issue #11): customers, entitlements, policies, metadata on licenses, customers,
+ * What vendors sell (docs/decisions/0020-customers-policies-entitlements.md): customers, entitlements, policies, metadata on licenses, customers,
  * policies and products, and the license columns that tie them together.
  */
 export function vendors(kind: DatabaseKind) {
@@ -117,7 +117,7 @@ export function vendors(kind: DatabaseKind) {
       await db.schema.createIndex('licenses_policy_id').on('licenses').column('policy_id').execute()
       if (kind === 'postgres') {
         // `filter=metadata.<key>:eq:<value>` is `metadata @> {"key": value}`: a GIN index answers it
-        // for any key. SQLite has no such index; its cost is measured in docs/decisions.md.
+        // for any key. SQLite has no such index; its cost is described in docs/decisions/0021-metadata-lookups.md.
         await sql`create index licenses_metadata on licenses using gin (metadata jsonb_path_ops)`.execute(db)
       }
     },

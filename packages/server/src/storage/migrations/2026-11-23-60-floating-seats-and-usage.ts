@@ -3,7 +3,7 @@ import type { DatabaseKind } from '../database.js'
 import { columnTypes } from './column-types.js'
 
 /**
- * Floating seats and metered usage (issue #12):
+ * Floating seats and metered usage (docs/decisions/0015-floating-seats-and-usage.md):
  * - `licenses.heartbeat_ttl` (seconds, null: activations never lapse), `max_uses` (null: unmetered),
  *   `uses` and `uses_reset_at`;
  * - `activations.last_heartbeat_at` and `expires_at` (null: never lapses). Existing activations get
