@@ -55,7 +55,7 @@ import {
   serveAllExpectations,
 } from './http/client-errors.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
-import { registerDashboard } from './http/dashboard.js'
+import { dashboardPath, registerDashboard } from './http/dashboard.js'
 import {
   handleError,
   handleFrameworkError,
@@ -305,6 +305,8 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
     registerProblemPages(ops)
   })
   registerDashboard(app, deps.dashboardRoot)
+  // The root is where a person types the server's address: the dashboard is what they look for.
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
   return { app, services }

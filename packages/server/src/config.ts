@@ -88,8 +88,8 @@ export interface ProtectionConfig {
 /** Bad configuration: every problem at once, so one restart fixes them all. */
 export class ConfigError extends Error {
   readonly problems: readonly string[]
-  constructor(problems: readonly string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`)
+  constructor(problems: readonly string[], options?: ErrorOptions) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`, options)
     this.name = 'ConfigError'
     this.problems = problems
   }

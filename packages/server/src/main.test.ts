@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
-import { dirname, join } from 'node:path'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { ConfigError, migrate, type RunningServer, serve } from './main.js'
 import { describeEachServerEnvironment } from './testing/server-environments.js'
@@ -146,7 +147,12 @@ describeEachServerEnvironment('serve', (environment) => {
     const address = blocker.address()
     assert.ok(address !== null && typeof address === 'object')
 
-    await assert.rejects(serve({ ...env, PORT: String(address.port) }, recorder().output), /EADDRINUSE/)
+    await assert.rejects(serve({ ...env, PORT: String(address.port) }, recorder().output), (error: unknown) => {
+      assert.ok(error instanceof ConfigError, String(error))
+      assert.match(error.message, new RegExp(`port ${address.port} on 127\\.0\\.0\\.1 is already in use`))
+      assert.match(error.message, /PORT=\d+ keyturn serve/, 'says how to choose another port')
+      return true
+    })
 
     const { lines } = await start(t, env)
     assert.equal(new Set(printedAdminKeys(lines)).size, 1, lines.join('\n'))
@@ -241,6 +247,23 @@ describeEachServerEnvironment('the generated master secret', (environment) => {
     const res = await get(second.server, '/api/v0/products', adminKey)
     assert.equal(res.status, 200, 'digests made with the first secret still match')
   })
+})
+
+it('names the SQLite file by its absolute path in the banner, a relative URL resolved against the working directory', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'keyturn-relative-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'data', 'keyturn.db')
+
+  const { lines } = await start(t, {
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    KEYTURN_DATABASE_URL: `sqlite:${relative(process.cwd(), file)}`,
+  })
+
+  assert.ok(
+    lines.some((line) => line.includes(`Database: SQLite at ${file}`)),
+    `the banner names ${file}:\n${lines.join('\n')}`,
+  )
 })
 
 /** Resolves once the server refuses or turns away new requests: close() has begun. */

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { buildApp, type Services } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { runLoop } from './core/background-loop.js'
@@ -118,12 +119,12 @@ export async function serve(
     if (options.isWorker !== true && config.adminKey !== undefined) {
       await built.services.apiKeys.bootstrapAdmin(config.adminKey)
     }
-    const url = await app.listen({ port: config.port, host: config.host })
+    const url = await listen(app, config)
     applyHeapLimits(config.heap)
     if (options.isWorker !== true) {
       const { createdSecret } =
         config.adminKey === undefined ? await built.services.apiKeys.bootstrapAdmin(undefined) : {}
-      printBanner(output, url, createdSecret)
+      printBanner(output, url, databaseShown(config), createdSecret)
     }
     const running = app
     const background = startBackgroundWork(running, connection)
@@ -332,7 +333,7 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
         try {
           const { createdSecret } =
             config.adminKey === undefined ? await services.apiKeys.bootstrapAdmin(undefined) : {}
-          printBanner(output, url, createdSecret)
+          printBanner(output, url, databaseShown(config), createdSecret)
         } finally {
           await closeDatabase()
         }
@@ -490,12 +491,48 @@ function masterSecret(config: Config, connection: Connection): string {
     : readOrCreateSecretFile(connection.sqlitePath)
 }
 
+/**
+ * Listens on the configured port; a port already taken is said in words (which one, and how to pick
+ * another) instead of Node's `EADDRINUSE`.
+ */
+async function listen(app: App, config: Config): Promise<string> {
+  try {
+    return await app.listen({ port: config.port, host: config.host })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError(
+        [
+          `PORT: port ${config.port} on ${config.host} is already in use (another Keyturn, or another program, listens there). Stop it, or choose another port: PORT=${config.port === 3000 ? 3001 : config.port + 1} keyturn serve (or keyturn serve --port …).`,
+        ],
+        { cause: error },
+      )
+    }
+    throw error
+  }
+}
+
+/**
+ * The database as the banner names it: a SQLite file by its absolute path (a relative
+ * KEYTURN_DATABASE_URL is resolved against the working directory, so a start from another folder
+ * would open another file); PostgreSQL without its URL (it may hold a password).
+ */
+function databaseShown(config: Config): string {
+  const { database } = config
+  if (database.kind === 'postgres') {
+    return 'PostgreSQL (KEYTURN_DATABASE_URL)'
+  }
+  return database.path === ':memory:'
+    ? 'SQLite in memory (nothing is kept after the server stops)'
+    : `SQLite at ${resolve(database.path)}`
+}
+
 /** Where the server is; on the first start also the admin key, which is never shown again. */
-function printBanner(output: Output, url: string, adminSecret: string | undefined): void {
+function printBanner(output: Output, url: string, database: string, adminSecret: string | undefined): void {
   if (adminSecret === undefined) {
     output.print(
       `Keyturn is listening on ${url} (API: ${url}/api/v0, reference: ${url}/docs, dashboard: ${url}${dashboardPath})`,
     )
+    output.print(`Database: ${database}`)
     return
   }
   const rule = '='.repeat(78)
@@ -505,6 +542,7 @@ function printBanner(output: Output, url: string, adminSecret: string | undefine
     `  Keyturn is listening on ${url}`,
     `  API: ${url}/api/v0    Reference: ${url}/docs`,
     `  Dashboard: ${url}${dashboardPath} (sign in with the key below)`,
+    `  Database: ${database}`,
     '',
     '  First start: Keyturn created an admin API key. It is shown only this once:',
     '',

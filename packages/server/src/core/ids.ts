@@ -90,11 +90,24 @@ export function newLicenseKey(): string {
 }
 
 /**
- * Reads a key as a person may type it: any case, and the look-alikes Crockford base32 leaves out
- * (O for 0, I and L for 1).
+ * Input shaped like a Keyturn key: 25 characters of Crockford base32 or its look-alikes (O, I, L),
+ * in any case, in five groups of five with or without dashes between them.
+ */
+const keyturnKeyShape = /^[0-9A-TV-Z]{5}(?:-?[0-9A-TV-Z]{5}){4}$/i
+
+/**
+ * Reads a key as a person may type it: any case, with or without its dashes, and the look-alikes
+ * Crockford base32 leaves out (O for 0, I and L for 1), into the form Keyturn stores
+ * (`7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A`). Only input shaped like a Keyturn key is rewritten; anything
+ * else is looked up as given (surrounding spaces aside), so no other text is turned into a key.
  */
 export function normalizeLicenseKey(input: string): string {
-  return input.trim().toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1')
+  const trimmed = input.trim()
+  if (!keyturnKeyShape.test(trimmed)) {
+    return trimmed
+  }
+  const chars = trimmed.replaceAll('-', '').toUpperCase().replace(/O/g, '0').replace(/[IL]/g, '1')
+  return `${chars.slice(0, 5)}-${chars.slice(5, 10)}-${chars.slice(10, 15)}-${chars.slice(15, 20)}-${chars.slice(20)}`
 }
 
 /** A bearer secret: readable prefix plus 32 random base62 characters (about 190 bits). */

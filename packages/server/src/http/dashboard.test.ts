@@ -53,6 +53,13 @@ describe('the dashboard route', () => {
     }
   })
 
+  it('redirects the root, where a person types the address, to the dashboard', async () => {
+    const res = await app.inject({ method: 'GET', url: '/' })
+
+    assert.equal(res.statusCode, 302, res.body)
+    assert.equal(res.headers.location, '/dashboard')
+  })
+
   it('serves index.html uncached under a strict CSP that forbids framing when /dashboard/ is requested', async () => {
     const res = await app.inject({ method: 'GET', url: '/dashboard/' })
 

@@ -51,6 +51,21 @@ describeEachDatabase('HTTP error handling', (database) => {
     assertProblem(res, 415, 'unsupported_media_type')
   })
 
+  it('answers a form-encoded body (curl -d) with a 415 that names application/json', async (t) => {
+    const { app, headers } = await buildTestApp(t, database)
+
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v0/products',
+      headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'name=Acme',
+    })
+
+    const problem = assertProblem(res, 415, 'unsupported_media_type')
+    assert.match(problem.detail, /Content-Type: application\/json/)
+    assert.match(problem.detail, /application\/x-www-form-urlencoded/)
+  })
+
   it('answers 413 payload_too_large for a body over 64 KiB', async (t) => {
     const { app, headers } = await buildTestApp(t, database)
 

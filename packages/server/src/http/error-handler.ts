@@ -30,7 +30,7 @@ function subjectOf(context: string | undefined): string {
   }
 }
 
-function describe(error: FastifyError | Error): Described {
+function describe(error: FastifyError | Error, contentType: string | undefined): Described {
   if (error instanceof DomainError) {
     return {
       code: error.code,
@@ -51,6 +51,14 @@ function describe(error: FastifyError | Error): Described {
       code: 'validation_failed',
       detail: `${subjectOf(error.validationContext)} not match the schema: ${errors.map((e) => e.detail).join('; ')}${more}.`,
       errors,
+    }
+  }
+  if ('code' in error && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    // `curl -d` sends application/x-www-form-urlencoded: say which type the API reads.
+    const sent = contentType === undefined ? '' : ` (this request sent ${JSON.stringify(contentType.slice(0, 100))})`
+    return {
+      code: 'unsupported_media_type',
+      detail: `The body must be JSON, sent with the header Content-Type: application/json${sent}.`,
     }
   }
   if ('statusCode' in error && error.statusCode !== undefined && error.statusCode < 500) {
@@ -121,7 +129,7 @@ export function handleError(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
-  const { code, detail, errors, extensions } = describe(error)
+  const { code, detail, errors, extensions } = describe(error, request.headers['content-type'])
   const problem: Problem = {
     ...extensions,
     ...problemFor(code, detail, request.id),
