@@ -1,3 +1,4 @@
+import { endOfDayUtc } from '@keyturn/protocol'
 import type { Static, TSchema } from 'typebox'
 import { Check, Errors } from 'typebox/value'
 import { UsageError } from './errors.js'
@@ -65,18 +66,12 @@ export function integer(text: string): number | string {
 }
 
 /**
- * A date flag's value as the API takes it: a plain date (`2031-01-01`) is 00:00:00 UTC that day
- * (`2031-01-01T00:00:00.000Z`); anything else as typed, for the schema check to name.
+ * A date flag's value as the API takes it: a plain date (`2031-01-01`) is the end of that day in
+ * UTC (`2031-01-01T23:59:59.999Z`, the rule of `endOfDayUtc` that the dashboard shares); anything
+ * else as typed, for the schema check to name.
  */
 export function dateTime(text: string): string {
-  const plain = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
-  if (plain === null) {
-    return text
-  }
-  const iso = `${text}T00:00:00.000Z`
-  const date = new Date(iso)
-  // 2031-02-30 is no day: Date rolls it over to March, so the round trip differs.
-  return Number.isNaN(date.getTime()) || date.toISOString() !== iso ? text : iso
+  return endOfDayUtc(text) ?? text
 }
 
 /** `null` for the word that means none (`unlimited`, `never`), else `parse(text)`. */

@@ -36,7 +36,7 @@ async function keyturnProgram(io: Io, commands: 'serve' | 'all'): Promise<Comman
       `
 API commands take --url and --api-key, or KEYTURN_URL and KEYTURN_API_KEY, and --json for the API's JSON.
 Dates (--expiration-date): ISO 8601 with a time zone (2031-01-01T12:00:00Z), or a plain date
-(2031-01-01) meaning 00:00:00 UTC that day.
+(2031-01-01) meaning the end of that day in UTC (2031-01-01T23:59:59.999Z).
 Exit codes: 0 done, 1 refused by the API or not valid, 2 usage error, 3 cannot reach the server.
 
 Example:

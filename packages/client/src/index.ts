@@ -22,6 +22,8 @@ export type {
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
+/** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
+export { endOfDayUtc } from '@keyturn/protocol'
 export {
   KeyturnApiError,
   KeyturnConnectionError,

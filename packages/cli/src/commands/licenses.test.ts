@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LicenseResource, Paginated } from '@keyturn/client'
+import { endOfDayUtc } from '@keyturn/protocol'
 import { closedPortUrl } from '../../../server/dist/testing/listening-app.js'
 import { keyturn } from '../testing/keyturn-in-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from '../testing/test-server.js'
@@ -43,13 +44,14 @@ describe('keyturn licenses create', () => {
     assert.equal(license.createdAt, at)
   })
 
-  it('takes a plain date for --expiration-date as 00:00:00 UTC that day, and ISO 8601 as given', async (t) => {
+  it('takes a plain date for --expiration-date as the end of that day in UTC, as the dashboard does, and ISO 8601 as given', async (t) => {
     const server = await startCliTestServer(t)
 
     const plain = await createLicense(server, '--expiration-date', '2031-01-01')
     const iso = await createLicense(server, '--expiration-date', '2031-01-01T12:30:00+02:00')
 
-    assert.equal(plain.expirationDate, '2031-01-01T00:00:00.000Z')
+    assert.equal(plain.expirationDate, '2031-01-01T23:59:59.999Z')
+    assert.equal(plain.expirationDate, endOfDayUtc('2031-01-01'), 'the shared rule')
     assert.equal(iso.expirationDate, '2031-01-01T10:30:00.000Z')
   })
 

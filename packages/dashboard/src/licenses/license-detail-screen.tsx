@@ -10,6 +10,7 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { LicenseEvents } from '../events/license-events.js'
 import { useSession } from '../session/session.js'
+import { expirationFromInput, inputFromExpiration } from './expiration-date.js'
 import { LicenseUsage } from './license-usage.js'
 
 type LicenseId = LicenseResource['id']
@@ -173,8 +174,8 @@ function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBo
     body.maxActivations = nextMax
   }
   const date = String(form.get('expirationDate') ?? '')
-  if (date !== (license.expirationDate?.slice(0, 10) ?? '')) {
-    body.expirationDate = date === '' ? null : `${date}T23:59:59.999Z`
+  if (date !== inputFromExpiration(license.expirationDate)) {
+    body.expirationDate = expirationFromInput(date)
   }
   const ttlMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
   const nextTtl = ttlMinutes === '' ? null : Math.round(Number(ttlMinutes) * 60)
@@ -238,7 +239,7 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
             id={`${id}-expires`}
             name="expirationDate"
             type="date"
-            defaultValue={license.expirationDate?.slice(0, 10) ?? ''}
+            defaultValue={inputFromExpiration(license.expirationDate)}
           />
         </div>
         <div>

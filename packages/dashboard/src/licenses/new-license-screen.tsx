@@ -5,6 +5,7 @@ import { MetadataField, parseCodes, parseJsonObject } from '../components/metada
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
+import { expirationFromInput } from './expiration-date.js'
 
 type CreateLicenseBody = Parameters<ReturnType<typeof useSession>['client']['createLicense']>[0]
 
@@ -30,7 +31,7 @@ function toCreateBody(form: FormData): CreateLicenseBody {
     body.maxActivations = maxActivations === '' ? null : Number(maxActivations)
   }
   if (expirationDate !== '' || !fromPolicy) {
-    body.expirationDate = expirationDate === '' ? null : `${expirationDate}T23:59:59.999Z`
+    body.expirationDate = expirationFromInput(expirationDate)
   }
   const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
   if (leaseMinutes !== '') {
