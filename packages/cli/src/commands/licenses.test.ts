@@ -293,7 +293,7 @@ describe('keyturn licenses get, update, revoke, reinstate', () => {
     assert.equal(JSON.parse(reinstateJson.stdout).status, 'active')
     assert.deepEqual(
       [JSON.parse(updateJson.stdout).maxActivations, JSON.parse(updateJson.stdout).expirationDate],
-      [null, '2032-01-01T00:00:00.000Z'],
+      [null, '2032-01-01T23:59:59.999Z'],
     )
   })
 
