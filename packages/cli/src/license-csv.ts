@@ -8,7 +8,10 @@ import type { LicenseResource } from '@keyturn/client'
 /** A license as exported: the API's, plus its customer's email (import finds or creates it). */
 export type ExportedLicense = LicenseResource & { readonly customerEmail: string | null }
 
-/** The columns `licenses export --format csv` writes, in order. */
+/**
+ * The columns `licenses export --format csv` writes, in order: every field `licenses import` reads
+ * back (a test holds the two together), and the ones it ignores (id, key, status's details, counts).
+ */
 export const exportColumns = [
   'id',
   'key',
@@ -16,6 +19,9 @@ export const exportColumns = [
   'status',
   'maxActivations',
   'expirationDate',
+  'heartbeatTtl',
+  'maxUses',
+  'uses',
   'activationCount',
   'createdAt',
   'updatedAt',

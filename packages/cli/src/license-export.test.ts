@@ -53,13 +53,16 @@ describe('keyturn licenses export', () => {
     const lines = run.stdout.split('\r\n')
     assert.equal(
       lines[0],
-      'id,key,productId,status,maxActivations,expirationDate,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
+      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
     )
     assert.equal(lines.at(-1), '', 'ends with a line break')
     const ids = lines.slice(1, -1).map((line) => line.split(',')[0])
     assert.equal(ids.length, 250)
     assert.equal(new Set(ids).size, 250)
-    assert.match(lines[1] ?? '', /^lic_\w+,[0-9A-Z-]{29},prd_\w+,active,(null|\d+),(null|2031-[^,]+),0,2030-/)
+    assert.match(
+      lines[1] ?? '',
+      /^lic_\w+,[0-9A-Z-]{29},prd_\w+,active,(null|\d+),(null|2031-[^,]+),null,null,0,0,2030-/,
+    )
   })
 
   it('writes --out and confirms it, or confirms it as JSON', async (t) => {

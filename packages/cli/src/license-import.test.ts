@@ -124,7 +124,17 @@ describe('keyturn licenses import', () => {
     const summary = JSON.parse(run1.stdout)
     assert.deepEqual(
       { ...summary, licenses: summary.licenses.map((l: { line: number }) => l.line) },
-      { file: first, rows: 3, created: 3, alreadyImported: 0, failed: 0, licenses: [1, 2, 4], failures: [] },
+      {
+        file: first,
+        rows: 3,
+        created: 3,
+        alreadyImported: 0,
+        failed: 0,
+        revoked: 0,
+        policiesMapped: {},
+        licenses: [1, 2, 4],
+        failures: [],
+      },
     )
     assert.match(summary.licenses[0].id, /^lic_/)
     assert.equal(run2.code, 0, run2.stderr)

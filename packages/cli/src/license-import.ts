@@ -13,6 +13,9 @@ import {
   CreateLicenseBodySchema,
   CustomerEmailSchema,
   type CustomerId,
+  type PolicyId,
+  PolicyIdSchema,
+  type ProductId,
   ProductIdSchema,
 } from '@keyturn/protocol'
 import { SingleBar } from 'cli-progress'
@@ -28,6 +31,8 @@ export interface ImportOptions extends ApiOptions {
   readonly product?: string
   readonly format?: string
   readonly concurrency: string
+  /** `pol_old=pol_new,pol_other=none`: policies of the file replaced by the target product's. */
+  readonly policyMap?: string
 }
 
 /** Fields a row may set. */
@@ -47,7 +52,6 @@ const ignoredFields = new Set([
   'id',
   'object',
   'key',
-  'status',
   'statusDetails',
   'activationCount',
   'uses',
@@ -55,7 +59,13 @@ const ignoredFields = new Set([
   'createdAt',
   'updatedAt',
 ])
-const knownFields = new Set<string>([...bodyFields, 'externalId', 'customerEmail', ...ignoredFields])
+const knownFields = new Set<string>([
+  ...bodyFields,
+  'externalId',
+  'customerEmail',
+  'status',
+  ...ignoredFields,
+])
 /** A CSV column `metadata.<key>` sets one metadata key (as text). */
 const metadataColumn = /^metadata\.([A-Za-z0-9_.-]{1,40})$/
 const isKnownField = (field: string) => knownFields.has(field) || metadataColumn.test(field)
@@ -75,10 +85,23 @@ interface Request {
   readonly idempotencyKey: string
   /** Found or created as the license's customer before the license is sent. */
   readonly customerEmail?: string
+  /** The row's status is `revoked`: the new license is revoked once created. */
+  readonly revoke: boolean
+  /** The row's policy, when --policy-map replaced it (by `body.policyId`, or by none). */
+  readonly mappedFrom?: PolicyId
 }
 
+/** --policy-map: a policy of the file, and the target product's policy that replaces it (null: none). */
+type PolicyMap = ReadonlyMap<string, PolicyId | null>
+
 type Outcome =
-  | { readonly line: number; readonly kind: 'created' | 'existing'; readonly license: LicenseResource }
+  | {
+      readonly line: number
+      readonly kind: 'created' | 'existing'
+      readonly license: LicenseResource
+      readonly revoked: boolean
+      readonly mappedFrom?: PolicyId
+    }
   | {
       readonly line: number
       readonly kind: 'failed'
@@ -96,6 +119,7 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
   if (options.product !== undefined && !Check(ProductIdSchema, options.product)) {
     throw new UsageError(`--product must be a product id (prd_…), not "${options.product}"`)
   }
+  const policyMap = parsePolicyMap(options.policyMap)
   clientFor(io, options) // without an API key, stop before reading the file
   const content = await readFile(file).catch((error: unknown) => {
     throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : error}`)
@@ -105,12 +129,22 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
 
   const outcomes: Outcome[] = []
   const requests: Request[] = []
+  const prepared: Request[] = []
   for (const row of rows) {
-    const prepared = 'problem' in row ? row : toRequest(row, options.product, fileHash)
-    if ('problem' in prepared) {
-      outcomes.push({ line: prepared.line, kind: 'failed', detail: prepared.problem })
+    const request = 'problem' in row ? row : toRequest(row, options.product, fileHash, policyMap)
+    if ('problem' in request) {
+      outcomes.push({ line: request.line, kind: 'failed', detail: request.problem })
     } else {
-      requests.push(prepared)
+      prepared.push(request)
+    }
+  }
+  const productOfPolicy = await policyProducts(io, options, prepared)
+  for (const request of prepared) {
+    const problem = policyProblem(request, productOfPolicy)
+    if (problem === undefined) {
+      requests.push(request)
+    } else {
+      outcomes.push({ line: request.line, kind: 'failed', detail: problem })
     }
   }
 
@@ -266,10 +300,36 @@ function readJsonLines(text: string): RawRow[] {
   })
 }
 
+/** `pol_a=pol_b,pol_c=none` as a map; a usage error for anything else. */
+function parsePolicyMap(text: string | undefined): PolicyMap {
+  const map = new Map<string, PolicyId | null>()
+  if (text === undefined) {
+    return map
+  }
+  for (const pair of text.split(',')) {
+    const [from = '', to = '', ...rest] = pair.split('=').map((part) => part.trim())
+    if (
+      rest.length > 0 ||
+      !Check(PolicyIdSchema, from) ||
+      (to !== 'none' && !Check(PolicyIdSchema, to)) ||
+      map.has(from)
+    ) {
+      throw new UsageError(
+        `--policy-map must be old=new pairs separated by commas, each policy once (pol_a=pol_b,pol_c=none), not "${pair}"`,
+      )
+    }
+    map.set(from, to === 'none' ? null : (to as PolicyId)) // checked just above
+  }
+  return map
+}
+
+const rowStatuses = new Set(['active', 'expired', 'revoked'])
+
 function toRequest(
   row: { readonly line: number; readonly fields: Readonly<Record<string, unknown>> },
   product: string | undefined,
   fileHash: string,
+  policyMap: PolicyMap,
 ): Request | Problem {
   const { line, fields } = row
   const body = Object.fromEntries(
@@ -278,6 +338,22 @@ function toRequest(
   if (product !== undefined) {
     body.productId = product
   }
+  const { status } = fields
+  if (status !== undefined && status !== null && !rowStatuses.has(String(status))) {
+    return { line, problem: `status must be active, expired or revoked, not ${JSON.stringify(status)}` }
+  }
+  const revoke = status === 'revoked'
+  let mappedFrom: PolicyId | undefined
+  if (typeof body.policyId === 'string' && policyMap.has(body.policyId)) {
+    mappedFrom = body.policyId as PolicyId // a key of the map: a policy id
+    const to = policyMap.get(mappedFrom)
+    if (to === null || to === undefined) {
+      delete body.policyId
+    } else {
+      body.policyId = to
+    }
+  }
+  const changes = { revoke, ...(mappedFrom === undefined ? {} : { mappedFrom }) }
   const { customerEmail } = fields
   if (customerEmail !== undefined && customerEmail !== null) {
     if (!Check(CustomerEmailSchema, customerEmail)) {
@@ -295,12 +371,67 @@ function toRequest(
   const customer = typeof customerEmail === 'string' ? { customerEmail } : {}
   const { externalId } = fields
   if (externalId === undefined || externalId === null) {
-    return { line, body, ...customer, idempotencyKey: `keyturn-import:${body.productId}:${fileHash}:${line}` }
+    return {
+      line,
+      body,
+      ...customer,
+      ...changes,
+      idempotencyKey: `keyturn-import:${body.productId}:${fileHash}:${line}`,
+    }
   }
   if (typeof externalId !== 'string' || externalId.length > maxExternalIdLength) {
     return { line, problem: `externalId must be text of at most ${maxExternalIdLength} characters` }
   }
-  return { line, body, ...customer, idempotencyKey: `keyturn-import:${body.productId}:id:${externalId}` }
+  return {
+    line,
+    body,
+    ...customer,
+    ...changes,
+    idempotencyKey: `keyturn-import:${body.productId}:id:${externalId}`,
+  }
+}
+
+/**
+ * The product of each policy the rows name, asked once per policy: a policy that does not exist
+ * (or that this key cannot see) maps to undefined. An export of another product names that product's
+ * policies, which the server would refuse row by row with less to go on.
+ */
+async function policyProducts(
+  io: Io,
+  options: ApiOptions,
+  requests: readonly Request[],
+): Promise<ReadonlyMap<PolicyId, ProductId | undefined>> {
+  const client = clientFor(io, options)
+  const ids = [
+    ...new Set(requests.flatMap((request) => (request.body.policyId ? [request.body.policyId] : []))),
+  ]
+  const products = new Map<PolicyId, ProductId | undefined>()
+  for (const id of ids) {
+    try {
+      products.set(id, (await client.getPolicy(id)).productId)
+    } catch (error) {
+      if (!(error instanceof KeyturnApiError) || error.status !== 404) {
+        throw error
+      }
+      products.set(id, undefined)
+    }
+  }
+  return products
+}
+
+/** Why a row's policy cannot go with its product, saying how to map it; undefined when it can. */
+function policyProblem(
+  request: Request,
+  productOfPolicy: ReadonlyMap<PolicyId, ProductId | undefined>,
+): string | undefined {
+  const { policyId, productId } = request.body
+  if (policyId === undefined || policyId === null || productOfPolicy.get(policyId) === productId) {
+    return undefined
+  }
+  if (request.mappedFrom !== undefined) {
+    return `--policy-map maps ${request.mappedFrom} to ${policyId}, which is not a policy of product ${productId}`
+  }
+  return `policy ${policyId} is not a policy of product ${productId} (a license exported from another product?): map it with --policy-map ${policyId}=<a policy of ${productId}>, or ${policyId}=none to import it without a policy`
 }
 
 /**
@@ -363,8 +494,20 @@ async function send(
         request.customerEmail === undefined
           ? request.body
           : { ...request.body, customerId: await customerId(request.customerEmail) }
-      const license = await client.createLicense(body, { idempotencyKey: request.idempotencyKey })
-      return { line: request.line, kind: replayed ? 'existing' : 'created', license }
+      const created = await client.createLicense(body, { idempotencyKey: request.idempotencyKey })
+      const kind = replayed ? 'existing' : 'created'
+      // Revoking is idempotent: a run after an interruption revokes what the earlier run did not.
+      const license =
+        request.revoke && created.status !== 'revoked'
+          ? await client.revokeLicense(created.id, { idempotencyKey: `${request.idempotencyKey}:revoke` })
+          : created
+      return {
+        line: request.line,
+        kind,
+        license,
+        revoked: request.revoke,
+        ...(request.mappedFrom === undefined ? {} : { mappedFrom: request.mappedFrom }),
+      }
     } catch (error) {
       if (!(error instanceof KeyturnApiError)) {
         throw error
@@ -395,6 +538,15 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
   }
   const created = sorted.filter((outcome) => outcome.kind === 'created').length
   const existing = sorted.filter((outcome) => outcome.kind === 'existing').length
+  const done = sorted.flatMap((outcome) => (outcome.kind === 'failed' ? [] : [outcome]))
+  const revoked = done.filter((outcome) => outcome.revoked).length
+  const mapped = new Map<string, number>()
+  for (const outcome of done) {
+    if (outcome.mappedFrom !== undefined) {
+      const pair = `${outcome.mappedFrom} → ${outcome.license.policyId ?? 'none'}`
+      mapped.set(pair, (mapped.get(pair) ?? 0) + 1)
+    }
+  }
   if (json) {
     printJson(io, {
       file,
@@ -402,6 +554,8 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
       created,
       alreadyImported: existing,
       failed: failures.length,
+      revoked,
+      policiesMapped: Object.fromEntries(mapped),
       licenses: sorted.flatMap((outcome) =>
         outcome.kind === 'failed'
           ? []
@@ -413,6 +567,12 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
     const already = existing === 0 ? '' : ` (${existing} of them by an earlier run)`
     const failed = failures.length === 0 ? '' : `; ${failures.length} failed (listed on stderr)`
     io.print(`Imported ${created + existing} of ${rows} rows${already}${failed}.`)
+    if (revoked > 0) {
+      io.print(`Revoked ${revoked} of them, as the file says (status revoked).`)
+    }
+    for (const [pair, count] of mapped) {
+      io.print(`Policy ${pair} on ${count} row${count === 1 ? '' : 's'} (--policy-map).`)
+    }
   }
   if (failures.length > 0) {
     throw new CommandFailed()

@@ -147,12 +147,15 @@ describeEachServerEnvironment('serve', (environment) => {
     const address = blocker.address()
     assert.ok(address !== null && typeof address === 'object')
 
-    await assert.rejects(serve({ ...env, PORT: String(address.port) }, recorder().output), (error: unknown) => {
-      assert.ok(error instanceof ConfigError, String(error))
-      assert.match(error.message, new RegExp(`port ${address.port} on 127\\.0\\.0\\.1 is already in use`))
-      assert.match(error.message, /PORT=\d+ keyturn serve/, 'says how to choose another port')
-      return true
-    })
+    await assert.rejects(
+      serve({ ...env, PORT: String(address.port) }, recorder().output),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError, String(error))
+        assert.match(error.message, new RegExp(`port ${address.port} on 127\\.0\\.0\\.1 is already in use`))
+        assert.match(error.message, /PORT=\d+ keyturn serve/, 'says how to choose another port')
+        return true
+      },
+    )
 
     const { lines } = await start(t, env)
     assert.equal(new Set(printedAdminKeys(lines)).size, 1, lines.join('\n'))

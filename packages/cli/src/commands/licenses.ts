@@ -349,20 +349,31 @@ export function registerLicenses(program: Command, io: Io): void {
     .option('--product <id>', 'create every row for this product (instead of its productId column)')
     .option('--format <format>', 'csv or jsonl (default: from the file name)')
     .option('--concurrency <n>', 'requests in flight, 1 to 64', '8')
+    .option(
+      '--policy-map <old=new,…>',
+      'policies of the file replaced by policies of the target product (new: a pol_ id, or none)',
+    )
     .addHelpText(
       'after',
       `
-Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, customerEmail,
-customerId, policyId, entitlements, metadata, externalId.
+Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, heartbeatTtl,
+maxUses, customerEmail, customerId, policyId, entitlements, metadata, status, externalId.
   maxActivations  an integer, or null for unlimited; empty: the server's default (1), or the policy's
   expirationDate  ISO 8601, in the future; null: never expires; empty: never, or the policy's
+  heartbeatTtl    floating seats: seconds a seat lives without a heartbeat; null or empty: fixed seats
+  maxUses         metered: uses allowed until a reset; null or empty: unmetered
   customerEmail   the customer's email: found, or created when there is none (wins over customerId)
-  policyId        a policy of the product, used as the license's template
+  policyId        a policy of the product, used as the license's template; a policy of another
+                  product (an export of another product) is refused per row unless --policy-map
+                  maps it (--policy-map pol_old=pol_new,pol_other=none)
   entitlements    entitlement codes of the product (CSV: separated by spaces; JSON: an array)
   metadata        a JSON object; in CSV also metadata.<key> columns, one key each (as text)
+  status          revoked: the new license is revoked after it is created; active, expired or
+                  empty: left as created
   externalId      optional: your id for the row; without it a row is known by the file and line
-The columns keyturn licenses export writes (id, key, status, …) are accepted and ignored: keys,
-status and activations are not carried over, the server makes new keys.
+The other columns keyturn licenses export writes (id, key, uses, …) are accepted and ignored: keys,
+uses and activations are not carried over, the server makes new keys. The summary says what was
+created, what an earlier run had already created, what was revoked and which policies were mapped.
 
 Each row is sent with an Idempotency-Key, so running the same import again (within 24 hours)
 creates only what is missing. Rows that fail are listed on stderr with their line; the rest go in.`,
@@ -370,7 +381,7 @@ creates only what is missing. Rows that fail are listed on stderr with their lin
     .action(
       async (
         file: string,
-        options: ApiOptions & { product?: string; format?: string; concurrency: string },
+        options: ApiOptions & { product?: string; format?: string; concurrency: string; policyMap?: string },
       ) => {
         await importLicenses(io, file, options)
       },

@@ -55,7 +55,8 @@ function describe(error: FastifyError | Error, contentType: string | undefined):
   }
   if ('code' in error && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     // `curl -d` sends application/x-www-form-urlencoded: say which type the API reads.
-    const sent = contentType === undefined ? '' : ` (this request sent ${JSON.stringify(contentType.slice(0, 100))})`
+    const sent =
+      contentType === undefined ? '' : ` (this request sent ${JSON.stringify(contentType.slice(0, 100))})`
     return {
       code: 'unsupported_media_type',
       detail: `The body must be JSON, sent with the header Content-Type: application/json${sent}.`,

@@ -51,5 +51,9 @@ it('normalizeLicenseKey rewrites only input shaped like a Keyturn key', () => {
   assert.equal(normalizeLicenseKey('7k3qdm9xtb2vhcr8pnwf4zj6a'), '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A')
   assert.equal(normalizeLicenseKey('oilo0-IIIII-LLLLL-ooooo-00000'), '01100-11111-11111-00000-00000')
   assert.equal(normalizeLicenseKey('vendor-key-lowercase'), 'vendor-key-lowercase')
-  assert.equal(normalizeLicenseKey('7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6U'), '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6U', 'U is no Crockford letter')
+  assert.equal(
+    normalizeLicenseKey('7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6U'),
+    '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6U',
+    'U is no Crockford letter',
+  )
 })

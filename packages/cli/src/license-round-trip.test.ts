@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, it, type TestContext } from 'node:test'
+import type { LicenseResource } from '@keyturn/client'
+import type { ProductId } from '@keyturn/protocol'
+import { createProduct } from '../../server/dist/testing/build-test-app.js'
+import { exportColumns } from './license-csv.js'
+import { keyturn } from './testing/keyturn-in-process.js'
+import { type CliTestServer, startCliTestServer } from './testing/test-server.js'
+
+function aDirectory(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'keyturn-round-trip-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function post<T>(
+  server: CliTestServer,
+  url: string,
+  payload: Record<string, unknown> = {},
+): Promise<T> {
+  const res = await server.app.inject({
+    method: 'POST',
+    url: `/api/v0${url}`,
+    headers: server.headers,
+    payload,
+  })
+  assert.ok(res.statusCode === 200 || res.statusCode === 201, `${url}: ${res.body}`)
+  return res.json()
+}
+
+/** A product with an entitlement and a policy, as an export's target or source. */
+async function aProduct(server: CliTestServer, productId: ProductId) {
+  await post(server, '/entitlements', { productId, code: 'export-pdf', name: 'Export to PDF' })
+  const policy = await post<{ id: string }>(server, '/policies', {
+    productId,
+    name: 'Pro',
+    maxActivations: 2,
+    entitlements: ['export-pdf'],
+  })
+  return { productId, policyId: policy.id }
+}
+
+/** One license of every shape the API can make, in the product. */
+async function everyShape(server: CliTestServer, productId: ProductId, policyId: string): Promise<void> {
+  const customer = await post<{ id: string }>(server, '/customers', { email: 'ada@example.com' })
+  const shapes: Record<string, unknown>[] = [
+    { maxActivations: 3 },
+    { maxActivations: null },
+    { maxActivations: 5, heartbeatTtl: 600 },
+    { maxUses: 1000 },
+    { expirationDate: '2031-06-30T23:59:59.999Z' },
+    { customerId: customer.id },
+    { metadata: { plan: 'pro', seats: 3, reseller: null } },
+    { entitlements: ['export-pdf'] },
+    { policyId },
+    { policyId, maxActivations: 7, heartbeatTtl: 120, maxUses: 50 },
+  ]
+  for (const shape of shapes) {
+    await post(server, '/licenses', { productId, ...shape })
+  }
+  const revoked = await post<LicenseResource>(server, '/licenses', { productId, maxUses: 10 })
+  await post(server, `/licenses/${revoked.id}/revoke`)
+}
+
+async function exportJsonl(server: CliTestServer, productId: ProductId): Promise<LicenseResource[]> {
+  const run = await keyturn(['licenses', 'export', '--product', productId, '--format', 'jsonl'], server.env)
+  assert.equal(run.code, 0, run.stderr)
+  return run.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line))
+}
+
+/** What a license's holder would see of its terms: everything but ids, keys, times and counts. */
+function terms(
+  licenses: readonly (LicenseResource & { customerEmail?: string | null })[],
+  policies: Record<string, string>,
+) {
+  return licenses
+    .map((license) =>
+      JSON.stringify([
+        license.status,
+        license.maxActivations,
+        license.expirationDate,
+        license.heartbeatTtl,
+        license.maxUses,
+        license.customerEmail,
+        license.policyId === null ? null : (policies[license.policyId] ?? license.policyId),
+        license.entitlements,
+        license.metadata,
+      ]),
+    )
+    .sort()
+}
+
+describe('licenses export, then import into another product', () => {
+  it('writes every field import reads in the CSV', () => {
+    for (const field of [
+      'heartbeatTtl',
+      'maxUses',
+      'maxActivations',
+      'expirationDate',
+      'policyId',
+      'status',
+    ]) {
+      assert.ok((exportColumns as readonly string[]).includes(field), field)
+    }
+  })
+
+  for (const format of ['csv', 'jsonl'] as const) {
+    it(`keeps every license's terms, status and policy (mapped) in ${format}`, async (t) => {
+      const server = await startCliTestServer(t)
+      const source = await aProduct(server, server.productId)
+      const target = await aProduct(server, await createProduct(server.app, server.headers))
+      await everyShape(server, source.productId, source.policyId)
+      const file = join(aDirectory(t), `licenses.${format}`)
+
+      const out = await keyturn(
+        ['licenses', 'export', '--product', source.productId, '--format', format, '--out', file],
+        server.env,
+      )
+      const imported = await keyturn(
+        [
+          'licenses',
+          'import',
+          file,
+          '--product',
+          target.productId,
+          '--policy-map',
+          `${source.policyId}=${target.policyId}`,
+        ],
+        server.env,
+      )
+
+      assert.equal(out.code, 0, out.stderr)
+      assert.equal(imported.code, 0, imported.stderr)
+      assert.equal(
+        imported.stdout,
+        [
+          'Imported 11 of 11 rows.',
+          'Revoked 1 of them, as the file says (status revoked).',
+          `Policy ${source.policyId} → ${target.policyId} on 2 rows (--policy-map).`,
+          '',
+        ].join('\n'),
+      )
+      const [original, copy] = await Promise.all([
+        exportJsonl(server, source.productId),
+        exportJsonl(server, target.productId),
+      ])
+      assert.equal(copy.length, 11)
+      assert.deepEqual(
+        terms(copy, {}),
+        terms(original, { [source.policyId]: target.policyId }),
+        'the same terms, with the target product’s policy',
+      )
+      if (format === 'csv') {
+        const header = readFileSync(file, 'utf8').split('\r\n')[0] ?? ''
+        assert.match(header, /,heartbeatTtl,maxUses,/)
+      }
+    })
+  }
+
+  it('refuses, row by row, a policy of another product that --policy-map does not map, naming it', async (t) => {
+    const server = await startCliTestServer(t)
+    const source = await aProduct(server, server.productId)
+    const { productId: target } = await aProduct(server, await createProduct(server.app, server.headers))
+    await post(server, '/licenses', { productId: source.productId, policyId: source.policyId })
+    await post(server, '/licenses', { productId: source.productId, maxActivations: 4 })
+    const file = join(aDirectory(t), 'licenses.jsonl')
+    await keyturn(
+      ['licenses', 'export', '--product', source.productId, '--format', 'jsonl', '--out', file],
+      server.env,
+    )
+
+    const refused = await keyturn(['licenses', 'import', file, '--product', target], server.env)
+    const dropped = await keyturn(
+      ['licenses', 'import', file, '--product', target, '--policy-map', `${source.policyId}=none`],
+      server.env,
+    )
+
+    assert.equal(refused.code, 1)
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `^line 1: policy ${source.policyId} is not a policy of product ${target} .*--policy-map ${source.policyId}=`,
+      ),
+    )
+    assert.equal(refused.stdout, 'Imported 1 of 2 rows; 1 failed (listed on stderr).\n')
+    assert.equal(dropped.code, 0, dropped.stderr)
+    assert.match(dropped.stdout, new RegExp(`Policy ${source.policyId} → none on 1 row`))
+    const copies = await exportJsonl(server, target)
+    assert.deepEqual(
+      copies.map((license) => license.policyId),
+      [null, null],
+    )
+  })
+
+  it('exits 2 for a --policy-map that is not old=new pairs', async (t) => {
+    const server = await startCliTestServer(t)
+
+    const run = await keyturn(['licenses', 'import', 'x.csv', '--policy-map', 'pol_a'], server.env)
+
+    assert.equal(run.code, 2)
+    assert.match(run.stderr, /--policy-map must be old=new pairs/)
+  })
+})
