@@ -11,7 +11,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import { runLoop } from './core/background-loop.js'
 import { systemClock } from './core/clock.js'
 import { applyHeapLimits } from './core/heap-limits.js'
-import { deriveSecretKeys } from './core/secrets.js'
+import { deriveSecretKeys, secretCheckValue } from './core/secrets.js'
 import type { App } from './http/app-types.js'
 import { dashboardPath, findDashboard } from './http/dashboard.js'
 import { loggerOptions } from './http/logger.js'
@@ -25,11 +25,12 @@ import {
 import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
 import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { startSeatSweeper } from './seat-sweep/seat-sweeper.js'
-import { readOrCreateSecretFile, secretFilePath } from './secret-file.js'
+import { createSecretFile, readSecretFile, secretFilePath } from './secret-file.js'
 import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js'
 import { databaseFaultOf } from './storage/database-faults.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { migrateToLatest } from './storage/migrate.js'
+import { confirmSecretCheck, holdsSecretData } from './storage/secret-check.js'
 import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
 import { dispatchBatch } from './webhooks/delivery-worker.js'
 
@@ -86,10 +87,11 @@ export async function serve(
     }
     counters = await openCounters(config, options.isWorker === true)
     const { protection } = config
+    const secretKeys = deriveSecretKeys(await masterSecret(config, connection))
     const built = buildApp({
       db: connection.db,
       clock: systemClock,
-      secretKeys: deriveSecretKeys(masterSecret(config, connection)),
+      secretKeys,
       logger: { ...loggerOptions(config.logLevel), ...(output.logs ? { stream: output.logs } : {}) },
       dashboardRoot: findDashboard(),
       recordValidations: config.recordValidations,
@@ -320,7 +322,7 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
   }
   try {
     await migrateToLatest(connection)
-    const secretKeys = deriveSecretKeys(masterSecret(config, connection))
+    const secretKeys = deriveSecretKeys(await masterSecret(config, connection))
     // Only the services are used: the app never listens or registers its routes.
     const { services } = buildApp({ db: connection.db, clock: systemClock, secretKeys, logger: false })
     // As in `serve`: KEYTURN_ADMIN_KEY before any worker opens the port, a generated key after.
@@ -433,7 +435,7 @@ export async function restore(env: Environment, file: string, output: Output): P
   const secretFile = secretFilePath(config.database.path)
   if (config.secret === undefined && !existsSync(secretFile)) {
     output.print(
-      `Put the master secret of the backed-up server into ${secretFile} (or set KEYTURN_SECRET) before starting: a start without it creates a new one, and the restored API keys and signing keys will not work.`,
+      `Put the master secret of the backed-up server into ${secretFile} (or set KEYTURN_SECRET) before starting: without it Keyturn refuses to start, as the restored API keys and signing keys need it.`,
     )
   }
 }
@@ -481,14 +483,48 @@ async function shutdown(app: App, connection: Connection): Promise<void> {
   }
 }
 
-function masterSecret(config: Config, connection: Connection): string {
+/**
+ * The master secret, confirmed against the database's check value (storage/secret-check.ts) before
+ * anything uses it. A SQLite database without KEYTURN_SECRET gets a generated `keyturn.secret` only
+ * while it is empty: one that holds API keys (a backup restored without its secret file) stops the
+ * start, as does a secret other than the one the database was created with.
+ */
+async function masterSecret(config: Config, connection: Connection): Promise<string> {
   if (config.secret !== undefined) {
+    await confirmSecret(connection, config.secret, 'KEYTURN_SECRET')
     return config.secret
   }
   // loadConfig requires KEYTURN_SECRET for PostgreSQL; an in-memory database lives only this long.
-  return connection.sqlitePath === undefined
-    ? randomBytes(32).toString('base64url')
-    : readOrCreateSecretFile(connection.sqlitePath)
+  if (connection.sqlitePath === undefined) {
+    return randomBytes(32).toString('base64url')
+  }
+  const file = resolve(secretFilePath(connection.sqlitePath))
+  let secret = readSecretFile(file)
+  if (secret === undefined) {
+    if (await holdsSecretData(connection.db)) {
+      throw new ConfigError([
+        `KEYTURN_SECRET: the database ${resolve(connection.sqlitePath)} holds API keys, but its master secret file ${file} is missing (a backup restored without it?). Put the keyturn.secret that belongs to this database at ${file}, or set KEYTURN_SECRET to that secret, and start again. Keyturn generates a new secret only for an empty database: with a new one, every stored API key and signing key would stop working.`,
+      ])
+    }
+    secret = createSecretFile(file)
+  }
+  await confirmSecret(connection, secret, file)
+  return secret
+}
+
+/** Stops the start when `secret` is not the database's own; `source` names where it came from. */
+async function confirmSecret(connection: Connection, secret: string, source: string): Promise<void> {
+  if ((await confirmSecretCheck(connection.db, secretCheckValue(secret))) !== 'differs') {
+    return
+  }
+  const where = source === 'KEYTURN_SECRET' ? 'KEYTURN_SECRET is' : `The master secret in ${source} is`
+  const fix =
+    source === 'KEYTURN_SECRET'
+      ? 'Set KEYTURN_SECRET to the secret this database was created with (every process shares one)'
+      : `Put this database's own keyturn.secret at ${source} (keep it with your backups), or set KEYTURN_SECRET to that secret`
+  throw new ConfigError([
+    `${where} not the one this database was created with: its API keys and signing keys would not work. ${fix}, and start again; the database was not changed.`,
+  ])
 }
 
 /**

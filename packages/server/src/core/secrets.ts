@@ -32,6 +32,16 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
   }
 }
 
+/**
+ * What the database keeps to recognise its master secret (storage/secret-check.ts): an HMAC of a
+ * constant under a key derived for this purpose alone, so it reveals nothing of the secret or of
+ * the other derived keys. Hex.
+ */
+export function secretCheckValue(masterSecret: string): string {
+  const key = Buffer.from(hkdfSync('sha256', masterSecret, 'keyturn', 'keyturn/secret-check/v1', 32))
+  return createHmac('sha256', key).update('keyturn master secret check').digest('hex')
+}
+
 const ivLength = 12
 const tagLength = 16
 

@@ -217,6 +217,12 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp
 }
 
+/** One row, `id = 'master'`: the master secret's check value (storage/secret-check.ts). */
+export interface SecretCheckTable {
+  id: string
+  value: string
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -233,6 +239,7 @@ export interface Database {
   license_metadata: LicenseMetadataTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
+  secret_check: SecretCheckTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'
