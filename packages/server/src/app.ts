@@ -2,7 +2,7 @@ import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyServerOptions, LogController } from 'fastify'
+import Fastify, { type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify'
 import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
 import { ActivationStatementGroups } from './activations/kysely-activation-statement-groups.js'
@@ -250,8 +250,12 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
 
   // The hooks of every request are callback-style: an async hook costs a promise and a
   // turn of the microtask queue per request even when it has nothing to wait for.
+  const untrustedProxy = untrustedProxyWarning()
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id)
+    if (request.headers['x-forwarded-for'] !== undefined) {
+      untrustedProxy(request)
+    }
     done()
   })
   app.addHook('onRequest', refuseUnreadableRequests)
@@ -310,6 +314,27 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
   return { app, services }
+}
+
+/**
+ * Behind a reverse proxy that KEYTURN_TRUST_PROXY does not name, every client is the proxy: one
+ * client's wrong keys block them all (the key-guessing guard), and they share one rate budget.
+ * Warns once per process, at the first request that carries `X-Forwarded-For` from a peer not
+ * trusted (Fastify then takes the peer as the client: `request.ip` is the socket's address).
+ */
+function untrustedProxyWarning(): (request: FastifyRequest) => void {
+  let hasWarned = false
+  return (request) => {
+    const peer = request.socket.remoteAddress
+    if (hasWarned || peer === undefined || request.ip !== peer) {
+      return
+    }
+    hasWarned = true
+    request.log.warn(
+      { peer },
+      `requests arrive with X-Forwarded-For from ${peer}, which KEYTURN_TRUST_PROXY does not trust: every client behind it counts as ${peer} for rate limits and the key-guessing guard. If ${peer} is your reverse proxy, set KEYTURN_TRUST_PROXY=${peer}.`,
+    )
+  }
 }
 
 /**

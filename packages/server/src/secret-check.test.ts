@@ -39,7 +39,10 @@ async function refusal(env: Record<string, string>): Promise<string> {
   return message
 }
 
-async function withDatabase(env: Record<string, string>, use: (connection: ReturnType<typeof connect>) => Promise<void>) {
+async function withDatabase(
+  env: Record<string, string>,
+  use: (connection: ReturnType<typeof connect>) => Promise<void>,
+) {
   const location = parseDatabaseUrl(env.KEYTURN_DATABASE_URL ?? '')
   assert.ok(location)
   const connection = connect(location)
@@ -91,7 +94,10 @@ describeEachServerEnvironment('the master secret against its database', (environ
 
   it('generates no new keyturn.secret for a database that holds API keys (restored without it), and says where it goes', async (t) => {
     const env = await environment.fresh(t)
-    const secretFile = join(dirname((env.KEYTURN_DATABASE_URL ?? '').slice('sqlite:'.length)), 'keyturn.secret')
+    const secretFile = join(
+      dirname((env.KEYTURN_DATABASE_URL ?? '').slice('sqlite:'.length)),
+      'keyturn.secret',
+    )
     const first = await start(t, env)
     await first.close()
     rmSync(secretFile)
@@ -101,8 +107,14 @@ describeEachServerEnvironment('the master secret against its database', (environ
     const other = await refusal(env)
 
     assert.match(missing, /holds API keys, but its master secret file .+keyturn\.secret is missing/)
-    assert.match(missing, /Put the keyturn\.secret that belongs to this database at .+, or set KEYTURN_SECRET/)
-    assert.match(other, /The master secret in .+keyturn\.secret is not the one this database was created with/)
+    assert.match(
+      missing,
+      /Put the keyturn\.secret that belongs to this database at .+, or set KEYTURN_SECRET/,
+    )
+    assert.match(
+      other,
+      /The master secret in .+keyturn\.secret is not the one this database was created with/,
+    )
     rmSync(secretFile)
     assert.equal(existsSync(secretFile), false)
     await refusal(env)

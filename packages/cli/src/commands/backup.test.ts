@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
@@ -83,6 +83,7 @@ describe('keyturn backup and restore (SQLite)', () => {
       /^Backed up .+keyturn\.db to .+keyturn-backup\.db \(\d+ bytes; integrity check ok\)\./,
     )
     assert.match(backedUp.stdout, /The master secret is not in the backup: keep .+keyturn\.secret safe too/)
+    assert.equal(statSync(out).mode & 0o777, 0o600, 'only its owner may read a backup')
     assert.ok(afterBackup > duringBackup, 'writes went on while the backup ran')
 
     const target = join(dir, 'restored', 'keyturn.db')
@@ -91,6 +92,7 @@ describe('keyturn backup and restore (SQLite)', () => {
     assert.match(restored.stdout, /^Restored .+keyturn-backup\.db to .+restored\/keyturn\.db\./)
     assert.match(restored.stdout, /Put the master secret of the backed-up server into .+keyturn\.secret/)
 
+    assert.equal(statSync(target).mode & 0o777, 0o600, 'nor the restored database')
     const copy = new SqliteDatabase(target, { readonly: true, fileMustExist: true })
     try {
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok')

@@ -4,7 +4,17 @@
  * writing to the source. PostgreSQL has pg_dump and pg_restore for this.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs'
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 
@@ -38,6 +48,7 @@ export async function backupSqlite(source: string, out: string): Promise<number>
       // whenever another connection writes between two steps: under steady writes it might never
       // finish. After its first (empty) step, this copies every page in one step, inside one read
       // transaction: one consistent snapshot, and writers are not blocked (WAL).
+      ownerOnly(partial)
       await db.backup(partial, { progress: () => 0x7fffffff })
     } finally {
       db.close()
@@ -75,6 +86,7 @@ export async function restoreSqlite(file: string, target: string): Promise<void>
   try {
     try {
       checkKeyturnDatabase(db, file)
+      ownerOnly(partial)
       await db.backup(partial, { progress: () => 0x7fffffff })
     } finally {
       db.close()
@@ -102,6 +114,16 @@ function checkKeyturnDatabase(db: SqliteDatabase.Database, file: string): void {
   if (migrations.count === 0) {
     throw new BackupError(`${file} is not a Keyturn database (it has no migrations table).`)
   }
+}
+
+/**
+ * Creates `path` empty with mode 0600 before SQLite writes the copy into it: a backup holds every
+ * license key and API-key digest, so only its owner may read it, whatever the umask (SQLite would
+ * create it 0644 under the usual 022).
+ */
+function ownerOnly(path: string): void {
+  closeSync(openSync(path, 'wx', 0o600))
+  chmodSync(path, 0o600)
 }
 
 /** A hidden file name beside `path` for a copy in progress. */
