@@ -114,7 +114,7 @@ export function registerLicenses(program: Command, io: Io): void {
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited" (default 1)')
     .option(
       '--expiration-date <date>',
-      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never" (the default)',
+      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = the end of that day, 23:59:59.999 UTC), or "never" (the default)',
     )
     .option('--policy <id>', 'a policy of the product: its seats and expiry apply unless given here')
     .option('--customer <id>', 'the customer who owns it')
@@ -188,7 +188,7 @@ export function registerLicenses(program: Command, io: Io): void {
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited"')
     .option(
       '--expiration-date <date>',
-      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = 00:00:00 UTC that day), or "never"',
+      'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = the end of that day, 23:59:59.999 UTC), or "never"',
     )
     .option('--customer <id>', 'the customer who owns it, or "none" to detach')
     .option('--entitlement <code>', 'its own entitlement codes (repeatable; replaces them)', collect)
