@@ -234,7 +234,7 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
           />
         </div>
         <div>
-          <label htmlFor={`${id}-expires`}>Expires on (UTC; empty: never)</label>
+          <label htmlFor={`${id}-expires`}>Expires on (UTC, end of day; empty: never)</label>
           <input
             id={`${id}-expires`}
             name="expirationDate"
