@@ -94,6 +94,8 @@ export function newLicenseKey(): string {
  * in any case, in five groups of five with or without dashes between them.
  */
 const keyturnKeyShape = /^[0-9A-TV-Z]{5}(?:-?[0-9A-TV-Z]{5}){4}$/i
+/** A key exactly as Keyturn stores it. */
+const storedKeyShape = /^[0-9A-HJKMNP-TV-Z]{5}(?:-[0-9A-HJKMNP-TV-Z]{5}){4}$/
 
 /**
  * Reads a key as a person may type it: any case, with or without its dashes, and the look-alikes
@@ -102,6 +104,9 @@ const keyturnKeyShape = /^[0-9A-TV-Z]{5}(?:-?[0-9A-TV-Z]{5}){4}$/i
  * else is looked up as given (surrounding spaces aside), so no other text is turned into a key.
  */
 export function normalizeLicenseKey(input: string): string {
+  if (storedKeyShape.test(input)) {
+    return input // what applications send: no rewrite on the validation path
+  }
   const trimmed = input.trim()
   if (!keyturnKeyShape.test(trimmed)) {
     return trimmed
