@@ -3,7 +3,7 @@
  * Measures, once (not part of `npm test`), how fast the dashboard's licenses screen shows its first
  * page with 1,000,000 licenses on SQLite (the aim: under 1 s on this machine; reported, not
  * asserted). Seeds straight into the tables with bench/seed.mjs, starts `keyturn serve`, drives
- * Debian's Chromium, prints the timings and saves docs/dashboard.png (the README's screenshot).
+ * Debian's Chromium, prints the timings and saves docs/dashboard.png (the dashboard guide's screenshot).
  *
  *   npm run build && node bench/dashboard-first-page.mjs [licenses]
  */

@@ -9,7 +9,7 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
 
 /**
  * Runs `keyturn <args>` (the arguments after the program's name) with `io` as its only way out, and
- * resolves to the exit code (README "Command line"); it never exits the process. main.ts runs it on
+ * resolves to the exit code (docs/guides/cli.md); it never exits the process. main.ts runs it on
  * the process's own streams; tests run it in-process (testing/keyturn-in-process.ts).
  */
 export async function runKeyturn(args: readonly string[], io: Io): Promise<number> {
@@ -86,7 +86,7 @@ function hasColors(io: Io, stream: MaybeTerminal): boolean {
   return stream.isTTY === true && stream.hasColors?.() === true
 }
 
-/** Says what went wrong on stderr and picks the exit code (README "Command line"). */
+/** Says what went wrong on stderr and picks the exit code (docs/guides/cli.md). */
 async function exitCodeFor(error: unknown, io: Io): Promise<number> {
   const { KeyturnApiError, KeyturnConnectionError } = await import('@keyturn/client')
   if (error instanceof CommanderError) {

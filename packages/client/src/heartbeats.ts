@@ -3,7 +3,7 @@
  * with heartbeats until `stop()`. Web-standard only (timers injectable), so it runs in Node,
  * browsers, Deno and Bun.
  */
-import type { ActivationResource, ProductId } from '@keyturn/protocol'
+import type { ActivationResource } from '@keyturn/protocol'
 import { KeyturnApiError } from './errors.js'
 
 /** The timer functions the heartbeat loop uses; tests inject their own. */
@@ -14,7 +14,7 @@ export interface HeartbeatTimers {
 
 export interface StartHeartbeatsOptions {
   readonly key: string
-  readonly productId: ProductId
+  readonly productId: string
   readonly fingerprint: string
   /** Time between heartbeats; default half the license's `heartbeatTtl` (15 minutes when it has none). */
   readonly intervalMs?: number
@@ -46,15 +46,15 @@ export interface Heartbeats {
 export interface HeartbeatApi {
   activateLicenseByKey(body: {
     key: string
-    productId: ProductId
+    productId: string
     fingerprint: string
   }): Promise<ActivationResource>
   heartbeatLicenseByKey(body: {
     key: string
-    productId: ProductId
+    productId: string
     fingerprint: string
   }): Promise<ActivationResource>
-  deactivateLicenseByKey(body: { key: string; productId: ProductId; fingerprint: string }): Promise<void>
+  deactivateLicenseByKey(body: { key: string; productId: string; fingerprint: string }): Promise<void>
 }
 
 /** Heartbeat interval of a license without a `heartbeatTtl` (its activations never lapse). */
@@ -86,7 +86,7 @@ export async function startHeartbeatLoop(
 
 class HeartbeatLoop implements Heartbeats {
   readonly #api: HeartbeatApi
-  readonly #machine: { key: string; productId: ProductId; fingerprint: string }
+  readonly #machine: { key: string; productId: string; fingerprint: string }
   readonly #options: StartHeartbeatsOptions
   readonly #timers: HeartbeatTimers
   #activation: ActivationResource
@@ -99,7 +99,7 @@ class HeartbeatLoop implements Heartbeats {
 
   constructor(
     api: HeartbeatApi,
-    machine: { key: string; productId: ProductId; fingerprint: string },
+    machine: { key: string; productId: string; fingerprint: string },
     options: StartHeartbeatsOptions,
     activation: ActivationResource,
   ) {

@@ -1,24 +1,34 @@
 /**
  * @keyturn/client: the typed online API client and offline license-token validation. Uses only
- * web-standard globals (fetch, WebCrypto via jose): runs in Node >= 20, browsers, Deno and Bun.
+ * web-standard globals (fetch, WebCrypto via jose): runs in Node >= 22, browsers, Deno and Bun.
  */
 export type {
+  ActivationId,
   ActivationResource,
+  ApiKeyId,
   ApiKeyResource,
   CreatedApiKeyResource,
+  CustomerId,
   CustomerResource,
+  EntitlementId,
   EntitlementResource,
+  EventId,
   EventResource,
   EventType,
+  LicenseId,
   LicenseResource,
   LicenseTokenResource,
   Paginated,
+  PolicyId,
   PolicyResource,
   Problem,
+  ProductId,
   ProductKeyResource,
   ProductResource,
   ValidationResult,
+  WebhookDeliveryId,
   WebhookDeliveryResource,
+  WebhookEndpointId,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
@@ -38,6 +48,7 @@ export {
   type HeartbeatTimers,
   type StartHeartbeatsOptions,
 } from './heartbeats.js'
+export type { KeyturnId, Loose } from './ids.js'
 export {
   defaultMaxRetries,
   defaultTimeoutMs,

@@ -1,9 +1,7 @@
 import type {
   ActivateByKeyBody,
   ActivateLicenseBody,
-  ActivationId,
   ActivationResource,
-  ApiKeyId,
   ApiKeyResource,
   CreateApiKeyBody,
   CreateCustomerBody,
@@ -15,17 +13,13 @@ import type {
   CreatePolicyBody,
   CreateProductBody,
   CreateWebhookEndpointBody,
-  CustomerId,
   CustomerResource,
   DeactivateByKeyBody,
-  EntitlementId,
   EntitlementResource,
-  EventId,
   EventResource,
   HeartbeatByKeyBody,
   IncrementUsageBody,
   IncrementUsageByKeyBody,
-  LicenseId,
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
@@ -41,10 +35,8 @@ import type {
   ListWebhookDeliveriesQuery,
   ListWebhookEndpointsQuery,
   Paginated,
-  PolicyId,
   PolicyResource,
   Problem,
-  ProductId,
   ProductKeyResource,
   ProductResource,
   RenewLicenseBody,
@@ -56,14 +48,13 @@ import type {
   UpdateWebhookEndpointBody,
   ValidateLicenseBody,
   ValidationResult,
-  WebhookDeliveryId,
   WebhookDeliveryResource,
-  WebhookEndpointId,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
+import type { Loose } from './ids.js'
 import { checkSignedAnswer, newNonce } from './signed-answers.js'
 import type { PublicKeyInput } from './validate-license-token.js'
 
@@ -193,7 +184,7 @@ export class KeyturnClient {
   // Licenses
 
   listLicenses(
-    query: ListLicensesQuery = {},
+    query: Loose<ListLicensesQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<LicenseResource>> {
     return this.#request('GET', '/licenses', { query, ...options })
@@ -201,33 +192,33 @@ export class KeyturnClient {
 
   /** Every license matching the query, page after page (follows `starting_after`, so inserts never skip items). */
   iterateLicenses(
-    query: Omit<ListLicensesQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListLicensesQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<LicenseResource> {
     return this.#iterate((next) => this.listLicenses({ ...query, ...next }, options))
   }
 
-  createLicense(body: CreateLicenseBody, options: RequestOptions = {}): Promise<LicenseResource> {
+  createLicense(body: Loose<CreateLicenseBody>, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('POST', '/licenses', { body, ...options })
   }
 
-  getLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+  getLicense(id: string, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('GET', `/licenses/${encodeURIComponent(id)}`, options)
   }
 
   updateLicense(
-    id: LicenseId,
-    body: UpdateLicenseBody,
+    id: string,
+    body: Loose<UpdateLicenseBody>,
     options: RequestOptions = {},
   ): Promise<LicenseResource> {
     return this.#request('PATCH', `/licenses/${encodeURIComponent(id)}`, { body, ...options })
   }
 
-  revokeLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+  revokeLicense(id: string, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/revoke`, options)
   }
 
-  reinstateLicense(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+  reinstateLicense(id: string, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/reinstate`, options)
   }
 
@@ -236,15 +227,15 @@ export class KeyturnClient {
    * `idempotencyKey` (e.g. the payment's id) so a retried renewal extends only once.
    */
   renewLicense(
-    id: LicenseId,
-    body: RenewLicenseBody = {},
+    id: string,
+    body: Loose<RenewLicenseBody> = {},
     options: RequestOptions = {},
   ): Promise<LicenseResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/renew`, { body, ...options })
   }
 
   /** Resolves for valid, expired, revoked and suspended licenses; rejects with `license_not_found` for unknown keys. */
-  validateLicense(body: ValidateLicenseBody, options: RequestOptions = {}): Promise<ValidationResult> {
+  validateLicense(body: Loose<ValidateLicenseBody>, options: RequestOptions = {}): Promise<ValidationResult> {
     // The hot path: no generated Idempotency-Key, which would make every check a write on the server.
     return this.#request('POST', '/licenses/validate', {
       body,
@@ -255,15 +246,15 @@ export class KeyturnClient {
   }
 
   createLicenseToken(
-    id: LicenseId,
-    body: CreateLicenseTokenBody = {},
+    id: string,
+    body: Loose<CreateLicenseTokenBody> = {},
     options: RequestOptions = {},
   ): Promise<LicenseTokenResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/tokens`, { body, ...options })
   }
   /** A token for the license whose key is presented: what an application with a `client` key calls. */
   createLicenseTokenByKey(
-    body: CreateLicenseTokenByKeyBody,
+    body: Loose<CreateLicenseTokenByKeyBody>,
     options: RequestOptions = {},
   ): Promise<LicenseTokenResource> {
     return this.#request('POST', '/licenses/tokens', { body, ...options, isSigned: true })
@@ -273,23 +264,32 @@ export class KeyturnClient {
 
   /** Resolves for a new activation and for a repeat of an activated fingerprint; rejects with `activation_limit_reached` when full. */
   activateLicense(
-    id: LicenseId,
-    body: ActivateLicenseBody,
+    id: string,
+    body: Loose<ActivateLicenseBody>,
     options: RequestOptions = {},
   ): Promise<ActivationResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/activations`, { body, ...options })
   }
 
-  activateLicenseByKey(body: ActivateByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
+  activateLicenseByKey(
+    body: Loose<ActivateByKeyBody>,
+    options: RequestOptions = {},
+  ): Promise<ActivationResource> {
     return this.#request('POST', '/licenses/activate', { body, ...options, isSigned: true })
   }
 
-  async deactivateLicenseByKey(body: DeactivateByKeyBody, options: RequestOptions = {}): Promise<void> {
+  async deactivateLicenseByKey(
+    body: Loose<DeactivateByKeyBody>,
+    options: RequestOptions = {},
+  ): Promise<void> {
     await this.#request<undefined>('POST', '/licenses/deactivate', { body, ...options })
   }
 
   /** Renews a floating seat's lease; rejects with `activation_not_found` once it has lapsed. */
-  heartbeatLicenseByKey(body: HeartbeatByKeyBody, options: RequestOptions = {}): Promise<ActivationResource> {
+  heartbeatLicenseByKey(
+    body: Loose<HeartbeatByKeyBody>,
+    options: RequestOptions = {},
+  ): Promise<ActivationResource> {
     return this.#request('POST', '/licenses/heartbeat', {
       body,
       ...options,
@@ -298,7 +298,7 @@ export class KeyturnClient {
     })
   }
 
-  heartbeatActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
+  heartbeatActivation(id: string, options: RequestOptions = {}): Promise<ActivationResource> {
     return this.#request('POST', `/activations/${encodeURIComponent(id)}/heartbeat`, {
       ...options,
       isRepeatable: true,
@@ -327,16 +327,16 @@ export class KeyturnClient {
   }
 
   listActivations(
-    id: LicenseId,
-    query: ListActivationsQuery = {},
+    id: string,
+    query: Loose<ListActivationsQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<ActivationResource>> {
     return this.#request('GET', `/licenses/${encodeURIComponent(id)}/activations`, { query, ...options })
   }
 
   iterateActivations(
-    id: LicenseId,
-    query: Omit<ListActivationsQuery, 'page' | 'starting_after'> = {},
+    id: string,
+    query: Omit<Loose<ListActivationsQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<ActivationResource> {
     return this.#iterate((next) => this.listActivations(id, { ...query, ...next }, options))
@@ -347,24 +347,24 @@ export class KeyturnClient {
    * `productId` and `licenseId` narrow it. A lapsed floating seat is not listed.
    */
   listAllActivations(
-    query: ListAllActivationsQuery = {},
+    query: Loose<ListAllActivationsQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<ActivationResource>> {
     return this.#request('GET', '/activations', { query, ...options })
   }
 
   iterateAllActivations(
-    query: Omit<ListAllActivationsQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListAllActivationsQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<ActivationResource> {
     return this.#iterate((next) => this.listAllActivations({ ...query, ...next }, options))
   }
 
-  getActivation(id: ActivationId, options: RequestOptions = {}): Promise<ActivationResource> {
+  getActivation(id: string, options: RequestOptions = {}): Promise<ActivationResource> {
     return this.#request('GET', `/activations/${encodeURIComponent(id)}`, options)
   }
 
-  async deleteActivation(id: ActivationId, options: RequestOptions = {}): Promise<void> {
+  async deleteActivation(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/activations/${encodeURIComponent(id)}`, options)
   }
 
@@ -372,236 +372,246 @@ export class KeyturnClient {
 
   /** Adds `increment` (default 1) to `uses`; rejects with `usage_limit_reached` (nothing added) past `maxUses`. */
   incrementLicenseUsageByKey(
-    body: IncrementUsageByKeyBody,
+    body: Loose<IncrementUsageByKeyBody>,
     options: RequestOptions = {},
   ): Promise<LicenseResource> {
     return this.#request('POST', '/licenses/usage', { body, ...options, isSigned: true })
   }
 
   incrementLicenseUsage(
-    id: LicenseId,
-    body: IncrementUsageBody = {},
+    id: string,
+    body: Loose<IncrementUsageBody> = {},
     options: RequestOptions = {},
   ): Promise<LicenseResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/usage`, { body, ...options })
   }
 
-  resetLicenseUsage(id: LicenseId, options: RequestOptions = {}): Promise<LicenseResource> {
+  resetLicenseUsage(id: string, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('POST', `/licenses/${encodeURIComponent(id)}/usage/reset`, options)
   }
 
   // Products
 
   listProducts(
-    query: ListProductsQuery = {},
+    query: Loose<ListProductsQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<ProductResource>> {
     return this.#request('GET', '/products', { query, ...options })
   }
 
   iterateProducts(
-    query: Omit<ListProductsQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListProductsQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<ProductResource> {
     return this.#iterate((next) => this.listProducts({ ...query, ...next }, options))
   }
 
-  createProduct(body: CreateProductBody, options: RequestOptions = {}): Promise<ProductResource> {
+  createProduct(body: Loose<CreateProductBody>, options: RequestOptions = {}): Promise<ProductResource> {
     return this.#request('POST', '/products', { body, ...options })
   }
 
-  getProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+  getProduct(id: string, options: RequestOptions = {}): Promise<ProductResource> {
     return this.#request('GET', `/products/${encodeURIComponent(id)}`, options)
   }
 
   updateProduct(
-    id: ProductId,
-    body: UpdateProductBody,
+    id: string,
+    body: Loose<UpdateProductBody>,
     options: RequestOptions = {},
   ): Promise<ProductResource> {
     return this.#request('PATCH', `/products/${encodeURIComponent(id)}`, { body, ...options })
   }
 
-  suspendProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+  suspendProduct(id: string, options: RequestOptions = {}): Promise<ProductResource> {
     return this.#request('POST', `/products/${encodeURIComponent(id)}/suspend`, options)
   }
 
-  resumeProduct(id: ProductId, options: RequestOptions = {}): Promise<ProductResource> {
+  resumeProduct(id: string, options: RequestOptions = {}): Promise<ProductResource> {
     return this.#request('POST', `/products/${encodeURIComponent(id)}/resume`, options)
   }
 
   listProductKeys(
-    id: ProductId,
-    query: ListProductKeysQuery = {},
+    id: string,
+    query: Loose<ListProductKeysQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<ProductKeyResource>> {
     return this.#request('GET', `/products/${encodeURIComponent(id)}/keys`, { query, ...options })
   }
 
-  rotateProductKey(id: ProductId, options: RequestOptions = {}): Promise<ProductKeyResource> {
+  rotateProductKey(id: string, options: RequestOptions = {}): Promise<ProductKeyResource> {
     return this.#request('POST', `/products/${encodeURIComponent(id)}/keys/rotate`, options)
   }
 
   // Customers (global; a product key sees those owning a license of its product)
 
   listCustomers(
-    query: ListCustomersQuery = {},
+    query: Loose<ListCustomersQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<CustomerResource>> {
     return this.#request('GET', '/customers', { query, ...options })
   }
 
   iterateCustomers(
-    query: Omit<ListCustomersQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListCustomersQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<CustomerResource> {
     return this.#iterate((next) => this.listCustomers({ ...query, ...next }, options))
   }
 
   /** Rejects with `customer_email_taken` when another customer has the email (case-insensitively). */
-  createCustomer(body: CreateCustomerBody, options: RequestOptions = {}): Promise<CustomerResource> {
+  createCustomer(body: Loose<CreateCustomerBody>, options: RequestOptions = {}): Promise<CustomerResource> {
     return this.#request('POST', '/customers', { body, ...options })
   }
 
-  getCustomer(id: CustomerId, options: RequestOptions = {}): Promise<CustomerResource> {
+  getCustomer(id: string, options: RequestOptions = {}): Promise<CustomerResource> {
     return this.#request('GET', `/customers/${encodeURIComponent(id)}`, options)
   }
 
   /** `metadata` is merged key by key; a key set to `null` is removed. */
   updateCustomer(
-    id: CustomerId,
-    body: UpdateCustomerBody,
+    id: string,
+    body: Loose<UpdateCustomerBody>,
     options: RequestOptions = {},
   ): Promise<CustomerResource> {
     return this.#request('PATCH', `/customers/${encodeURIComponent(id)}`, { body, ...options })
   }
 
   /** Rejects with `customer_has_licenses` while licenses belong to the customer. */
-  async deleteCustomer(id: CustomerId, options: RequestOptions = {}): Promise<void> {
+  async deleteCustomer(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/customers/${encodeURIComponent(id)}`, options)
   }
 
   // Entitlements
 
   listEntitlements(
-    query: ListEntitlementsQuery = {},
+    query: Loose<ListEntitlementsQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<EntitlementResource>> {
     return this.#request('GET', '/entitlements', { query, ...options })
   }
 
   iterateEntitlements(
-    query: Omit<ListEntitlementsQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListEntitlementsQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<EntitlementResource> {
     return this.#iterate((next) => this.listEntitlements({ ...query, ...next }, options))
   }
 
-  createEntitlement(body: CreateEntitlementBody, options: RequestOptions = {}): Promise<EntitlementResource> {
+  createEntitlement(
+    body: Loose<CreateEntitlementBody>,
+    options: RequestOptions = {},
+  ): Promise<EntitlementResource> {
     return this.#request('POST', '/entitlements', { body, ...options })
   }
 
-  getEntitlement(id: EntitlementId, options: RequestOptions = {}): Promise<EntitlementResource> {
+  getEntitlement(id: string, options: RequestOptions = {}): Promise<EntitlementResource> {
     return this.#request('GET', `/entitlements/${encodeURIComponent(id)}`, options)
   }
 
   updateEntitlement(
-    id: EntitlementId,
-    body: UpdateEntitlementBody,
+    id: string,
+    body: Loose<UpdateEntitlementBody>,
     options: RequestOptions = {},
   ): Promise<EntitlementResource> {
     return this.#request('PATCH', `/entitlements/${encodeURIComponent(id)}`, { body, ...options })
   }
 
   /** Also detaches it from every policy and license. */
-  async deleteEntitlement(id: EntitlementId, options: RequestOptions = {}): Promise<void> {
+  async deleteEntitlement(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/entitlements/${encodeURIComponent(id)}`, options)
   }
 
   // Policies
 
   listPolicies(
-    query: ListPoliciesQuery = {},
+    query: Loose<ListPoliciesQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<PolicyResource>> {
     return this.#request('GET', '/policies', { query, ...options })
   }
 
   iteratePolicies(
-    query: Omit<ListPoliciesQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListPoliciesQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<PolicyResource> {
     return this.#iterate((next) => this.listPolicies({ ...query, ...next }, options))
   }
 
-  createPolicy(body: CreatePolicyBody, options: RequestOptions = {}): Promise<PolicyResource> {
+  createPolicy(body: Loose<CreatePolicyBody>, options: RequestOptions = {}): Promise<PolicyResource> {
     return this.#request('POST', '/policies', { body, ...options })
   }
 
-  getPolicy(id: PolicyId, options: RequestOptions = {}): Promise<PolicyResource> {
+  getPolicy(id: string, options: RequestOptions = {}): Promise<PolicyResource> {
     return this.#request('GET', `/policies/${encodeURIComponent(id)}`, options)
   }
 
-  updatePolicy(id: PolicyId, body: UpdatePolicyBody, options: RequestOptions = {}): Promise<PolicyResource> {
+  updatePolicy(
+    id: string,
+    body: Loose<UpdatePolicyBody>,
+    options: RequestOptions = {},
+  ): Promise<PolicyResource> {
     return this.#request('PATCH', `/policies/${encodeURIComponent(id)}`, { body, ...options })
   }
 
   /** Rejects with `policy_in_use` while licenses made from it exist. */
-  async deletePolicy(id: PolicyId, options: RequestOptions = {}): Promise<void> {
+  async deletePolicy(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/policies/${encodeURIComponent(id)}`, options)
   }
 
   // API keys (admin only)
 
   listApiKeys(
-    query: ListApiKeysQuery = {},
+    query: Loose<ListApiKeysQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<ApiKeyResource>> {
     return this.#request('GET', '/api-keys', { query, ...options })
   }
 
   iterateApiKeys(
-    query: Omit<ListApiKeysQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListApiKeysQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<ApiKeyResource> {
     return this.#iterate((next) => this.listApiKeys({ ...query, ...next }, options))
   }
 
   /** The response's `secret` is shown only here: store it. */
-  createApiKey(body: CreateApiKeyBody, options: RequestOptions = {}): Promise<CreatedApiKeyResource> {
+  createApiKey(body: Loose<CreateApiKeyBody>, options: RequestOptions = {}): Promise<CreatedApiKeyResource> {
     return this.#request('POST', '/api-keys', { body, ...options })
   }
 
-  getApiKey(id: ApiKeyId, options: RequestOptions = {}): Promise<ApiKeyResource> {
+  getApiKey(id: string, options: RequestOptions = {}): Promise<ApiKeyResource> {
     return this.#request('GET', `/api-keys/${encodeURIComponent(id)}`, options)
   }
 
-  async deleteApiKey(id: ApiKeyId, options: RequestOptions = {}): Promise<void> {
+  async deleteApiKey(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/api-keys/${encodeURIComponent(id)}`, options)
   }
 
   // Events (the audit log; an admin key sees every event, a product key its product's)
 
-  listEvents(query: ListEventsQuery = {}, options: RequestOptions = {}): Promise<Paginated<EventResource>> {
+  listEvents(
+    query: Loose<ListEventsQuery> = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<EventResource>> {
     return this.#request('GET', '/events', { query, ...options })
   }
 
   /** Every event matching the query, newest first by default, page after page. */
   iterateEvents(
-    query: Omit<ListEventsQuery, 'page' | 'starting_after'> = {},
+    query: Omit<Loose<ListEventsQuery>, 'page' | 'starting_after'> = {},
     options: RequestOptions = {},
   ): AsyncGenerator<EventResource> {
     return this.#iterate((next) => this.listEvents({ ...query, ...next }, options))
   }
 
-  getEvent(id: EventId, options: RequestOptions = {}): Promise<EventResource> {
+  getEvent(id: string, options: RequestOptions = {}): Promise<EventResource> {
     return this.#request('GET', `/events/${encodeURIComponent(id)}`, options)
   }
 
   // Webhook endpoints and deliveries
 
   listWebhookEndpoints(
-    query: ListWebhookEndpointsQuery = {},
+    query: Loose<ListWebhookEndpointsQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<WebhookEndpointResource>> {
     return this.#request('GET', '/webhook-endpoints', { query, ...options })
@@ -609,44 +619,44 @@ export class KeyturnClient {
 
   /** The response's `secret` (`whsec_…`) is shown only here: give it to your receiver. */
   createWebhookEndpoint(
-    body: CreateWebhookEndpointBody,
+    body: Loose<CreateWebhookEndpointBody>,
     options: RequestOptions = {},
   ): Promise<WebhookEndpointWithSecretResource> {
     return this.#request('POST', '/webhook-endpoints', { body, ...options })
   }
 
-  getWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
+  getWebhookEndpoint(id: string, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
     return this.#request('GET', `/webhook-endpoints/${encodeURIComponent(id)}`, options)
   }
 
   updateWebhookEndpoint(
-    id: WebhookEndpointId,
-    body: UpdateWebhookEndpointBody,
+    id: string,
+    body: Loose<UpdateWebhookEndpointBody>,
     options: RequestOptions = {},
   ): Promise<WebhookEndpointResource> {
     return this.#request('PATCH', `/webhook-endpoints/${encodeURIComponent(id)}`, { body, ...options })
   }
 
-  async deleteWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<void> {
+  async deleteWebhookEndpoint(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/webhook-endpoints/${encodeURIComponent(id)}`, options)
   }
 
   /** A new `secret`, shown only here; the old one stops signing at once. */
   rotateWebhookEndpointSecret(
-    id: WebhookEndpointId,
+    id: string,
     options: RequestOptions = {},
   ): Promise<WebhookEndpointWithSecretResource> {
     return this.#request('POST', `/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`, options)
   }
 
   /** Sends a `webhook_endpoint.test` event to this endpoint only. */
-  testWebhookEndpoint(id: WebhookEndpointId, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
+  testWebhookEndpoint(id: string, options: RequestOptions = {}): Promise<WebhookEndpointResource> {
     return this.#request('POST', `/webhook-endpoints/${encodeURIComponent(id)}/test`, options)
   }
 
   listWebhookDeliveries(
-    id: WebhookEndpointId,
-    query: ListWebhookDeliveriesQuery = {},
+    id: string,
+    query: Loose<ListWebhookDeliveriesQuery> = {},
     options: RequestOptions = {},
   ): Promise<Paginated<WebhookDeliveryResource>> {
     return this.#request('GET', `/webhook-endpoints/${encodeURIComponent(id)}/deliveries`, {
@@ -655,10 +665,7 @@ export class KeyturnClient {
     })
   }
 
-  retryWebhookDelivery(
-    id: WebhookDeliveryId,
-    options: RequestOptions = {},
-  ): Promise<WebhookDeliveryResource> {
+  retryWebhookDelivery(id: string, options: RequestOptions = {}): Promise<WebhookDeliveryResource> {
     return this.#request('POST', `/webhook-deliveries/${encodeURIComponent(id)}/retry`, options)
   }
 

@@ -221,3 +221,16 @@ describe('.env.example', () => {
     }
   })
 })
+
+describe('docs/operations/configuration.md', () => {
+  it('has a row for every variable loadConfig reads', () => {
+    const page = readFileSync(new URL('../../../docs/operations/configuration.md', import.meta.url), 'utf8')
+    for (const name of environmentVariables) {
+      assert.match(
+        page,
+        new RegExp(`^\\| \`${name}\` +\\|`, 'm'),
+        `${name} is missing from the configuration page`,
+      )
+    }
+  })
+})

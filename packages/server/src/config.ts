@@ -10,7 +10,7 @@ const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   KEYTURN_DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/keyturn.db' }),
   // Off behind a connection pooler that cannot keep prepared statements (PgBouncer < 1.21 in
-  // transaction mode): README "Running on PostgreSQL".
+  // transaction mode): docs/operations/postgresql.md.
   KEYTURN_POSTGRES_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
   // The longest a request waits for a database connection, and the longest a statement may run.
   KEYTURN_DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
@@ -22,7 +22,7 @@ const EnvSchema = Type.Object({
   KEYTURN_WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
-  // Abuse protection (README "Protecting your application"); 0 turns a limit off.
+  // Abuse protection (docs/guides/protection.md); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
   KEYTURN_GUESS_LIMIT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
@@ -30,7 +30,7 @@ const EnvSchema = Type.Object({
   KEYTURN_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   KEYTURN_TRUST_PROXY: Type.String({ minLength: 1, maxLength: 1000, default: 'false' }),
   KEYTURN_CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
-  // V8's heap (README "Memory", core/heap-limits.ts); 0 leaves the choice to V8.
+  // V8's heap (docs/operations/production.md, core/heap-limits.ts); 0 leaves the choice to V8.
   KEYTURN_HEAP_SEMI_SPACE_MB: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
   KEYTURN_HEAP_GROWTH_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
 })
@@ -68,7 +68,7 @@ export interface Config {
   readonly heap: HeapLimits
 }
 
-/** Rate limits, the key-guessing guard, proxies and CORS (README "Protecting your application"). */
+/** Rate limits, the key-guessing guard, proxies and CORS (docs/guides/protection.md). */
 export interface ProtectionConfig {
   /** Requests per API key per minute (management keys; each key has one budget for the management API and one for the application-facing routes); 0: off. */
   readonly keyPerMinute: number

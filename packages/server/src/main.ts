@@ -384,7 +384,7 @@ export async function migrate(env: Environment, output: Output): Promise<void> {
 
 /** What to use instead of `keyturn backup`/`restore` on PostgreSQL. */
 const postgresBackupAdvice = [
-  'For PostgreSQL, use its own tools (README "Running in production"):',
+  'For PostgreSQL, use its own tools (docs/operations/backups.md):',
   '  pg_dump --format=custom --file=keyturn.dump "$KEYTURN_DATABASE_URL"     # consistent while Keyturn serves',
   '  pg_restore --no-owner --dbname="$KEYTURN_DATABASE_URL" keyturn.dump    # into an empty database',
 ].join('\n')

@@ -11,7 +11,7 @@ export function registerBackup(program: Command, io: Io): void {
     .addHelpText(
       'after',
       '\nThe master secret (keyturn.secret beside the database, or KEYTURN_SECRET) is not in the copy: keep it\n' +
-        'safe separately. PostgreSQL: use pg_dump (README "Running in production").\n\n' +
+        'safe separately. PostgreSQL: use pg_dump (docs/operations/backups.md).\n\n' +
         'Example:\n  KEYTURN_DATABASE_URL=sqlite:/var/lib/keyturn/keyturn.db keyturn backup --out /backups/keyturn-$(date +%F).db',
     )
     .action(async (options: { out: string; databaseUrl?: string }) => {

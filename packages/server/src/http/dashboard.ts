@@ -54,7 +54,7 @@ export function registerDashboard(app: App, root: string | undefined): void {
         contentSecurityPolicy: { useDefaults: false, directives: dashboardCsp },
         frameguard: { action: 'deny' },
         referrerPolicy: { policy: 'no-referrer' },
-        // TLS is the reverse proxy's business (README "Dashboard"); it sets HSTS if it wants.
+        // TLS is the reverse proxy's business (docs/operations/production.md); it sets HSTS if it wants.
         strictTransportSecurity: false,
       })
       if (root === undefined) {

@@ -2,7 +2,7 @@
  * @module The dashboard in a real browser (Debian's Chromium) against a real `keyturn serve` on
  * SQLite: one server, one browser, one flow after another as subtests, each driven by role and label
  * as a person with a screen reader would. Every screen is checked with axe-core and photographed into
- * artifacts/dashboard/ (README "Dashboard"; not committed).
+ * artifacts/dashboard/ (docs/guides/dashboard.md; not committed).
  */
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'

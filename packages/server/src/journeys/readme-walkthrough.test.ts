@@ -1,18 +1,20 @@
 /**
- * @module The README's walkthrough, run as written: every `curl` of its "Walkthrough" section is
- * sent to a real app in order, and each answer must have the shape the README shows after it (the
- * same fields, a `"…"` member standing for the rest; values equal except ids, keys, timestamps and
- * key material, which differ on every run).
+ * @module The walkthroughs, run as written: every `curl` of the "Walkthrough" section of README.md
+ * (the short one) and of docs/getting-started.md (every field shown) is sent to a real app in order,
+ * and each answer must have the shape the page shows after it (the same fields, a `"…"` member
+ * standing for the rest; values equal except ids, keys, timestamps and key material, which differ
+ * on every run).
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { it } from 'node:test'
+import { it, type TestContext } from 'node:test'
 import { buildApp } from '../app.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { FixedClock } from '../testing/fixed-clock.js'
 
-const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8')
+/** The pages with a walkthrough, from the repository's root. */
+const pages = ['README.md', 'docs/getting-started.md']
 
 interface Step {
   readonly command: string
@@ -20,9 +22,11 @@ interface Step {
 }
 
 /** The `sh` blocks of the walkthrough that run `curl`, each with the `json` block that follows it. */
-function walkthroughSteps(): { variables: string; steps: Step[] } {
-  const start = readme.indexOf('## Walkthrough')
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1))
+function walkthroughSteps(page: string): { variables: string; steps: Step[] } {
+  const text = readFileSync(new URL(`../../../../${page}`, import.meta.url), 'utf8')
+  const start = text.indexOf('## Walkthrough')
+  assert.ok(start >= 0, `${page} has a "## Walkthrough" section`)
+  const section = text.slice(start, text.indexOf('\n## ', start + 1))
   const blocks = [...section.matchAll(/```(sh|json)\n([\s\S]*?)```/g)].map(([, kind, text]) => ({
     kind,
     text: text ?? '',
@@ -44,7 +48,7 @@ function shellWords(command: string, variables: Record<string, string>): string[
   let word: string | undefined
   const expand = (name: string) => {
     const value = variables[name]
-    assert.ok(value !== undefined, `the README uses $${name} before setting it`)
+    assert.ok(value !== undefined, `the walkthrough uses $${name} before setting it`)
     return value
   }
   for (let i = 0; i < text.length; i++) {
@@ -136,19 +140,19 @@ function runSpecificKind(value: string): string | undefined {
   return /^[\w-]{43}$/.test(value) ? 'base64url key or thumbprint' : undefined
 }
 
-/** Every difference between what the README shows and what the server answered, as JSON paths. */
+/** Every difference between what the page shows and what the server answered, as JSON paths. */
 function differences(documented: unknown, actual: unknown, path = '$'): string[] {
   if (Array.isArray(documented)) {
     if (!Array.isArray(actual) || actual.length !== documented.length) {
       return [
-        `${path}: the README shows ${documented.length} items, the server answered ${JSON.stringify(actual)}`,
+        `${path}: the page shows ${documented.length} items, the server answered ${JSON.stringify(actual)}`,
       ]
     }
     return documented.flatMap((item, index) => differences(item, actual[index], `${path}[${index}]`))
   }
   if (typeof documented === 'object' && documented !== null) {
     if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) {
-      return [`${path}: the README shows an object, the server answered ${JSON.stringify(actual)}`]
+      return [`${path}: the page shows an object, the server answered ${JSON.stringify(actual)}`]
     }
     const shown = Object.keys(documented).filter((key) => key !== '…')
     const answered = Object.keys(actual)
@@ -159,13 +163,13 @@ function differences(documented: unknown, actual: unknown, path = '$'): string[]
             (actual as Record<string, unknown>)[key],
             `${path}.${key}`,
           )
-        : [`${path}.${key}: shown in the README, not in the answer`],
+        : [`${path}.${key}: shown on the page, not in the answer`],
     )
     if (!('…' in documented)) {
       found.push(
         ...answered
           .filter((key) => !shown.includes(key))
-          .map((key) => `${path}.${key}: missing from the README`),
+          .map((key) => `${path}.${key}: missing from the page`),
       )
     }
     return found
@@ -174,18 +178,20 @@ function differences(documented: unknown, actual: unknown, path = '$'): string[]
   if (kind !== undefined && typeof actual === 'string') {
     return runSpecificKind(actual) === kind
       ? []
-      : [`${path}: the README shows ${documented}, the server answered ${actual}`]
+      : [`${path}: the page shows ${documented}, the server answered ${actual}`]
   }
   return documented === actual
     ? []
-    : [
-        `${path}: the README shows ${JSON.stringify(documented)}, the server answered ${JSON.stringify(actual)}`,
-      ]
+    : [`${path}: the page shows ${JSON.stringify(documented)}, the server answered ${JSON.stringify(actual)}`]
 }
 
-describeEachDatabase("the README's walkthrough", (database) => {
-  it('answers every curl of the walkthrough with the JSON the README shows', async (t) => {
-    const { variables: preamble, steps } = walkthroughSteps()
+describeEachDatabase('the walkthroughs of README.md and docs/getting-started.md', (database) => {
+  for (const page of pages) {
+    it(`answers every curl of ${page}'s walkthrough with the JSON it shows`, (t) => runWalkthrough(t, page))
+  }
+
+  async function runWalkthrough(t: TestContext, page: string) {
+    const { variables: preamble, steps } = walkthroughSteps(page)
     const variables: Record<string, string> = {}
     for (const [, name, value] of preamble.matchAll(/^(\w+)="?(.*?)"?$/gm)) {
       variables[name ?? ''] = value ?? ''
@@ -195,7 +201,7 @@ describeEachDatabase("the README's walkthrough", (database) => {
     const connection = await database.open()
     const { app, services } = buildApp({
       db: connection.db,
-      clock: new FixedClock('2026-11-21T18:21:34.471Z'), // the README's time: its 2030 expiration is in the future
+      clock: new FixedClock('2026-11-21T18:21:34.471Z'), // the pages' time: their 2030 expiration is in the future
       secretKeys: deriveSecretKeys('test-master-secret-with-at-least-32-characters'),
       logger: false,
     })
@@ -225,7 +231,7 @@ describeEachDatabase("the README's walkthrough", (database) => {
 
       assert.ok(res.statusCode < 500, res.body)
       assert.deepEqual(differences(documented, res.json()), [], `${request.method} ${request.url}`)
-      // Later commands use what earlier ones created, as the README tells the reader to copy it.
+      // Later commands use what earlier ones created, as the page tells the reader to copy it.
       const answer = res.json()
       if (answer.object === 'Product' && variables.PRODUCT === undefined) {
         variables.PRODUCT = answer.id
@@ -235,5 +241,5 @@ describeEachDatabase("the README's walkthrough", (database) => {
         variables.LICENSE_KEY = answer.key
       }
     }
-  })
+  }
 })
