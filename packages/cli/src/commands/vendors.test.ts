@@ -159,10 +159,10 @@ describe('keyturn customers, entitlements, policies and the license flags', () =
     const lines = readFileSync(out, 'utf8').trimEnd().split('\r\n')
     assert.equal(
       lines[0],
-      'id,key,productId,status,maxActivations,expirationDate,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
+      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
     )
     const rows = lines.slice(1).map((line) => line.split(','))
-    const emails = rows.map((row) => row[10]).sort()
+    const emails = rows.map((row) => row[13]).sort()
     assert.deepEqual(emails, ['Existing@example.com', 'new@example.com', 'new@example.com'])
     const customers = JSON.parse(await run(['customers', 'list', '--json']))
     assert.equal(customers.totalCount, 2, 'new@example.com was created once')
