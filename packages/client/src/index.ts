@@ -34,6 +34,7 @@ export type {
 } from '@keyturn/protocol'
 /** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
 export { endOfDayUtc } from '@keyturn/protocol'
+export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
 export {
   KeyturnApiError,
   KeyturnConnectionError,

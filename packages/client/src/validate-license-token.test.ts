@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createHmac, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto'
 import { describe, it } from 'node:test'
 import { base64url, calculateJwkThumbprint, exportJWK, type JWTPayload, SignJWT } from 'jose'
+import { InvalidOptionError } from './clock.js'
 import { LicenseTokenError, type LicenseTokenErrorCode } from './errors.js'
 import { validateLicenseToken } from './validate-license-token.js'
 
@@ -138,6 +139,35 @@ describe('validateLicenseToken', () => {
     const later = new Date('2030-01-31T00:00:30.000Z')
     await assertRejects(validate(token, { now: later }), 'expired')
     assert.equal((await validate(token, { now: later, clockToleranceSeconds: 60 })).licenseId, licenseId)
+  })
+
+  it('refuses an invalid clock or tolerance with InvalidOptionError instead of accepting more', async () => {
+    const token = await aToken()
+    const expiredBy = (seconds: number) => new Date(Date.parse('2030-01-31T00:00:00.000Z') + seconds * 1000)
+    const invalid: [string, Partial<Parameters<typeof validateLicenseToken>[0]>][] = [
+      ['now', { now: new Date(Number.NaN) }],
+      ['now', { now: '2030-01-01T00:00:00Z' as unknown as Date }],
+      ['now', { now: Date.parse('2030-01-01T00:00:00Z') as unknown as Date }],
+      ['clockToleranceSeconds', { now: expiredBy(1), clockToleranceSeconds: Number.NaN }],
+      [
+        'clockToleranceSeconds',
+        { now: expiredBy(11 * 86_400), clockToleranceSeconds: Number.POSITIVE_INFINITY },
+      ],
+      ['clockToleranceSeconds', { now: expiredBy(11 * 86_400), clockToleranceSeconds: 11 * 86_400 }],
+      ['clockToleranceSeconds', { now: expiredBy(1), clockToleranceSeconds: -5 }],
+      ['clockToleranceSeconds', { now: expiredBy(1), clockToleranceSeconds: '60' as unknown as number }],
+    ]
+    for (const [option, extra] of invalid) {
+      await assert.rejects(validate(token, extra), (error: unknown) => {
+        assert.ok(error instanceof InvalidOptionError, `${option}: ${String(error)}`)
+        assert.equal(error.option, option)
+        return true
+      })
+    }
+    assert.equal(
+      (await validate(token, { now: expiredBy(1), clockToleranceSeconds: 3600 })).licenseId,
+      licenseId,
+    )
   })
 
   it('rejects a token that is not valid yet with not_yet_valid', async () => {

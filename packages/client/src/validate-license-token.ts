@@ -5,6 +5,7 @@
 import { LicenseTokenClaimsSchema, licenseTokenIssuer, licenseTokenType } from '@keyturn/protocol'
 import { base64url, calculateJwkThumbprint, exportJWK, importJWK, importSPKI, type JWK } from 'jose'
 import { Compile } from 'typebox/compile'
+import { readClockTolerance, readNow } from './clock.js'
 import { LicenseTokenError } from './errors.js'
 
 /** A product public key: PEM (SPKI) text, or a JWK as the API returns in `publicKeyJwk`. */
@@ -16,9 +17,15 @@ export interface ValidateLicenseTokenOptions {
   /** The product's public key, or several (current and retired, to accept tokens from before a rotation). */
   readonly publicKey: PublicKeyInput | readonly PublicKeyInput[]
   readonly token: string
-  /** The time to judge expiry at; defaults to the current time. */
+  /**
+   * The time to judge expiry at; defaults to the current time. An Invalid Date is refused with an
+   * `InvalidOptionError`.
+   */
   readonly now?: Date
-  /** Accepted clock skew for `exp` and `nbf`, in seconds (default 0). */
+  /**
+   * Accepted clock skew for `exp` and `nbf`, in seconds (default 0, at most 3600). Anything else
+   * (NaN, Infinity, negative) is refused with an `InvalidOptionError`, never read as "no limit".
+   */
   readonly clockToleranceSeconds?: number
   /**
    * This machine's fingerprint: when given, the token must be bound to it (issued with the same
@@ -65,13 +72,18 @@ export async function validateLicenseToken(
   options: ValidateLicenseTokenOptions,
 ): Promise<OfflineValidationResult> {
   const { token, productId } = options
+  // The clock options first: an invalid one must never widen what is accepted.
+  const clock = {
+    now: Math.floor(readNow(options.now) / 1000),
+    tolerance: readClockTolerance(options.clockToleranceSeconds),
+  }
   if (typeof token !== 'string' || token.length === 0 || token.length > maxLicenseTokenLength) {
     throw new LicenseTokenError(
       'malformed',
       `A license token is a JWT of at most ${maxLicenseTokenLength} characters.`,
     )
   }
-  const claims = await verifyCompactJws(token, options)
+  const claims = await verifyCompactJws(token, options, clock)
   if (!claimsValidator().Check(claims) || claims.productId !== productId || claims.sub !== claims.licenseId) {
     throw new LicenseTokenError('malformed', 'The token does not carry license claims.')
   }
@@ -115,6 +127,12 @@ const textDecoder = new TextDecoder()
 
 type JsonObject = Record<string, unknown>
 
+/** The time to judge at (seconds since the epoch) and the tolerance, both already checked. */
+interface Clock {
+  readonly now: number
+  readonly tolerance: number
+}
+
 /**
  * The fast path of `validateLicenseToken`, in this one place: the compact JWS is split
  * once, its header checked (alg, typ, crit, kid) before any signature work, every part checked to be
@@ -125,7 +143,11 @@ type JsonObject = Record<string, unknown>
  * per-call key and option checks: 43% → see bench/history.md "`validateLicenseToken` (client, in-process)" for the figure.
  * Returns the verified payload; the caller checks it against LicenseTokenClaimsSchema.
  */
-async function verifyCompactJws(token: string, options: ValidateLicenseTokenOptions): Promise<unknown> {
+async function verifyCompactJws(
+  token: string,
+  options: ValidateLicenseTokenOptions,
+  clock: Clock,
+): Promise<unknown> {
   const parts = token.split('.')
   if (parts.length !== 3) {
     throw new LicenseTokenError('malformed', 'A license token has three dot-separated parts.')
@@ -172,7 +194,7 @@ async function verifyCompactJws(token: string, options: ValidateLicenseTokenOpti
   if (payload === undefined) {
     throw new LicenseTokenError('malformed', 'The token payload is not a JSON object.')
   }
-  checkClaims(payload, options)
+  checkClaims(payload, options, clock)
   return payload
 }
 
@@ -259,7 +281,7 @@ function checkCritical(crit: unknown): void {
 }
 
 /** The registered-claim rules jose's jwtVerify applied, with the codes its errors mapped to. */
-function checkClaims(payload: JsonObject, options: ValidateLicenseTokenOptions): void {
+function checkClaims(payload: JsonObject, options: ValidateLicenseTokenOptions, clock: Clock): void {
   for (const claim of ['exp', 'iat', 'sub', 'jti']) {
     if (payload[claim] === undefined) {
       throw new LicenseTokenError('malformed', `The token lacks the "${claim}" claim.`)
@@ -279,8 +301,7 @@ function checkClaims(payload: JsonObject, options: ValidateLicenseTokenOptions):
   if (typeof payload.iat !== 'number') {
     throw new LicenseTokenError('malformed', 'The token "iat" claim must be a number.')
   }
-  const now = Math.floor((options.now?.getTime() ?? Date.now()) / 1000)
-  const tolerance = options.clockToleranceSeconds ?? 0
+  const { now, tolerance } = clock
   if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > now + tolerance)) {
     throw new LicenseTokenError('not_yet_valid', 'The token is not valid yet; check the clock.')
   }
