@@ -56,18 +56,13 @@ import {
 } from './http/client-errors.js'
 import { closeConnectionsWhenClosing } from './http/closing.js'
 import { dashboardPath, registerDashboard } from './http/dashboard.js'
-import {
-  handleError,
-  handleFrameworkError,
-  notFoundHandler,
-  problemFor,
-  sendProblem,
-} from './http/error-handler.js'
+import { handleError, handleFrameworkError, notFoundHandler } from './http/error-handler.js'
 import { registerJsonBodyParser } from './http/json-body.js'
 import { registerRequestLog } from './http/logger.js'
 import { registerMetrics } from './http/metrics.js'
 import { openApiOptions, swaggerUiOptions } from './http/openapi.js'
 import { registerProblemPages } from './http/problem-pages.js'
+import { type Dependencies, registerDependencyMetrics, registerReadiness } from './http/readiness.js'
 import { documentCommonProblems } from './http/responses.js'
 import { RouteMethods } from './http/route-methods.js'
 import {
@@ -110,7 +105,6 @@ import { registerApiProtection } from './protection/routes/application-facing.js
 import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
-import { checkDatabase } from './storage/health.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { isSqlite } from './storage/write-transaction.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
@@ -178,6 +172,8 @@ export interface AppDeps {
   readonly httpTimeouts?: { readonly requestMs: number; readonly checkIntervalMs: number }
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
+  /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
+  readonly dependencies?: Dependencies
 }
 
 export interface Services {
@@ -286,25 +282,19 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
 
   closeConnectionsWhenClosing(app)
   registerRequestLog(app)
-  registerMetrics(app, (registry) => registerDeliveryMetrics(registry, services.deliveries))
+  registerMetrics(app, (registry) => {
+    registerDeliveryMetrics(registry, services.deliveries)
+    if (deps.dependencies !== undefined) {
+      registerDependencyMetrics(registry, deps.dependencies)
+    }
+  })
   app.register(async (ops: App) => {
     ops.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true }
     })
     // Probes come every few seconds: log them only when something is wrong.
     ops.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }))
-    ops.get('/readyz', { logLevel: 'warn' }, async (request, reply) => {
-      try {
-        await checkDatabase(deps.db)
-        return { status: 'ok' }
-      } catch (error) {
-        request.log.warn({ err: error }, 'readiness check failed')
-        return sendProblem(
-          reply,
-          problemFor('service_unavailable', 'The database does not answer.', request.id),
-        )
-      }
-    })
+    registerReadiness(ops, deps.db, deps.dependencies)
     ops.get('/openapi.json', async () => app.swagger())
     registerProblemPages(ops)
   })

@@ -110,6 +110,7 @@ export async function serve(
         leaseSeconds: config.webhookLeaseSeconds,
       },
       eventRetentionDays: config.eventRetentionDays,
+      dependencies: { database: connection.reachability },
     })
     app = built.app
     logReachability(connection, built.app)

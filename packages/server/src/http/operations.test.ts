@@ -48,6 +48,7 @@ describeEachDatabase('GET /healthz and /readyz', (database) => {
       status: 503,
       detail: 'The database does not answer.',
       code: 'service_unavailable',
+      failing: ['database'],
     })
     assert.equal(requestId, ready.headers['request-id'])
     assert.equal(healthy.statusCode, 200, 'the process is up even when the database is not')

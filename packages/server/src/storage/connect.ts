@@ -190,7 +190,10 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
   pool.on('error', (error) => reachability.lost(error))
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
-      pool: guardedPool(pool, reachability, location.preparedStatements !== false),
+      pool: guardedPool(pool, reachability, {
+        named: location.preparedStatements !== false,
+        failFast: options.timeoutMs !== undefined,
+      }),
     }),
   })
   const close = async () => {
@@ -210,6 +213,10 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
  * `reachability`; a connection that errors while checked out between two queries is heard too (pg
  * emits `error` on it, which would otherwise end the process).
  *
+ * Failing fast (`failFast`, with timeouts set): while the database is known unreachable, one
+ * request at a time tries it (and finds it back); the others answer `database_unavailable` at once
+ * instead of each waiting out the timeout, and instead of queuing behind each other for it.
+ *
  * Named statements (`named`): PostgreSQL parses and plans an unnamed statement on every run, and
  * node-postgres sends every query unnamed unless it is given a name. Named, a statement is parsed
  * once per connection, and PostgreSQL keeps a generic plan for it once five runs have shown that
@@ -218,13 +225,21 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
  * texts only (list queries vary with their filters), so no connection holds more prepared
  * statements than that. Off behind a pooler that cannot keep them.
  */
-function guardedPool(pool: pg.Pool, reachability: ReachabilityState, named: boolean): PostgresPool {
+function guardedPool(
+  pool: pg.Pool,
+  reachability: ReachabilityState,
+  options: { readonly named: boolean; readonly failFast: boolean },
+): PostgresPool {
+  const { named, failFast } = options
   // One wrapper per pooled client: Kysely keeps its connection object per client it is given.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  /** A request is trying the database while it is known unreachable; the others fail fast. */
+  let probing = false
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let broken: unknown
     const fail = (error: unknown) => {
       broken ??= error
+      probing = false
       reachability.lost(error)
     }
     client.on('error', fail)
@@ -238,6 +253,7 @@ function guardedPool(pool: pg.Pool, reachability: ReachabilityState, named: bool
         const result = await (typeof text === 'string'
           ? run(text, values)
           : client.query(text as pg.Submittable))
+        probing = false
         reachability.answered()
         return result
       } catch (error) {
@@ -255,10 +271,17 @@ function guardedPool(pool: pg.Pool, reachability: ReachabilityState, named: bool
   }
   return {
     connect: async () => {
+      if (failFast && !reachability.reachable) {
+        if (probing) {
+          throw new Error(unreachableMessage)
+        }
+        probing = true
+      }
       let client: pg.PoolClient
       try {
         client = await pool.connect()
       } catch (error) {
+        probing = false
         reachability.lost(error)
         throw error
       }
@@ -272,6 +295,9 @@ function guardedPool(pool: pg.Pool, reachability: ReachabilityState, named: bool
     end: () => pool.end(),
   }
 }
+
+/** What a request that fails fast hears (storage/database-faults.ts knows it). */
+export const unreachableMessage = 'The database is not answering; another request is trying it'
 
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value))

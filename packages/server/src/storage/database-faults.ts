@@ -34,6 +34,7 @@ const unavailableMessages = [
   'Query read timeout',
   'is not queryable',
   'The database connection was lost', // storage/connect.ts, for a client already known broken
+  'The database is not answering', // storage/connect.ts, failing fast during an outage
 ]
 
 /** SQLite: the disk or the database's size limit is reached (`SQLITE_FULL`). */

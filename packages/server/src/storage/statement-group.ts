@@ -1,3 +1,5 @@
+import { databaseFaultOf } from './database-faults.js'
+
 /** How a group's statement ended. */
 type Outcome<Answer> = { readonly answers: readonly Answer[] } | { readonly error: unknown }
 interface Waiting<Item, Answer> {
@@ -99,10 +101,16 @@ export class StatementGroup<Item, Answer = void> {
     return { group, outcome }
   }
 
-  /** A failed group: each item runs again alone, and its caller hears its own outcome. */
+  /**
+   * A failed group: each item runs again alone, and its caller hears its own outcome; unless the
+   * database itself failed (unreachable, timed out, full), which no item caused: then every caller
+   * hears it at once rather than one timeout after another.
+   */
   async #runEachAlone(group: Waiting<Item, Answer>[], error: unknown): Promise<void> {
-    if (group.length === 1) {
-      group[0]?.done(error)
+    if (group.length === 1 || databaseFaultOf(error) !== undefined) {
+      for (const waiting of group) {
+        waiting.done(error)
+      }
       return
     }
     for (const waiting of group) {

@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
+import { databaseFaultOf } from '../storage/database-faults.js'
 import type { DeliveryWorker } from './delivery-worker.js'
 
 /**
@@ -26,12 +27,17 @@ export function registerDeliveryMetrics(registry: Registry, worker: DeliveryWork
   })
   // Each gauge reads the backlog itself: a value set from another metric's collect would show the
   // previous scrape's (the registry serialises each metric as soon as its own collect is done).
+  // While the database does not answer, they keep their last value: the scrape still shows the rest
+  // (the database's own gauges say it is unreachable).
   new Gauge({
     name: 'keyturn_webhook_deliveries_pending',
     help: 'Webhook deliveries waiting to be sent (all processes).',
     registers: [registry],
     async collect() {
-      this.set((await worker.pendingBacklog()).count)
+      const backlog = await backlogOf(worker)
+      if (backlog !== undefined) {
+        this.set(backlog.count)
+      }
     },
   })
   new Gauge({
@@ -39,8 +45,22 @@ export function registerDeliveryMetrics(registry: Registry, worker: DeliveryWork
     help: 'Age of the oldest pending webhook delivery; 0 when none.',
     registers: [registry],
     async collect() {
-      const { oldest } = await worker.pendingBacklog()
-      this.set(oldest === null ? 0 : Math.max(0, (worker.now().getTime() - oldest.getTime()) / 1000))
+      const backlog = await backlogOf(worker)
+      if (backlog !== undefined) {
+        const { oldest } = backlog
+        this.set(oldest === null ? 0 : Math.max(0, (worker.now().getTime() - oldest.getTime()) / 1000))
+      }
     },
   })
+}
+
+async function backlogOf(worker: DeliveryWorker) {
+  try {
+    return await worker.pendingBacklog()
+  } catch (error) {
+    if (databaseFaultOf(error) === undefined) {
+      throw error
+    }
+    return undefined
+  }
 }

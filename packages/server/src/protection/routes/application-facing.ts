@@ -157,7 +157,10 @@ async function signAnswer(
   deps: ApiProtectionDeps,
 ): Promise<unknown> {
   const productId = answeringProduct(request)
+  // A 5xx says nothing about a license, and signing it would need the product's key from the
+  // database that may just have failed (a 503 during an outage): it goes unsigned.
   if (
+    reply.statusCode >= 500 ||
     productId === undefined ||
     !(typeof payload === 'string' || payload == null || Buffer.isBuffer(payload))
   ) {

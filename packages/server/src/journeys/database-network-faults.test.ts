@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { type Answer, type FaultJourney, startFaultJourney } from '../testing/fault-journey.js'
+
+const url = process.env.TEST_POSTGRES_URL
+const skip = url ? false : (process.env.TEST_POSTGRES_SKIP ?? 'TEST_POSTGRES_URL is not set')
+
+/** A product with one license, and warm pooled connections (several requests at once). */
+async function seed(journey: FaultJourney) {
+  const product = await journey.call('POST', '/api/v0/products', { name: 'Network faults' })
+  const productId = product.body.id as string
+  const license = await journey.call('POST', '/api/v0/licenses', { productId, maxActivations: 100 })
+  assert.equal(license.status, 201)
+  const key = license.body.key as string
+  const licenseId = license.body.id as string
+  await Promise.all(
+    Array.from({ length: 6 }, () => journey.call('POST', '/api/v0/licenses/validate', { key, productId })),
+  )
+  return { productId, key, licenseId }
+}
+
+/** Validations, creates (each with its Idempotency-Key) and token requests, all at once. */
+function mixedLoad(journey: FaultJourney, seeded: Awaited<ReturnType<typeof seed>>, tag: string) {
+  const { productId, key, licenseId } = seeded
+  return Promise.all([
+    ...Array.from({ length: 4 }, () => journey.call('POST', '/api/v0/licenses/validate', { key, productId })),
+    ...Array.from({ length: 4 }, (_, n) =>
+      journey.call('POST', '/api/v0/licenses', { productId }, `${tag}-${n}`),
+    ),
+    ...Array.from({ length: 4 }, () => journey.call('POST', `/api/v0/licenses/${licenseId}/tokens`, {})),
+  ])
+}
+
+function describeAnswers(answers: readonly Answer[]): string {
+  return answers
+    .map((answer) => `${answer.status} ${Math.round(answer.ms)} ms ${JSON.stringify(answer.body)}`)
+    .join('\n')
+}
+
+/**
+ * The network between Keyturn and PostgreSQL fails without closing anything (through a TCP proxy the
+ * test controls): a silent peer, then a slow one.
+ */
+describe('PostgreSQL behind a silent or slow network', { skip }, () => {
+  it('answers 503 database_unavailable within the database timeout while the peer is silent, and recovers', async (t) => {
+    const timeoutMs = 1000
+    const journey = await startFaultJourney(t, url ?? '', { KEYTURN_DATABASE_TIMEOUT_MS: String(timeoutMs) })
+    const seeded = await seed(journey)
+
+    journey.proxy.blackhole()
+    const answers = await mixedLoad(journey, seeded, 'silent')
+    for (const answer of answers) {
+      assert.equal(answer.status, 503, describeAnswers(answers))
+      assert.equal(answer.body.code, 'database_unavailable', describeAnswers(answers))
+      assert.equal(answer.retryAfter, '2')
+      // The pool's wait or the statement's read timeout (timeout + 1 s) ends it; nothing hangs
+      // until TCP gives up (minutes). Generous for a busy machine.
+      assert.ok(answer.ms < timeoutMs * 4, describeAnswers(answers))
+    }
+    const ready = await fetch(`${journey.keyturn.url}/readyz`)
+    assert.equal(ready.status, 503)
+    assert.deepEqual(((await ready.json()) as { failing: unknown }).failing, ['database'])
+    assert.equal(await journey.metric('keyturn_database_reachable'), 0)
+    assert.equal((await fetch(`${journey.keyturn.url}/healthz`)).status, 200)
+
+    // The route is back: the broken connections were dropped, new ones serve.
+    journey.proxy.up()
+    await journey.readyAgain()
+    const after = await mixedLoad(journey, seeded, 'silent')
+    assert.deepEqual(
+      after.map((answer) => answer.status),
+      [200, 200, 200, 200, 201, 201, 201, 201, 201, 201, 201, 201],
+      describeAnswers(after),
+    )
+    assert.equal(await journey.metric('keyturn_database_reachable'), 1)
+    assert.ok(((await journey.metric('keyturn_database_connection_errors_total')) ?? 0) > 0)
+    assert.equal(journey.keyturn.child.exitCode, null, 'the process is still running')
+
+    // The background loops (webhook delivery, seat sweep) failed silently meanwhile: one line for
+    // the outage, one for its end, nothing else at error level.
+    const lines = journey.logLines()
+    assert.equal(
+      lines.filter((line) => line.includes('the database does not answer')).length,
+      1,
+      lines.join('\n'),
+    )
+    assert.equal(lines.filter((line) => line.includes('the database answers again')).length, 1)
+    assert.ok(
+      !lines.some((line) => line.includes('"level":50') && !line.includes('the database does not answer')),
+      lines.join('\n'),
+    )
+  })
+
+  it('answers every request, only slower, with 200 ms per round trip', async (t) => {
+    const journey = await startFaultJourney(t, url ?? '')
+    const seeded = await seed(journey)
+
+    journey.proxy.latency(100) // each way
+    const answers = await mixedLoad(journey, seeded, 'slow')
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 200, 200, 201, 201, 201, 201, 201, 201, 201, 201],
+      describeAnswers(answers),
+    )
+    // Each answer needed at least one round trip to the database.
+    for (const answer of answers) {
+      assert.ok(answer.ms >= 200, describeAnswers(answers))
+    }
+    // The pool grew to its bound and queued the rest; nothing timed out or broke.
+    assert.equal(
+      await journey.metric('keyturn_database_connection_errors_total'),
+      0,
+      journey.logLines().join('\n'),
+    )
+    const inUse = (await journey.metric('keyturn_database_pool_connections{state="in_use"}')) ?? 0
+    const idle = (await journey.metric('keyturn_database_pool_connections{state="idle"}')) ?? 0
+    assert.ok(inUse + idle > 1 && inUse + idle <= 10, `${inUse} in use, ${idle} idle`)
+    assert.ok(!journey.logLines().some((line) => line.includes('"level":50')), journey.logLines().join('\n'))
+  })
+})
