@@ -65,4 +65,14 @@ export interface UnitOfWork<Stores> {
    * them pays one commit, not one each.
    */
   recordAlone(by: ChangeActor, type: EventType, productId: ProductId | null, data: object): Promise<void>
+  /**
+   * Like `recordAlone`, for a record that must never cost its answer (a validation's outcome): when
+   * the database has no room left (a full disk), the event is dropped and this answers false.
+   */
+  recordUnlessFull(
+    by: ChangeActor,
+    type: EventType,
+    productId: ProductId | null,
+    data: object,
+  ): Promise<boolean>
 }

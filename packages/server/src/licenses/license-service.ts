@@ -467,7 +467,13 @@ export class LicenseService {
     const validation = { isValid: reason === null, reason, view }
     if (this.#recordsValidations()) {
       const type = reason === null ? 'license.validated' : 'license.validation_failed'
-      await this.#storage.recordAlone(principal, type, view.license.productId, toValidationResult(validation))
+      // A full disk costs the record, never the answer: applications keep validating.
+      await this.#storage.recordUnlessFull(
+        principal,
+        type,
+        view.license.productId,
+        toValidationResult(validation),
+      )
     }
     return validation
   }

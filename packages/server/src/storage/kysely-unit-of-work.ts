@@ -6,6 +6,7 @@ import type { ChangeActor, EventRecorder, StatementEvents, UnitOfWork } from '..
 import type { Event } from '../events/event.js'
 import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database } from './database.js'
+import { databaseFaultOf } from './database-faults.js'
 import { EventGroup } from './event-group.js'
 import { isSqlite, writeTransaction } from './write-transaction.js'
 
@@ -50,6 +51,23 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
   ): Promise<void> {
     if (this.#filter.wants(type)) {
       await this.#group.write(this.#event(by, type, productId, data))
+    }
+  }
+
+  async recordUnlessFull(
+    by: ChangeActor,
+    type: EventType,
+    productId: ProductId | null,
+    data: object,
+  ): Promise<boolean> {
+    try {
+      await this.recordAlone(by, type, productId, data)
+      return true
+    } catch (error) {
+      if (databaseFaultOf(error) === 'storage_full') {
+        return false
+      }
+      throw error
     }
   }
 

@@ -40,7 +40,7 @@ export class SqliteGroupCommit {
         await sql`release write`.execute(connection)
         return { value, group }
       } catch (error) {
-        await this.#undo(connection, group)
+        await this.#undo(connection, group, error)
         throw error
       } finally {
         insideGroup.delete(connection)
@@ -52,7 +52,7 @@ export class SqliteGroupCommit {
 
   async #begin(connection: Kysely<Database>): Promise<Group> {
     await sql`begin immediate`.execute(connection)
-    const group: Group = { committed: this.#commitSoon(() => group) }
+    const group: Group = { committed: this.#commitSoon(() => group), lostBecause: undefined }
     // Handled here too: a group whose every write failed has no one waiting for its commit.
     group.committed.catch(() => undefined)
     this.#open = group
@@ -60,13 +60,15 @@ export class SqliteGroupCommit {
   }
 
   /** Undoes a failed write, and only it; the group goes on. */
-  async #undo(connection: Kysely<Database>, group: Group): Promise<void> {
+  async #undo(connection: Kysely<Database>, group: Group, cause: unknown): Promise<void> {
     try {
       await sql`rollback to write`.execute(connection)
       await sql`release write`.execute(connection)
     } catch {
-      // SQLite rolled the whole transaction back itself (it does on a full disk or an I/O error): the
-      // group is lost, and its commit says so to the writes that had succeeded in it.
+      // SQLite rolled the whole transaction back itself (it may on a full disk or an I/O error): the
+      // group is lost, and its commit says so, and why, to the writes that had succeeded in it (a
+      // full disk answers them 503 storage_full too).
+      group.lostBecause ??= cause
       if (this.#open === group) {
         this.#open = undefined
       }
@@ -85,7 +87,9 @@ export class SqliteGroupCommit {
           .execute(async (connection) => {
             const group = groupOf()
             if (this.#open !== group) {
-              throw new Error('SQLite rolled back a write transaction before its commit')
+              throw new Error('SQLite rolled back a write transaction before its commit', {
+                cause: group.lostBecause,
+              })
             }
             this.#open = undefined
             try {
@@ -103,6 +107,8 @@ export class SqliteGroupCommit {
 
 interface Group {
   readonly committed: Promise<void>
+  /** Why SQLite rolled the group back before its commit, if it did. */
+  lostBecause: unknown
 }
 
 /** Connections inside a group's write: a nested write joins it (Kysely does not know it as a transaction). */
