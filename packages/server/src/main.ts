@@ -18,6 +18,7 @@ import { loggerOptions } from './http/logger.js'
 import {
   type CounterStore,
   memoryCounters,
+  RedisHealth,
   redisCounters,
   serveCountersToWorkers,
   workerCounters,
@@ -110,10 +111,14 @@ export async function serve(
         leaseSeconds: config.webhookLeaseSeconds,
       },
       eventRetentionDays: config.eventRetentionDays,
-      dependencies: { database: connection.reachability },
+      dependencies: {
+        database: connection.reachability,
+        ...(counters.redis === undefined ? {} : { redis: counters.redis }),
+      },
     })
     app = built.app
     logReachability(connection, built.app)
+    logRedisHealth(counters.redis, built.app)
     const opened = counters
     app.addHook('onClose', async () => opened.close())
     // KEYTURN_ADMIN_KEY exists before the port opens, so it is never refused with a 401 (nor /readyz
@@ -181,6 +186,20 @@ function logReachability(connection: Connection, app: App): void {
   })
 }
 
+/** Redis going away is logged once when it goes and once when it is back, not with every request. */
+function logRedisHealth(health: RedisHealth | undefined, app: App): void {
+  health?.onChange((change) => {
+    if (change.reachable) {
+      app.log.warn('Redis answers again; rate limits are shared and enforced again')
+    } else {
+      app.log.warn(
+        { err: change.error },
+        'Redis does not answer; requests are served without counting rate limits (fail-open) until it is back',
+      )
+    }
+  })
+}
+
 /**
  * Logs a failed tick of background work; not when the database is unreachable: the outage is logged
  * once when it starts (`logReachability`), and the work resumes by itself when it ends.
@@ -195,8 +214,13 @@ function backgroundFailure(app: App, message: string): (error: unknown) => void 
 
 interface Counters {
   readonly store: CounterStore
+  /** When the counts are in Redis: whether it answers. */
+  readonly redis?: RedisHealth
   close(): Promise<void>
 }
+
+/** The longest a rate-limit count waits for Redis before the request goes through uncounted. */
+const redisCommandTimeoutMs = 500
 
 /**
  * Where this process counts: Redis when configured (every process shares it), else the cluster
@@ -207,13 +231,20 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
   if (redisUrl !== undefined) {
     // Loaded only with Redis configured: most servers never need ioredis (about 2 MB of heap).
     const { Redis } = await import('ioredis')
-    // Fail fast: a request waits for at most one retry, never for a reconnection queue.
+    // Fail fast: a request waits for at most one retry, never for a reconnection queue, and never
+    // longer than `redisCommandTimeoutMs` for a Redis that went silent.
     const redis = new Redis(redisUrl, {
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
+      commandTimeout: redisCommandTimeoutMs,
+      connectTimeout: redisCommandTimeoutMs * 5,
+      // Reconnect attempts a second apart at most: the limits are shared again soon after Redis is.
+      retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     })
-    redis.on('error', () => {}) // each failed count is skipped (skipOnError); ioredis reconnects by itself
+    // Heard (unheard, an `error` event would end the process): each failed count lets its request
+    // through uncounted (fail-open), ioredis reconnects by itself, and the outage is logged once.
+    const health = new RedisHealth(redis)
     try {
       await redis.connect()
     } catch (error) {
@@ -222,10 +253,12 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
     }
     let closed = false
     return {
-      store: redisCounters(redis),
+      store: redisCounters(redis, health),
+      redis: health,
       async close() {
         if (!closed) {
           closed = true
+          health.closing()
           await redis.quit().catch(() => redis.disconnect())
         }
       },

@@ -51,8 +51,77 @@ export function memoryCounters(): CounterStore {
 }
 
 /** Every process that shares this Redis shares the counts (atomic INCR + PEXPIRE in a Lua script). */
-export function redisCounters(redis: Redis): CounterStore {
-  return new SharedStore(new RedisStore(false, false, redis, 'keyturn:'))
+export function redisCounters(redis: Redis, health?: RedisHealth): CounterStore {
+  const store = new SharedStore(new RedisStore(false, false, redis, 'keyturn:'))
+  if (health === undefined) {
+    return store
+  }
+  const heard =
+    (callback: Callback): Callback =>
+    (error, result) => {
+      if (error === null) {
+        health.answered()
+      } else {
+        health.lost(error)
+      }
+      callback(error, result)
+    }
+  return {
+    incr: (key, callback, timeWindow, max) => store.incr(key, heard(callback), timeWindow, max),
+    read: (key, callback, timeWindow, max) => store.read(key, heard(callback), timeWindow, max),
+    child() {
+      return this
+    },
+  }
+}
+
+export type RedisChange =
+  | { readonly reachable: false; readonly error: unknown }
+  | { readonly reachable: true }
+
+/**
+ * Whether Redis answers, as the counts and the connection last saw it: lost when a count fails or
+ * the connection closes, back when a count succeeds or the connection is ready again. Each change
+ * is heard once (main.ts logs it: once per outage, not once per request).
+ */
+export class RedisHealth {
+  reachable = true
+  readonly #listeners: ((change: RedisChange) => void)[] = []
+  #closing = false
+
+  /** Follows `redis`'s connection events. */
+  constructor(redis?: Redis) {
+    redis?.on('ready', () => this.answered())
+    redis?.on('error', (error: unknown) => this.lost(error))
+    redis?.on('close', () => this.lost(new Error('the connection to Redis closed')))
+  }
+
+  onChange(listener: (change: RedisChange) => void): void {
+    this.#listeners.push(listener)
+  }
+
+  /** The server closes the connection itself: not an outage. */
+  closing(): void {
+    this.#closing = true
+  }
+
+  lost(error: unknown): void {
+    if (this.reachable && !this.#closing) {
+      this.reachable = false
+      for (const listener of this.#listeners) {
+        listener({ reachable: false, error })
+      }
+    }
+  }
+
+  answered(): void {
+    if (!this.reachable) {
+      this.reachable = true
+      for (const listener of this.#listeners) {
+        listener({ reachable: true })
+      }
+    }
+  }
 }
 
 interface CountRequest {
