@@ -14,6 +14,7 @@ import type pg from 'pg'
 import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
+import { hostListClient, parsePostgresTarget } from './postgres-hosts.js'
 
 const require = createRequire(import.meta.url)
 
@@ -114,6 +115,11 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | undefined {
     return path === '' ? undefined : { kind: 'sqlite', path }
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    try {
+      parsePostgresTarget(url)
+    } catch {
+      return undefined
+    }
     return { kind: 'postgres', url }
   }
   return undefined
@@ -171,8 +177,13 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
           statement_timeout: options.timeoutMs,
           query_timeout: options.timeoutMs + 1000,
         }
+  const target = parsePostgresTarget(location.url)
   const pool = new (pgDriver().Pool)({
-    connectionString: location.url,
+    connectionString: target.url,
+    // A host list, or only a writable server wanted: the pool's connections choose their host.
+    ...(target.hosts.length > 1 || target.readWrite
+      ? { Client: hostListClient(pgDriver().Client, target) }
+      : {}),
     max: options.poolSize ?? 10,
     // A peer gone silent (a cut cable, a dropped route) is noticed by TCP keepalive too.
     keepAlive: true,
