@@ -52,11 +52,26 @@ export function registerDeliveryMetrics(registry: Registry, worker: DeliveryWork
       }
     },
   })
+  new Gauge({
+    name: 'keyturn_webhook_events_undispatched',
+    help: 'Events recorded but not yet turned into webhook deliveries (all processes): grows while every delivery loop waits on slow receivers.',
+    registers: [registry],
+    async collect() {
+      const count = await unlessDatabaseFault(() => worker.undispatchedEvents())
+      if (count !== undefined) {
+        this.set(count)
+      }
+    },
+  })
 }
 
-async function backlogOf(worker: DeliveryWorker) {
+function backlogOf(worker: DeliveryWorker) {
+  return unlessDatabaseFault(() => worker.pendingBacklog())
+}
+
+async function unlessDatabaseFault<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
-    return await worker.pendingBacklog()
+    return await read()
   } catch (error) {
     if (databaseFaultOf(error) === undefined) {
       throw error

@@ -100,6 +100,11 @@ export class DeliveryWorker {
     return this.#webhooks.pendingBacklog()
   }
 
+  /** For /metrics: events recorded and not yet dispatched into deliveries. */
+  undispatchedEvents(): Promise<number> {
+    return this.#webhooks.undispatchedEvents()
+  }
+
   now(): Date {
     return this.#clock.now()
   }

@@ -473,4 +473,14 @@ export class KyselyWebhookStore implements WebhookStore {
       oldest: row.oldest === null ? null : toDate(row.oldest as Date | string),
     }
   }
+
+  async undispatchedEvents(): Promise<number> {
+    // The partial index events_undispatched holds exactly these rows.
+    const row = await this.#db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('dispatched_at', 'is', null)
+      .executeTakeFirstOrThrow()
+    return Number(row.count)
+  }
 }

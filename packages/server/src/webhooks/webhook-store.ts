@@ -103,4 +103,6 @@ export interface WebhookStore {
   disableEndpoint(id: WebhookEndpointId, at: Date): Promise<WebhookEndpoint | undefined>
   /** Pending deliveries and the creation time of the oldest (for /metrics). */
   pendingBacklog(): Promise<{ readonly count: number; readonly oldest: Date | null }>
+  /** Events not yet turned into deliveries (for /metrics). */
+  undispatchedEvents(): Promise<number>
 }
