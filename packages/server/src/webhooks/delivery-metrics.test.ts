@@ -35,6 +35,7 @@ describeEachDatabase('webhook delivery metrics', (database) => {
       keyturn_webhook_delivery_failed_attempts_total: 0,
       keyturn_webhook_deliveries_pending: 0,
       keyturn_webhook_oldest_pending_delivery_age_seconds: 0,
+      keyturn_webhook_events_undispatched: 1, // recorded before any tick (the test's setup)
     })
 
     await post(test, '/licenses', { productId: test.productId })
@@ -47,6 +48,7 @@ describeEachDatabase('webhook delivery metrics', (database) => {
       keyturn_webhook_delivery_failed_attempts_total: 2,
       keyturn_webhook_deliveries_pending: 2,
       keyturn_webhook_oldest_pending_delivery_age_seconds: 90,
+      keyturn_webhook_events_undispatched: 0,
     })
 
     receiver.status = 200
@@ -57,6 +59,7 @@ describeEachDatabase('webhook delivery metrics', (database) => {
       keyturn_webhook_delivery_failed_attempts_total: 2,
       keyturn_webhook_deliveries_pending: 0,
       keyturn_webhook_oldest_pending_delivery_age_seconds: 0,
+      keyturn_webhook_events_undispatched: 0,
     })
   })
 })
