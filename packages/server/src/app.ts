@@ -227,6 +227,12 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
         : { connectionsCheckingInterval: deps.httpTimeouts.checkIntervalMs }),
     },
     requestTimeout,
+    // An idle keep-alive connection closes after 72 s (Fastify's default, stated): longer than the
+    // 60 s idle timeout of common load balancers, so they close first and never reuse a closed one.
+    keepAliveTimeout: 72_000,
+    // A connection with no traffic either way for 2 minutes (a client that stopped reading its
+    // answer) is closed; idle keep-alive connections and slow requests end sooner by the limits above.
+    connectionTimeout: 120_000,
     // `/v0/…` is `/api/v0/…` under another name (docs/decisions/0006-authentication-and-roles.md): rewritten before routing, so every
     // route is registered, compiled and documented once, and behaves the same under both.
     rewriteUrl: (request) => {
