@@ -86,6 +86,16 @@ const derived = [
     min: { sqlite: 1, postgres: 1 },
   },
   {
+    // Issue #37: 10,000 idle connections (and 100 slowloris requests) keep validate's p99 within
+    // 3x of its p99 without them. A ratio of p99s (`by: 'p99'`, judged by `max`), not of rates.
+    id: 'validate-idle-connections-p99',
+    title: () => "validate's p99 with 10,000 idle connections vs without",
+    of: ['validate-idle-connections', 'large'],
+    over: ['validate', 'large'],
+    by: 'p99',
+    max: { sqlite: 3, postgres: 3 },
+  },
+  {
     id: 'starting-after-vs-page-0',
     title: () => 'list starting_after (deep) vs page 0',
     of: ['list-starting-after', 'large'],
@@ -201,12 +211,17 @@ export function evaluate(results) {
       const over = find(engine, ...d.over)
       const paired = (results.paired ?? []).find((p) => p.engine === engine && p.id === d.id)
       const ratio =
-        paired !== undefined
-          ? paired.ratio
-          : of?.rps !== undefined && over?.rps !== undefined
-            ? of.rps / over.rps
+        d.by === 'p99'
+          ? of?.latency?.p99 !== undefined && over?.latency?.p99 > 0
+            ? of.latency.p99 / over.latency.p99
             : undefined
+          : paired !== undefined
+            ? paired.ratio
+            : of?.rps !== undefined && over?.rps !== undefined
+              ? of.rps / over.rps
+              : undefined
       const min = d.min?.[engine]
+      const max = d.max?.[engine]
       extra.push({
         kind: 'derived',
         id: d.id,
@@ -214,9 +229,8 @@ export function evaluate(results) {
         title: d.title(results),
         ratio,
         target:
-          min === undefined
-            ? undefined
-            : judge(
+          min !== undefined
+            ? judge(
                 [
                   {
                     text: `>= ${Math.round(min * 100)}%`,
@@ -224,7 +238,18 @@ export function evaluate(results) {
                   },
                 ],
                 judged,
-              ),
+              )
+            : max !== undefined
+              ? judge(
+                  [
+                    {
+                      text: `<= ${Math.round(max * 100)}%`,
+                      pass: ratio === undefined ? undefined : ratio <= max,
+                    },
+                  ],
+                  judged,
+                )
+              : undefined,
       })
     }
     const large = rows.filter((r) => r.engine === engine && r.size === 'large' && r.rss?.peak !== undefined)

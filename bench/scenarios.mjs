@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { measureDeliveries, withoutEventRows } from './events.mjs'
+import { holdIdleConnections } from './idle-connections.mjs'
 import { api, apiOk, freshValue } from './net.mjs'
 
 const year = 365 * 86_400_000
@@ -49,6 +50,18 @@ export const scenarios = [
         path: '/api/v0/licenses/validate',
         body: { key, productId, nonce: randomBytes(16).toString('hex') },
       })),
+    }),
+  },
+  {
+    // Issue #37: the same validations while 10,000 idle keep-alive connections and 100 unfinished
+    // (slowloris) requests hold sockets of the server; judged on p99 against `validate`'s.
+    id: 'validate-idle-connections',
+    title: 'validate by key, 10,000 idle connections held open',
+    ceiling: 'http',
+    prepare: async ({ url, productId, pools }) => ({
+      method: 'POST',
+      requests: pools.keys.map((key) => ({ path: '/api/v0/licenses/validate', body: { key, productId } })),
+      setUp: () => holdIdleConnections(url, { idle: 10_000, slow: 100 }),
     }),
   },
   {
