@@ -28,6 +28,8 @@ export interface FaultJourney {
   readyAgain(): Promise<void>
   /** A metric's value from `/metrics` (the first sample whose name and labels start so). */
   metric(sample: string): Promise<number | undefined>
+  /** Several metrics' values, from one scrape. */
+  metrics(...samples: string[]): Promise<(number | undefined)[]>
 }
 
 export const faultAdminKey = 'kt_admin_fault-journey-test-key-00000001'
@@ -76,6 +78,13 @@ export async function startFaultJourney(
       ms: performance.now() - started,
     }
   }
+  const metrics = async (...samples: string[]) => {
+    const lines = (await (await fetch(`${keyturn.url}/metrics`)).text()).split('\n')
+    return samples.map((sample) => {
+      const line = lines.find((candidate) => candidate.startsWith(sample))
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1))
+    })
+  }
   return {
     keyturn,
     proxy,
@@ -95,10 +104,7 @@ export async function startFaultJourney(
         throw new Error(`/readyz still answers ${status}`)
       }
     },
-    metric: async (sample) => {
-      const text = await (await fetch(`${keyturn.url}/metrics`)).text()
-      const line = text.split('\n').find((candidate) => candidate.startsWith(sample))
-      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1))
-    },
+    metric: async (sample) => (await metrics(sample))[0],
+    metrics,
   }
 }
