@@ -238,7 +238,7 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
       maxRetriesPerRequest: 1,
       enableOfflineQueue: false,
       commandTimeout: redisCommandTimeoutMs,
-      connectTimeout: redisCommandTimeoutMs * 5,
+      connectTimeout: redisCommandTimeoutMs * 2,
       // Reconnect attempts a second apart at most: the limits are shared again soon after Redis is.
       retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
     })
@@ -259,7 +259,13 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
         if (!closed) {
           closed = true
           health.closing()
-          await redis.quit().catch(() => redis.disconnect())
+          // Connected: QUIT lets the commands under way finish. Not connected (Redis away): stop
+          // reconnecting at once rather than wait for a connection to say goodbye on.
+          if (redis.status === 'ready') {
+            await redis.quit().catch(() => redis.disconnect())
+          } else {
+            redis.disconnect()
+          }
         }
       },
     }

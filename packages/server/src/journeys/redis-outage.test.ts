@@ -69,5 +69,12 @@ describe('Redis goes away and comes back', { skip: redisSkip }, () => {
     assert.equal(lines.filter((line) => line.includes('Redis does not answer')).length, 1, logs)
     assert.equal(lines.filter((line) => line.includes('Redis answers again')).length, 1, logs)
     assert.equal(keyturn.child.exitCode, null)
+
+    // Redis gone again, the server stops promptly and cleanly (no wait for Redis).
+    proxy.down()
+    proxy.cut()
+    const exited = new Promise((resolve) => keyturn.child.once('exit', resolve))
+    keyturn.child.kill('SIGTERM')
+    assert.equal(await exited, 0)
   })
 })
