@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import pg from 'pg'
 import { type Answer, type FaultJourney, startFaultJourney } from '../testing/fault-journey.js'
 
 const url = process.env.TEST_POSTGRES_URL
@@ -118,5 +119,29 @@ describe('PostgreSQL behind a silent or slow network', { skip }, () => {
     )
     assert.ok(inUse + idle > 1 && inUse + idle <= 10, `${inUse} in use, ${idle} idle`)
     assert.ok(!journey.logLines().some((line) => line.includes('"level":50')), journey.logLines().join('\n'))
+  })
+
+  it('loses no request when the server ends one idle connection', async (t) => {
+    const journey = await startFaultJourney(t, url ?? '')
+    const seeded = await seed(journey)
+    // The server ends one pooled connection (an idle timeout, an administrator): the pool drops it.
+    const admin = new pg.Client({ connectionString: journey.directUrl })
+    await admin.connect()
+    t.after(() => admin.end())
+    const [port] = journey.proxy.upstreamPorts()
+    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where client_port = $1', [port])
+    const deadline = performance.now() + 5000
+    // Heard from the log, not /metrics (whose scrape would query the database first).
+    while (!journey.logLines().some((line) => line.includes('the database does not answer'))) {
+      assert.ok(performance.now() < deadline, 'the pool heard the connection end')
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    // The database answers: nobody is turned away while another connection serves.
+    const answers = await mixedLoad(journey, seeded, 'one-lost')
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 200, 200, 201, 201, 201, 201, 201, 201, 201, 201],
+      describeAnswers(answers),
+    )
   })
 })

@@ -224,9 +224,12 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
  * `reachability`; a connection that errors while checked out between two queries is heard too (pg
  * emits `error` on it, which would otherwise end the process).
  *
- * Failing fast (`failFast`, with timeouts set): while the database is known unreachable, one
- * request at a time tries it (and finds it back); the others answer `database_unavailable` at once
- * instead of each waiting out the timeout, and instead of queuing behind each other for it.
+ * Failing fast (`failFast`, with timeouts set): once a connection could not be opened or a
+ * statement got no answer at all (the database is down or silent, not merely one connection lost),
+ * one request at a time tries the database (and finds it back); the others answer
+ * `database_unavailable` at once instead of each waiting out the timeout, and instead of queuing
+ * behind each other for it. An idle connection ended by the server, or a statement the server
+ * cancelled, does not count: the database answered.
  *
  * Named statements (`named`): PostgreSQL parses and plans an unnamed statement on every run, and
  * node-postgres sends every query unnamed unless it is given a name. Named, a statement is parsed
@@ -244,7 +247,9 @@ function guardedPool(
   const { named, failFast } = options
   // One wrapper per pooled client: Kysely keeps its connection object per client it is given.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>()
-  /** A request is trying the database while it is known unreachable; the others fail fast. */
+  /** A connection could not be opened, or a statement got no answer, since the last answer. */
+  let down = false
+  /** A request is trying the database while it is down; the others fail fast. */
   let probing = false
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     let broken: unknown
@@ -264,11 +269,13 @@ function guardedPool(
         const result = await (typeof text === 'string'
           ? run(text, values)
           : client.query(text as pg.Submittable))
+        down = false
         probing = false
         reachability.answered()
         return result
       } catch (error) {
         if (databaseFaultOf(error) !== undefined) {
+          down ||= isReadTimeout(error)
           fail(error)
         }
         throw error
@@ -282,7 +289,7 @@ function guardedPool(
   }
   return {
     connect: async () => {
-      if (failFast && !reachability.reachable) {
+      if (failFast && down) {
         if (probing) {
           throw new Error(unreachableMessage)
         }
@@ -292,6 +299,7 @@ function guardedPool(
       try {
         client = await pool.connect()
       } catch (error) {
+        down = true
         probing = false
         reachability.lost(error)
         throw error
@@ -305,6 +313,11 @@ function guardedPool(
     },
     end: () => pool.end(),
   }
+}
+
+/** node-postgres gave up waiting for a statement's answer (`query_timeout`): the peer is silent. */
+function isReadTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('Query read timeout')
 }
 
 /** What a request that fails fast hears (storage/database-faults.ts knows it). */
