@@ -274,7 +274,9 @@ function guardedPool(
         reachability.answered()
         return result
       } catch (error) {
-        if (databaseFaultOf(error) !== undefined) {
+        // A statement the server cancelled (statement_timeout: 57014) leaves the connection and
+        // the database well: the request answers 503, nothing else changes.
+        if (databaseFaultOf(error) !== undefined && !isCancelledByServer(error)) {
           down ||= isReadTimeout(error)
           fail(error)
         }
@@ -313,6 +315,10 @@ function guardedPool(
     },
     end: () => pool.end(),
   }
+}
+
+function isCancelledByServer(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '57014'
 }
 
 /** node-postgres gave up waiting for a statement's answer (`query_timeout`): the peer is silent. */
