@@ -57,12 +57,13 @@ func tokenError(code, format string, args ...any) *TokenError {
 	return &TokenError{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-var base64urlPattern = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
-
 // decodeCanonical accepts only canonical base64url: no padding, unused bits zero.
 func decodeCanonical(part string) ([]byte, bool) {
-	if !base64urlPattern.MatchString(part) {
-		return nil, false
+	for i := 0; i < len(part); i++ {
+		c := part[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, false // the decoder would skip new lines
+		}
 	}
 	decoded, err := base64.RawURLEncoding.Strict().DecodeString(part)
 	return decoded, err == nil

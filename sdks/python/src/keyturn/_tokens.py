@@ -197,7 +197,10 @@ def validate_license_token(
     if len(parts) != 3:
         raise TokenError("malformed", "A license token has three dot-separated parts.")
     encoded_header, encoded_payload, encoded_signature = parts
-    header = _read_header(encoded_header)
+    canonical_header = _decode_canonical(encoded_header)
+    header = _read_header(encoded_header) if canonical_header is None else _parse_object(canonical_header)
+    if header is None:
+        raise TokenError("malformed", "The token header is not valid base64url JSON.")
     # Never let the token choose its algorithm (RFC 8725): none, HS256 and the rest stop here.
     if header.get("alg") != "EdDSA":
         raise TokenError("unsupported_algorithm", f"Only EdDSA tokens are accepted, not {header.get('alg')}.")
@@ -206,7 +209,7 @@ def validate_license_token(
     _check_critical(header.get("crit"))
     payload_bytes = _decode_canonical(encoded_payload)
     signature = _decode_canonical(encoded_signature)
-    if _decode_canonical(encoded_header) is None or payload_bytes is None or signature is None or len(signature) != 64:
+    if canonical_header is None or payload_bytes is None or signature is None or len(signature) != 64:
         raise TokenError("malformed", "The token is not three canonical base64url parts with an Ed25519 signature.")
     kid = header.get("kid")
     key = next((key for key_id, key in key_list(public_key) if isinstance(kid, str) and key_id == kid), None)
