@@ -13,6 +13,9 @@ import (
 	"time"
 )
 
+// MaxClockTolerance is the largest clock tolerance accepted: beyond an hour it is a wrong clock, not skew.
+const MaxClockTolerance = time.Hour
+
 // MaxLicenseTokenLength is the longest token accepted; longer ones are refused unparsed.
 const MaxLicenseTokenLength = 16 * 1024
 
@@ -234,6 +237,10 @@ func checkClaims(payload map[string]any, productID string, now, tolerance float6
 // the same order and with the same error codes as the JavaScript client. It returns what the token
 // says, or a *TokenError whose Code says why it is not to be trusted (use errors.As).
 func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidationResult, error) {
+	// The clock options first: an invalid one must never widen what is accepted.
+	if options.ClockTolerance < 0 || options.ClockTolerance > MaxClockTolerance {
+		return nil, fmt.Errorf("keyturn: ClockTolerance must be from 0 to %s", MaxClockTolerance)
+	}
 	if len(token) == 0 || len(token) > MaxLicenseTokenLength {
 		return nil, tokenError("malformed", "A license token is a JWT of at most %d characters.", MaxLicenseTokenLength)
 	}

@@ -141,3 +141,16 @@ func TestThisMachineHasAStableFingerprint(t *testing.T) {
 		t.Fatalf("fingerprints %s, %s, %s", first, second, other)
 	}
 }
+
+func TestAnInvalidClockToleranceIsRefusedNeverReadAsNoLimit(t *testing.T) {
+	v := loadVectors(t)
+	for _, tolerance := range []time.Duration{-time.Second, time.Hour + time.Second} {
+		_, err := keyturn.ValidateLicenseToken(v.Tokens[0].Token, keyturn.TokenOptions{
+			PublicKeyPEM: v.Keys["product"].PublicKeyPEM, ProductID: v.Tokens[0].Options.ProductID, ClockTolerance: tolerance,
+		})
+		var token *keyturn.TokenError
+		if err == nil || errors.As(err, &token) {
+			t.Fatalf("tolerance %s: %v", tolerance, err)
+		}
+	}
+}

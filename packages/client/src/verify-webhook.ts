@@ -1,6 +1,7 @@
 import { type EventResource, EventResourceSchema } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
 import { Check } from 'typebox/value'
+import { readNow } from './clock.js'
 
 export interface VerifyWebhookOptions {
   /** The raw request body, exactly as received (not re-serialised JSON). */
@@ -9,7 +10,7 @@ export interface VerifyWebhookOptions {
   readonly headers: Headers | Readonly<Record<string, string | readonly string[] | undefined>>
   /** The endpoint's `whsec_…` secret. */
   readonly secret: string
-  /** The time to judge the delivery's timestamp at; defaults to the current time. */
+  /** The time to judge the delivery's timestamp at; defaults to the current time (an Invalid Date throws `InvalidOptionError`). */
   readonly now?: Date
 }
 
@@ -67,7 +68,7 @@ export function verifyWebhook(options: VerifyWebhookOptions): EventResource {
   if (Number.isNaN(timestamp)) {
     throw new WebhookSignatureError('malformed', 'Invalid Signature Headers')
   }
-  const now = Math.floor((options.now?.getTime() ?? Date.now()) / 1000)
+  const now = Math.floor(readNow(options.now) / 1000)
   if (now - timestamp > webhookToleranceSeconds) {
     throw new WebhookSignatureError('stale', 'Message timestamp too old')
   }

@@ -78,6 +78,16 @@ class TokenVectors(unittest.TestCase):
         self.assertEqual(result.license_id, vector["expect"]["result"]["licenseId"])
 
 
+    def test_an_invalid_clock_option_is_refused_never_read_as_no_limit(self) -> None:
+        expired = next(v for v in VECTORS["tokens"] if v["name"] == "expired")
+        pem = VECTORS["keys"]["product"]["publicKeyPem"]
+        product = expired["options"]["productId"]
+        for options in ({"now": float("nan")}, {"now": float("inf")}, {"now": "2030-01-01"}, {"clock_tolerance_seconds": -1},
+                        {"clock_tolerance_seconds": 3601}, {"clock_tolerance_seconds": float("nan")}):
+            with self.subTest(options), self.assertRaises(ValueError):
+                keyturn.validate_license_token(expired["token"], public_key=pem, product_id=product, **options)  # type: ignore[arg-type]
+
+
 class SignedAnswerVectors(unittest.TestCase):
     def test_every_signed_answer_vector(self) -> None:
         for vector in VECTORS["signedAnswers"]:

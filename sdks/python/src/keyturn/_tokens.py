@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidSignature
 
 from ._errors import TokenError
 from ._keys import PublicKeys, key_list
-from ._time import Instant, epoch_seconds
+from ._time import Instant, epoch_seconds, tolerance_seconds
 
 #: Longer tokens are refused unparsed.
 MAX_LICENSE_TOKEN_LENGTH = 16 * 1024
@@ -191,6 +191,9 @@ def validate_license_token(
     retired); ``fingerprint``, when given, must be the machine the token is bound to; ``now``
     (a datetime or epoch seconds) defaults to the system clock.
     """
+    # The clock options first: an invalid one must never widen what is accepted.
+    current = math.floor(epoch_seconds(now))
+    tolerance = tolerance_seconds(clock_tolerance_seconds, "clock_tolerance_seconds")
     if not isinstance(token, str) or len(token) == 0 or len(token) > MAX_LICENSE_TOKEN_LENGTH:
         raise TokenError("malformed", f"A license token is a JWT of at most {MAX_LICENSE_TOKEN_LENGTH} characters.")
     parts = token.split(".")
@@ -222,7 +225,7 @@ def validate_license_token(
     claims = _parse_object(payload_bytes)
     if claims is None:
         raise TokenError("malformed", "The token payload is not a JSON object.")
-    _check_claims(claims, product_id, math.floor(epoch_seconds(now)), clock_tolerance_seconds)
+    _check_claims(claims, product_id, current, tolerance)
     if not _has_license_claims(claims) or claims["productId"] != product_id or claims["sub"] != claims["licenseId"]:
         raise TokenError("malformed", "The token does not carry license claims.")
     if fingerprint is not None and claims.get("fingerprint") != fingerprint:
