@@ -1,7 +1,6 @@
 package keyturn
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
@@ -72,27 +71,19 @@ func decodeCanonical(part string) ([]byte, bool) {
 	return decoded, err == nil
 }
 
+// parseObject reads a JSON object; numbers become float64, as in JavaScript, the reference.
+// A map, not a struct: encoding/json matches struct fields case-insensitively.
 func parseObject(data []byte) (map[string]any, bool) {
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	decoder.UseNumber()
-	var value any
-	if err := decoder.Decode(&value); err != nil {
+	var object map[string]any
+	if err := json.Unmarshal(data, &object); err != nil || object == nil {
 		return nil, false
 	}
-	if decoder.More() {
-		return nil, false
-	}
-	object, ok := value.(map[string]any)
-	return object, ok
+	return object, true
 }
 
 func number(value any) (float64, bool) {
-	n, ok := value.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	return f, err == nil && !math.IsInf(f, 0)
+	f, ok := value.(float64)
+	return f, ok && !math.IsInf(f, 0) && !math.IsNaN(f)
 }
 
 func integer(value any) bool {
@@ -249,9 +240,14 @@ func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidatio
 		return nil, tokenError("malformed", "A license token has three dot-separated parts.")
 	}
 	encodedHeader, encodedPayload, encodedSignature := parts[0], parts[1], parts[2]
-	headerBytes, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(encodedHeader, "="))
-	if err != nil {
-		return nil, tokenError("malformed", "The token header is not valid base64url JSON.")
+	headerBytes, headerCanonical := decodeCanonical(encodedHeader)
+	if !headerCanonical {
+		// Judged leniently here (a header that is not canonical fails below, after alg and typ).
+		lenient, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(encodedHeader, "="))
+		if err != nil {
+			return nil, tokenError("malformed", "The token header is not valid base64url JSON.")
+		}
+		headerBytes = lenient
 	}
 	header, ok := parseObject(headerBytes)
 	if !ok {
@@ -267,7 +263,6 @@ func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidatio
 	if err := checkCritical(header); err != nil {
 		return nil, err
 	}
-	_, headerCanonical := decodeCanonical(encodedHeader)
 	payloadBytes, payloadCanonical := decodeCanonical(encodedPayload)
 	signature, signatureCanonical := decodeCanonical(encodedSignature)
 	if !headerCanonical || !payloadCanonical || !signatureCanonical || len(signature) != ed25519.SignatureSize {
@@ -288,7 +283,7 @@ func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidatio
 	if key == nil {
 		return nil, tokenError("invalid_signature", "No configured public key has the token's key id (%v).", header["kid"])
 	}
-	if !ed25519.Verify(key, []byte(encodedHeader+"."+encodedPayload), signature) {
+	if !ed25519.Verify(key, []byte(token[:len(encodedHeader)+1+len(encodedPayload)]), signature) {
 		return nil, tokenError("invalid_signature", "The token signature does not verify with the product key.")
 	}
 	claims, ok := parseObject(payloadBytes)

@@ -1,7 +1,6 @@
 package keyturn
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -27,7 +26,7 @@ type Event struct {
 	Actor      map[string]any `json:"actor"`
 	RequestID  *string        `json:"requestId"`
 	Data       map[string]any `json:"data"`
-	// Raw is the whole event as parsed (numbers as json.Number).
+	// Raw is the whole event as parsed (numbers as float64).
 	Raw map[string]any `json:"-"`
 }
 
@@ -95,10 +94,8 @@ func VerifyWebhook(input WebhookInput) (*Event, error) {
 	if !matched {
 		return nil, webhookError("invalid_signature", "No matching signature found")
 	}
-	decoder := json.NewDecoder(bytes.NewReader(input.Payload))
-	decoder.UseNumber()
-	var raw map[string]any
-	if decoder.Decode(&raw) != nil || raw == nil {
+	raw, isObject := parseObject(input.Payload)
+	if !isObject {
 		return nil, webhookError("not_an_event", "The payload is signed but is not a Keyturn event")
 	}
 	event := &Event{Raw: raw}

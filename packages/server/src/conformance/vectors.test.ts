@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
+import { answerSignatureBase } from '@keyturn/protocol'
 import { buildTestApp, testAdminSecret } from '../testing/build-test-app.js'
 import { sqliteTestDatabase } from '../testing/each-database.js'
 import { createLicense } from '../testing/licenses.js'
 import { conformanceVectors, conformanceVectorsJson } from './vectors.js'
 
 const committedPath = new URL('../../../../conformance/vectors.json', import.meta.url)
+const sdksPage = new URL('../../../../docs/sdks.md', import.meta.url)
 
 const decodePart = (part: string | undefined) =>
   JSON.parse(Buffer.from(part ?? '', 'base64url').toString('utf8')) as Record<string, unknown>
@@ -49,6 +51,35 @@ describe('the conformance vectors', () => {
     assert.deepEqual(
       Object.keys(vectorClaims ?? {}),
       Object.keys(realClaims ?? {}).filter((name) => name !== 'fingerprint'),
+    )
+  })
+
+  it("match docs/sdks.md's example of a signature base (the valid answer's)", async () => {
+    const vectors = (await conformanceVectors()) as {
+      signedAnswers: {
+        name: string
+        answer: { status: number; method: string; path: string; headers: Record<string, string> }
+      }[]
+    }
+    const valid = vectors.signedAnswers.find((vector) => vector.name === 'valid')?.answer
+    assert.ok(valid !== undefined)
+    const base = answerSignatureBase({
+      status: valid.status,
+      contentDigest: valid.headers['content-digest'] ?? '',
+      date: valid.headers.date ?? '',
+      method: valid.method,
+      path: valid.path,
+      signatureParams: (valid.headers['signature-input'] ?? '').replace(/^keyturn=/, ''),
+    })
+    const documented = /```text\n([^`]*?"@signature-params"[^`]*?)\n\s*```/.exec(
+      readFileSync(sdksPage, 'utf8'),
+    )?.[1]
+    assert.equal(
+      documented
+        ?.split('\n')
+        .map((line) => line.trim())
+        .join('\n'),
+      base,
     )
   })
 })
