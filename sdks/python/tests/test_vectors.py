@@ -124,6 +124,17 @@ class WebhookVectors(unittest.TestCase):
                 self.assertEqual(got, vector["expect"])
 
 
+    def test_a_payload_given_as_bytes_is_checked_as_received(self) -> None:
+        vector = VECTORS["webhooks"][0]
+        event = keyturn.verify_webhook(
+            vector["payload"].encode("utf-8"), vector["headers"], vector["secret"], now=instant(vector["now"])
+        )
+        self.assertEqual(event, vector["expect"]["event"])
+        with self.assertRaises(keyturn.WebhookError) as refused:
+            keyturn.verify_webhook(b"\xff" + vector["payload"].encode(), vector["headers"], vector["secret"], now=instant(vector["now"]))
+        self.assertEqual(refused.exception.code, "invalid_signature")
+
+
 class FingerprintVectors(unittest.TestCase):
     def test_every_fingerprint_vector(self) -> None:
         for vector in VECTORS["fingerprints"]:
