@@ -64,4 +64,10 @@ export {
   type ValidateLicenseTokenOptions,
   validateLicenseToken,
 } from './validate-license-token.js'
-export { type VerifyWebhookOptions, verifyWebhook, WebhookSignatureError } from './verify-webhook.js'
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  WebhookSignatureError,
+  type WebhookSignatureErrorCode,
+  webhookToleranceSeconds,
+} from './verify-webhook.js'

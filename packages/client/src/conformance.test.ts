@@ -1,0 +1,148 @@
+/**
+ * @module The JavaScript client against the language-neutral conformance vectors
+ * (conformance/vectors.json): it is the reference every other SDK is held to, so each vector's
+ * expected answer is what this client answers.
+ */
+import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { KeyturnSignatureError, LicenseTokenError } from './errors.js'
+import { checkSignedAnswer } from './signed-answers.js'
+import { validateLicenseToken } from './validate-license-token.js'
+import { verifyWebhook, WebhookSignatureError } from './verify-webhook.js'
+
+type Expect = { valid: true; result?: unknown; event?: unknown } | { valid: false; error: string }
+type KeyName = 'product' | 'other'
+
+interface Vectors {
+  keys: Record<KeyName, { publicKeyPem: string }>
+  tokens: {
+    name: string
+    token: string
+    options: {
+      productId: string
+      publicKeys: KeyName[]
+      now: string
+      fingerprint?: string
+      requireEntitlements?: string[]
+    }
+    expect: Expect
+  }[]
+  signedAnswers: {
+    name: string
+    answer: { status: number; method: string; path: string; headers: Record<string, string>; body: string }
+    check: { publicKeys: KeyName[]; nonce: string; now: string; toleranceSeconds: number }
+    expect: Expect
+  }[]
+  webhooks: {
+    name: string
+    secret: string
+    payload: string
+    headers: Record<string, string>
+    now: string
+    expect: Expect
+  }[]
+  fingerprints: { salt: string; machineId: string; fingerprint: string }[]
+}
+
+const vectors = JSON.parse(
+  readFileSync(new URL('../../../conformance/vectors.json', import.meta.url), 'utf8'),
+) as Vectors
+const pems = (names: KeyName[]) => names.map((name) => vectors.keys[name].publicKeyPem)
+
+/** The vector's answer: `{ valid: true, … }` or `{ valid: false, error: code }`. */
+async function answer(run: () => Promise<unknown>, field: 'result' | 'event' | undefined): Promise<Expect> {
+  try {
+    const value = await run()
+    return field === undefined ? { valid: true } : { valid: true, [field]: value }
+  } catch (error) {
+    if (
+      error instanceof LicenseTokenError ||
+      error instanceof KeyturnSignatureError ||
+      error instanceof WebhookSignatureError
+    ) {
+      return { valid: false, error: error.code }
+    }
+    throw error
+  }
+}
+
+describe('conformance vectors: license tokens', () => {
+  for (const vector of vectors.tokens) {
+    it(vector.name, async () => {
+      const { options } = vector
+      const got = await answer(
+        () =>
+          validateLicenseToken({
+            token: vector.token,
+            productId: options.productId,
+            publicKey: pems(options.publicKeys),
+            now: new Date(options.now),
+            ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint }),
+            ...(options.requireEntitlements === undefined
+              ? {}
+              : { requireEntitlements: options.requireEntitlements }),
+          }),
+        'result',
+      )
+      assert.deepEqual(got, vector.expect)
+    })
+  }
+})
+
+describe('conformance vectors: signed answers', () => {
+  for (const vector of vectors.signedAnswers) {
+    it(vector.name, async () => {
+      const { answer: signed, check } = vector
+      const body = new TextEncoder().encode(signed.body)
+      const got = await answer(
+        () =>
+          checkSignedAnswer(
+            {
+              status: signed.status,
+              headers: new Headers(signed.headers),
+              body,
+              json: JSON.parse(signed.body),
+              method: signed.method,
+              path: signed.path,
+            },
+            {
+              publicKey: pems(check.publicKeys),
+              nonce: check.nonce,
+              now: new Date(check.now),
+              toleranceSeconds: check.toleranceSeconds,
+            },
+          ),
+        undefined,
+      )
+      assert.deepEqual(got, vector.expect)
+    })
+  }
+})
+
+describe('conformance vectors: webhooks', () => {
+  for (const vector of vectors.webhooks) {
+    it(vector.name, async () => {
+      const got = await answer(
+        async () =>
+          verifyWebhook({
+            payload: vector.payload,
+            headers: vector.headers,
+            secret: vector.secret,
+            now: new Date(vector.now),
+          }),
+        'event',
+      )
+      assert.deepEqual(got, vector.expect)
+    })
+  }
+})
+
+describe('conformance vectors: machine fingerprints', () => {
+  it('are HMAC-SHA256 keyed by the salt over the machine id, in lowercase hex', () => {
+    for (const { salt, machineId, fingerprint } of vectors.fingerprints) {
+      assert.equal(createHmac('sha256', salt).update(machineId).digest('hex'), fingerprint)
+    }
+  })
+})

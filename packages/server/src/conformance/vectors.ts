@@ -1,0 +1,616 @@
+/**
+ * @module The conformance vectors every Keyturn client (JavaScript, Python, Go, …) must answer the
+ * same way: license tokens, signed answers, webhooks and machine fingerprints, each with the time to
+ * judge it at and the answer expected (valid with its fields, or the error code). They are made here
+ * the way the server makes the real thing (`signJwt` for tokens, the protocol's signature base for
+ * answers, Standard Webhooks for deliveries), from test-only keys derived from fixed labels, fixed
+ * ids and fixed times, so the output is the same on every run. `npm run conformance` writes them to
+ * `conformance/vectors.json`; vectors.test.ts fails when that file is stale. docs/sdks.md explains
+ * the format.
+ */
+import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject, sign } from 'node:crypto'
+import {
+  answerSignatureBase,
+  answerSignatureParams,
+  EventResourceSchema,
+  licenseTokenIssuer,
+  licenseTokenType,
+  signatureLabel,
+} from '@keyturn/protocol'
+import { Webhook } from 'standardwebhooks'
+import { signJwt } from '../tokens/ed25519.js'
+
+/** A test-only Ed25519 key: its seed is the SHA-256 of a public label, so anyone can re-derive it. */
+export interface ConformanceKey {
+  readonly label: string
+  readonly privateKey: KeyObject
+  readonly publicKeyPem: string
+  /** RFC 7638 thumbprint of the public JWK, as the server's `keyId`. */
+  readonly keyId: string
+}
+
+const pkcs8Ed25519Prefix = Buffer.from('302e020100300506032b657004220420', 'hex')
+
+export function conformanceKey(label: string): ConformanceKey {
+  const seed = createHash('sha256').update(label).digest()
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([pkcs8Ed25519Prefix, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  })
+  const publicKey = createPublicKey(privateKey)
+  const { crv, kty, x } = publicKey.export({ format: 'jwk' })
+  const keyId = createHash('sha256').update(JSON.stringify({ crv, kty, x })).digest('base64url')
+  return {
+    label,
+    privateKey,
+    publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    keyId,
+  }
+}
+
+const productKey = conformanceKey('keyturn conformance: product signing key (test only)')
+const otherKey = conformanceKey('keyturn conformance: another product signing key (test only)')
+const webhookSecret = `whsec_${createHash('sha256').update('keyturn conformance: webhook secret (test only)').digest('base64')}`
+const otherWebhookSecret = `whsec_${createHash('sha256').update('keyturn conformance: another webhook secret (test only)').digest('base64')}`
+
+const productId = 'prd_3kTMd9qA8xYb2VnLr5sPwZ'
+const otherProductId = 'prd_9ZqLm2Xc7VbN4KtRw8YpHd'
+const licenseId = 'lic_7fQx2mNc4RtYp9LkWv3bHs'
+const fingerprint = '0c8e6bd3b62fa6d8e3f9b1a0c2d4e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8'
+const issued = '2030-01-01T00:00:00.000Z'
+const expires = '2030-01-31T00:00:00.000Z'
+const during = '2030-01-15T00:00:00.000Z'
+const seconds = (iso: string) => Date.parse(iso) / 1000
+
+type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json }
+type Claims = Record<string, Json | undefined>
+
+/** The claims as the token service writes them: the license's, then the registered ones in jose's order. */
+function claims(overrides: Claims = {}): Claims {
+  return {
+    licenseId,
+    expirationDate: expires,
+    productId,
+    createdAt: issued,
+    // Slots kept in the server's order, left out when undefined.
+    customFields: undefined,
+    fingerprint: undefined,
+    entitlements: [],
+    iss: licenseTokenIssuer,
+    sub: licenseId,
+    aud: productId,
+    iat: seconds(issued),
+    nbf: seconds(issued),
+    exp: seconds(expires),
+    jti: 'tok_2hVq8RmX4cLp7NwZ3bKt9Y',
+    ...overrides,
+  }
+}
+
+const withoutUndefined = (object: Claims): Claims =>
+  Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined))
+
+const base64urlJson = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+
+async function token(
+  options: { claims?: Claims; header?: Claims; key?: ConformanceKey } = {},
+): Promise<string> {
+  const key = options.key ?? productKey
+  const header = withoutUndefined({ alg: 'EdDSA', typ: licenseTokenType, kid: key.keyId, ...options.header })
+  return signJwt(header, withoutUndefined(claims(options.claims)), (data) =>
+    Promise.resolve(sign(null, data, key.privateKey)),
+  )
+}
+
+/** The offline result the JavaScript client's `validateLicenseToken` returns for `claims(overrides)`. */
+function result(overrides: Claims = {}): Record<string, Json> {
+  const all = claims(overrides)
+  return {
+    licenseId: all.licenseId as string,
+    expiresAt: all.expirationDate as string,
+    productId: all.productId as string,
+    customFields: (all.customFields ?? {}) as Json,
+    issuedAt: all.createdAt as string,
+    ...(all.fingerprint === undefined ? {} : { fingerprint: all.fingerprint }),
+    entitlements: (all.entitlements ?? []) as Json,
+  }
+}
+
+type KeyName = 'product' | 'other'
+
+interface TokenVector {
+  readonly name: string
+  readonly description: string
+  readonly token: string
+  readonly options: {
+    readonly productId: string
+    readonly publicKeys: readonly KeyName[]
+    readonly now: string
+    readonly fingerprint?: string
+    readonly requireEntitlements?: readonly string[]
+  }
+  readonly expect:
+    | { readonly valid: true; readonly result: Json }
+    | { readonly valid: false; readonly error: string }
+}
+
+async function tokenVectors(): Promise<TokenVector[]> {
+  const options = { productId, publicKeys: ['product'] as KeyName[], now: during }
+  const valid = (name: string, description: string, tokenText: string, fields: Claims, extra = {}) => ({
+    name,
+    description,
+    token: tokenText,
+    options: { ...options, ...extra },
+    expect: { valid: true as const, result: result(fields) },
+  })
+  const invalid = (name: string, description: string, tokenText: string, error: string, extra = {}) => ({
+    name,
+    description,
+    token: tokenText,
+    options: { ...options, ...extra },
+    expect: { valid: false as const, error },
+  })
+  const bound = { fingerprint }
+  const rich = {
+    customFields: { plan: 'pro', seats: 5, note: 'é ✓ "quoted"', limits: { projects: 10 } },
+    entitlements: ['export', 'sso'],
+  }
+  const basic = await token()
+  const [basicHeader = '', basicPayload = '', basicSignature = ''] = basic.split('.')
+  const hsInput = `${base64urlJson({ alg: 'HS256', typ: licenseTokenType, kid: productKey.keyId })}.${base64urlJson(claims())}`
+  const hsMac = createHmac('sha256', productKey.publicKeyPem).update(hsInput).digest('base64url')
+  // The last base64url character of a 64-byte signature carries 4 unused bits: setting one of them
+  // spells the same bytes another way, which a client must refuse.
+  const lastIndex = basicSignature.length - 1
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const loose = alphabet.charAt(alphabet.indexOf(basicSignature.charAt(lastIndex)) | 1)
+  return [
+    valid('valid', 'A token with no fingerprint, custom fields or entitlements.', basic, {}),
+    valid(
+      'valid-fingerprint',
+      'A token bound to a machine, checked on that machine.',
+      await token({ claims: bound }),
+      bound,
+      { fingerprint },
+    ),
+    valid(
+      'valid-fingerprint-not-checked',
+      'A bound token checked without a fingerprint: valid, and the result names the machine.',
+      await token({ claims: bound }),
+      bound,
+    ),
+    valid(
+      'valid-custom-fields-entitlements',
+      'Custom fields (any JSON, UTF-8) and entitlements are returned as signed; a required entitlement present.',
+      await token({ claims: rich }),
+      rich,
+      { requireEntitlements: ['sso'] },
+    ),
+    valid(
+      'valid-after-rotation',
+      'Several configured keys (a retired one first): the one named by the token verifies it.',
+      basic,
+      {},
+      { publicKeys: ['other', 'product'] },
+    ),
+    valid('valid-at-not-before', 'Judged at exactly `nbf`: valid.', basic, {}, { now: issued }),
+    valid(
+      'valid-without-entitlements-claim',
+      'A token from before entitlements existed: the result has an empty list.',
+      await token({ claims: { entitlements: undefined } }),
+      {},
+    ),
+    invalid('expired', 'Judged after `exp`.', basic, 'expired', { now: '2030-02-01T00:00:00.000Z' }),
+    invalid('expired-at-exp', 'Judged at exactly `exp`: expired.', basic, 'expired', { now: expires }),
+    invalid('not-yet-valid', 'Judged before `nbf`.', basic, 'not_yet_valid', {
+      now: '2029-12-31T23:59:59.000Z',
+    }),
+    invalid('wrong-product', 'Checked for another product (its `aud`).', basic, 'product_mismatch', {
+      productId: otherProductId,
+    }),
+    invalid(
+      'wrong-machine',
+      'Bound to another machine.',
+      await token({ claims: bound }),
+      'fingerprint_mismatch',
+      { fingerprint: 'a-different-machine' },
+    ),
+    invalid(
+      'unbound-token-on-checked-machine',
+      'Not bound to any machine, checked with a fingerprint.',
+      basic,
+      'fingerprint_mismatch',
+      { fingerprint },
+    ),
+    invalid(
+      'entitlements-missing',
+      'A required entitlement the license lacks.',
+      await token({ claims: rich }),
+      'entitlements_missing',
+      { requireEntitlements: ['sso', 'audit-log'] },
+    ),
+    invalid(
+      'wrong-key',
+      "Signed by another key under the product key's id.",
+      await token({ key: otherKey, header: { kid: productKey.keyId } }),
+      'invalid_signature',
+    ),
+    invalid(
+      'bad-kid',
+      'Signed by a key that is not configured (its own id).',
+      await token({ key: otherKey }),
+      'invalid_signature',
+    ),
+    invalid(
+      'missing-kid',
+      'No key id in the header.',
+      await token({ header: { kid: undefined } }),
+      'invalid_signature',
+    ),
+    invalid(
+      'alg-none',
+      'An unsigned token (`alg: none`).',
+      `${base64urlJson({ alg: 'none', typ: licenseTokenType, kid: productKey.keyId })}.${base64urlJson(claims())}.`,
+      'unsupported_algorithm',
+    ),
+    invalid(
+      'hs256-public-key-as-secret',
+      'HS256 with the public key PEM as the HMAC secret (algorithm confusion).',
+      `${hsInput}.${hsMac}`,
+      'unsupported_algorithm',
+    ),
+    invalid(
+      'crit-header',
+      'A header requiring an extension (`crit`) no client implements.',
+      await token({ header: { crit: ['exp-policy'], 'exp-policy': 1 } }),
+      'unsupported_algorithm',
+    ),
+    invalid(
+      'altered-payload',
+      'The payload changed after signing (another plan).',
+      `${basicHeader}.${base64urlJson(claims({ customFields: { plan: 'enterprise' } }))}.${basicSignature}`,
+      'invalid_signature',
+    ),
+    invalid(
+      'altered-header',
+      'The header changed after signing.',
+      `${base64urlJson({ alg: 'EdDSA', typ: licenseTokenType, kid: productKey.keyId, extra: 1 })}.${basicPayload}.${basicSignature}`,
+      'invalid_signature',
+    ),
+    invalid(
+      'wrong-type',
+      'A JWT of another type (`typ: JWT`).',
+      await token({ header: { typ: 'JWT' } }),
+      'malformed',
+    ),
+    invalid(
+      'wrong-issuer',
+      'Signed by the product key but not issued by Keyturn.',
+      await token({ claims: { iss: 'someone-else' } }),
+      'malformed',
+    ),
+    invalid(
+      'subject-not-license',
+      'The subject is another license than `licenseId`.',
+      await token({ claims: { sub: 'lic_0000000000000000000000' } }),
+      'malformed',
+    ),
+    invalid(
+      'product-claim-mismatch',
+      'The audience is the product but the `productId` claim is another.',
+      await token({ claims: { productId: otherProductId } }),
+      'malformed',
+    ),
+    invalid(
+      'missing-jti',
+      'A required registered claim is missing.',
+      await token({ claims: { jti: undefined } }),
+      'malformed',
+    ),
+    invalid(
+      'bad-timestamp',
+      'A timestamp claim that is not an RFC 3339 date-time.',
+      await token({ claims: { expirationDate: '31/01/2030' } }),
+      'malformed',
+    ),
+    invalid(
+      'non-canonical-signature',
+      'The signature spelled with a non-zero unused bit.',
+      `${basic.slice(0, basic.length - 1)}${loose}`,
+      'malformed',
+    ),
+    invalid('two-parts', 'Not three dot-separated parts.', `${basicHeader}.${basicPayload}`, 'malformed'),
+    invalid('empty', 'An empty string.', '', 'malformed'),
+    invalid(
+      'too-long',
+      'Longer than 16,384 characters.',
+      `${basic}${'A'.repeat(16_385 - basic.length)}`,
+      'malformed',
+    ),
+  ]
+}
+
+interface SignedAnswerVector {
+  readonly name: string
+  readonly description: string
+  readonly answer: {
+    readonly status: number
+    readonly method: string
+    readonly path: string
+    readonly headers: Readonly<Record<string, string>>
+    readonly body: string
+  }
+  readonly check: {
+    readonly publicKeys: readonly KeyName[]
+    readonly nonce: string
+    readonly now: string
+    readonly toleranceSeconds: number
+  }
+  readonly expect: { readonly valid: true } | { readonly valid: false; readonly error: string }
+}
+
+const answerNonce = '6f1c0e9a4b2d8e7f3a5c9b1d0e2f4a6c'
+const answerAt = '2030-01-15T12:00:00.000Z'
+
+/** An answer as the server signs it (protection/routes/application-facing.ts). */
+function signedAnswer(options: {
+  readonly body?: string
+  readonly key?: ConformanceKey
+  readonly keyId?: string
+  readonly status?: number
+}): SignedAnswerVector['answer'] {
+  const body =
+    options.body ??
+    JSON.stringify({
+      isValid: true,
+      reason: null,
+      timestamp: answerAt,
+      license: { id: licenseId, productId, status: 'active' },
+      nonce: answerNonce,
+    })
+  const key = options.key ?? productKey
+  const status = options.status ?? 200
+  const contentDigest = `sha-256=:${createHash('sha256').update(body).digest('base64')}:`
+  const created = seconds(answerAt)
+  const date = new Date(created * 1000).toUTCString()
+  const signatureParams = answerSignatureParams(created, options.keyId ?? key.keyId)
+  const path = '/api/v0/licenses/validate'
+  const base = answerSignatureBase({ status, contentDigest, date, method: 'POST', path, signatureParams })
+  const signature = sign(null, Buffer.from(base), key.privateKey).toString('base64')
+  return {
+    status,
+    method: 'POST',
+    path,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-digest': contentDigest,
+      date,
+      'signature-input': `${signatureLabel}=${signatureParams}`,
+      signature: `${signatureLabel}=:${signature}:`,
+    },
+    body,
+  }
+}
+
+function signedAnswerVectors(): SignedAnswerVector[] {
+  const check = {
+    publicKeys: ['product'] as KeyName[],
+    nonce: answerNonce,
+    now: answerAt,
+    toleranceSeconds: 300,
+  }
+  const valid = signedAnswer({})
+  const vector = (
+    name: string,
+    description: string,
+    answer: SignedAnswerVector['answer'],
+    error?: string,
+    extra: Partial<SignedAnswerVector['check']> = {},
+  ): SignedAnswerVector => ({
+    name,
+    description,
+    answer,
+    check: { ...check, ...extra },
+    expect: error === undefined ? { valid: true } : { valid: false, error },
+  })
+  const { signature: _signature, ...unsignedHeaders } = valid.headers
+  return [
+    vector('valid', 'Signed by the product key for this request.', valid),
+    vector('valid-clock-within-tolerance', 'Checked 299 s after it was signed.', valid, undefined, {
+      now: '2030-01-15T12:04:59.000Z',
+    }),
+    vector('valid-after-rotation', 'Several configured keys: the one named verifies it.', valid, undefined, {
+      publicKeys: ['other', 'product'],
+    }),
+    vector(
+      'altered-body',
+      'The body changed in transit (the signed digest no longer matches).',
+      { ...valid, body: valid.body.replace('"isValid":true', '"isValid":false') },
+      'digest_mismatch',
+    ),
+    vector('wrong-nonce', 'A genuine answer replayed for another request.', valid, 'nonce_mismatch', {
+      nonce: '00000000000000000000000000000000',
+    }),
+    vector('stale', 'Checked 301 s after it was signed.', valid, 'stale', {
+      now: '2030-01-15T12:05:01.000Z',
+    }),
+    vector('from-the-future', 'Checked 301 s before it was signed.', valid, 'stale', {
+      now: '2030-01-15T11:54:59.000Z',
+    }),
+    vector(
+      'wrong-key',
+      "Signed by another key under the product key's id.",
+      signedAnswer({ key: otherKey, keyId: productKey.keyId }),
+      'invalid_signature',
+    ),
+    vector(
+      'unknown-key',
+      'Signed by a key that is not configured (its own id).',
+      signedAnswer({ key: otherKey }),
+      'unknown_key',
+    ),
+    vector(
+      'altered-status',
+      'The status changed in transit.',
+      { ...valid, status: 201 },
+      'invalid_signature',
+    ),
+    vector(
+      'altered-path',
+      'An answer to another route.',
+      { ...valid, path: '/api/v0/licenses/activate' },
+      'invalid_signature',
+    ),
+    vector('unsigned', 'No `Signature` header.', { ...valid, headers: unsignedHeaders }, 'unsigned'),
+    vector(
+      'malformed-signature-input',
+      'Covered components other than those Keyturn signs.',
+      {
+        ...valid,
+        headers: {
+          ...valid.headers,
+          'signature-input': (valid.headers['signature-input'] ?? '').replace(' "date"', ''),
+        },
+      },
+      'malformed',
+    ),
+  ]
+}
+
+interface WebhookVector {
+  readonly name: string
+  readonly description: string
+  readonly secret: string
+  readonly payload: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly now: string
+  readonly expect:
+    | { readonly valid: true; readonly event: Json }
+    | { readonly valid: false; readonly error: string }
+}
+
+const deliveredAt = '2030-01-15T12:00:00.000Z'
+
+function webhookVectors(): WebhookVector[] {
+  const event = ((EventResourceSchema as { examples?: Json[] }).examples ?? [])[0] as Json
+  const payload = JSON.stringify(event)
+  const id = 'msg_2Xh7Lq9Vc4TbN8mKp3Wz6R'
+  const timestamp = String(seconds(deliveredAt))
+  const signature = new Webhook(webhookSecret).sign(id, new Date(deliveredAt), payload)
+  const headers = { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }
+  const vector = (
+    name: string,
+    description: string,
+    changes: Partial<Pick<WebhookVector, 'payload' | 'headers' | 'now' | 'secret'>>,
+    error?: string,
+  ): WebhookVector => ({
+    name,
+    description,
+    secret: webhookSecret,
+    payload,
+    headers,
+    now: deliveredAt,
+    ...changes,
+    expect: error === undefined ? { valid: true, event } : { valid: false, error },
+  })
+  const notAnEvent = JSON.stringify({ hello: 'world' })
+  const otherSignature = new Webhook(otherWebhookSecret).sign(id, new Date(deliveredAt), payload)
+  return [
+    vector('valid', 'A delivery signed with the endpoint secret.', {}),
+    vector(
+      'valid-several-signatures',
+      'One of several space-separated signatures matches (secret rotation).',
+      {
+        headers: { ...headers, 'webhook-signature': `${otherSignature} ${signature}` },
+      },
+    ),
+    vector('valid-within-tolerance', 'Checked 300 s after it was sent.', { now: '2030-01-15T12:05:00.000Z' }),
+    vector(
+      'bad-signature',
+      'Signed with another secret.',
+      { headers: { ...headers, 'webhook-signature': otherSignature } },
+      'invalid_signature',
+    ),
+    vector(
+      'altered-payload',
+      'The body changed in transit.',
+      { payload: payload.replace('"license.created"', '"license.revoked"') },
+      'invalid_signature',
+    ),
+    vector(
+      'altered-id',
+      'Another message id than the one signed.',
+      { headers: { ...headers, 'webhook-id': 'msg_other' } },
+      'invalid_signature',
+    ),
+    vector('stale', 'Checked 301 s after it was sent.', { now: '2030-01-15T12:05:01.000Z' }, 'stale'),
+    vector(
+      'from-the-future',
+      'Checked 301 s before it was sent.',
+      { now: '2030-01-15T11:54:59.000Z' },
+      'stale',
+    ),
+    vector(
+      'missing-headers',
+      'No `webhook-signature` header.',
+      { headers: { 'webhook-id': id, 'webhook-timestamp': timestamp } },
+      'malformed',
+    ),
+    vector(
+      'bad-timestamp',
+      'A `webhook-timestamp` that is not a number.',
+      { headers: { ...headers, 'webhook-timestamp': 'yesterday' } },
+      'malformed',
+    ),
+    vector(
+      'not-an-event',
+      'Correctly signed, but the payload is not a Keyturn event.',
+      {
+        payload: notAnEvent,
+        headers: {
+          ...headers,
+          'webhook-signature': new Webhook(webhookSecret).sign(id, new Date(deliveredAt), notAnEvent),
+        },
+      },
+      'not_an_event',
+    ),
+  ]
+}
+
+/** HMAC-SHA256 keyed by the application's salt over the machine's id, in lowercase hex. */
+function fingerprintVectors() {
+  const vector = (salt: string, machineId: string) => ({
+    salt,
+    machineId,
+    fingerprint: createHmac('sha256', salt).update(machineId).digest('hex'),
+  })
+  return [
+    vector('prd_3kTMd9qA8xYb2VnLr5sPwZ', '4c4c4544-0042-3510-8052-b4c04f4b4e32'),
+    vector('my-app', 'b2a9e1e0d3c94f7f9a2d5c6e7f8a9b0c'),
+    vector('sel ✓ é', 'MACHINE-ID-ÉÀ'),
+  ]
+}
+
+/** Every vector, as the JSON written to conformance/vectors.json. */
+export async function conformanceVectors(): Promise<unknown> {
+  const keyEntry = (key: ConformanceKey) => ({
+    label: key.label,
+    keyId: key.keyId,
+    publicKeyPem: key.publicKeyPem,
+  })
+  return {
+    $comment:
+      'Generated by `npm run conformance` (packages/server/src/conformance/vectors.ts); do not edit. docs/sdks.md describes the format.',
+    formatVersion: 1,
+    keys: { product: keyEntry(productKey), other: keyEntry(otherKey) },
+    tokens: await tokenVectors(),
+    signedAnswers: signedAnswerVectors(),
+    webhooks: webhookVectors(),
+    fingerprints: fingerprintVectors(),
+  }
+}
+
+export async function conformanceVectorsJson(): Promise<string> {
+  return `${JSON.stringify(await conformanceVectors(), null, 2)}\n`
+}

@@ -1,0 +1,105 @@
+package keyturn_test
+
+import (
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	keyturn "github.com/keyturn/keyturn/sdks/go"
+)
+
+// The offline token check vs a bare Ed25519 verify of the same signature over the same bytes:
+//
+//	go test -run '^$' -bench . -benchtime 2s
+func benchmarkVector(b *testing.B, name string) (string, keyturn.TokenOptions) {
+	v := loadVectors(b)
+	for _, vector := range v.Tokens {
+		if vector.Name == name {
+			return vector.Token, keyturn.TokenOptions{
+				PublicKeyPEM: v.Keys["product"].PublicKeyPEM, ProductID: vector.Options.ProductID,
+				Now: instant(b, vector.Options.Now),
+			}
+		}
+	}
+	b.Fatal("no such vector")
+	return "", keyturn.TokenOptions{}
+}
+
+// A token with custom fields (nested JSON) and entitlements, and a plain one.
+func BenchmarkValidateLicenseToken(b *testing.B) {
+	benchmarkValidate(b, "valid-custom-fields-entitlements")
+}
+
+func BenchmarkValidatePlainLicenseToken(b *testing.B) {
+	benchmarkValidate(b, "valid")
+}
+
+func benchmarkValidate(b *testing.B, name string) {
+	token, options := benchmarkVector(b, name)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := keyturn.ValidateLicenseToken(token, options); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBareEd25519Verify(b *testing.B) {
+	token, options := benchmarkVector(b, "valid-custom-fields-entitlements")
+	block, _ := pem.Decode([]byte(options.PublicKeyPEM))
+	parsed, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := parsed.(ed25519.PublicKey)
+	last := strings.LastIndexByte(token, '.')
+	signature, _ := base64.RawURLEncoding.DecodeString(token[last+1:])
+	input := []byte(token[:last])
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !ed25519.Verify(key, input, signature) {
+			b.Fatal("does not verify")
+		}
+	}
+}
+
+// The two interleaved in short rounds, best of each (the machine is shared: a slow round says
+// little), reported as the check's rate in percent of the bare verify's:
+//
+//	go test -run '^$' -bench CheckVsVerify
+func BenchmarkCheckVsVerify(b *testing.B) {
+	for _, name := range []string{"valid-custom-fields-entitlements", "valid"} {
+		b.Run(name, func(b *testing.B) {
+			token, options := benchmarkVector(b, name)
+			block, _ := pem.Decode([]byte(options.PublicKeyPEM))
+			parsed, _ := x509.ParsePKIXPublicKey(block.Bytes)
+			key := parsed.(ed25519.PublicKey)
+			last := strings.LastIndexByte(token, '.')
+			signature, _ := base64.RawURLEncoding.DecodeString(token[last+1:])
+			input := []byte(token[:last])
+			const batch = 200
+			best := func(current time.Duration, run func()) time.Duration {
+				start := time.Now()
+				for i := 0; i < batch; i++ {
+					run()
+				}
+				if elapsed := time.Since(start); current == 0 || elapsed < current {
+					return elapsed
+				}
+				return current
+			}
+			var check, verify time.Duration
+			for round := 0; round < 30 || round*batch < b.N; round++ {
+				check = best(check, func() { _, _ = keyturn.ValidateLicenseToken(token, options) })
+				verify = best(verify, func() { ed25519.Verify(key, input, signature) })
+			}
+			b.ReportMetric(float64(check.Nanoseconds())/batch, "check-ns")
+			b.ReportMetric(float64(verify.Nanoseconds())/batch, "verify-ns")
+			b.ReportMetric(100*float64(verify)/float64(check), "ratio-%")
+		})
+	}
+}

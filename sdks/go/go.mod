@@ -1,0 +1,3 @@
+module github.com/keyturn/keyturn/sdks/go
+
+go 1.19

@@ -1,0 +1,120 @@
+package keyturn_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	keyturn "github.com/keyturn/keyturn/sdks/go"
+)
+
+const unknownKey = "ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ"
+
+func apiError(t *testing.T, err error, status int, code string) *keyturn.APIError {
+	t.Helper()
+	var refused *keyturn.APIError
+	if !errors.As(err, &refused) {
+		t.Fatalf("want an *APIError %d %s, got %v", status, code, err)
+	}
+	if refused.Status != status || refused.Code != code {
+		t.Fatalf("want %d %s, got %d %s (%s)", status, code, refused.Status, refused.Code, refused.Detail)
+	}
+	return refused
+}
+
+// TestLiveScenario runs conformance/scenario.md against a real keyturn serve.
+func TestLiveScenario(t *testing.T) {
+	s := startScenario(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := keyturn.NewClient(keyturn.Options{
+		BaseURL: s.BaseURL, APIKey: s.ClientKey, PublicKeys: []string{s.PublicKeyPEM}, Timeout: 10 * time.Second,
+	})
+	machine := keyturn.MachineFingerprint("keyturn-go-scenario", "scenario-machine")
+	main, full := s.Licenses["main"], s.Licenses["full"]
+	byKey := keyturn.LicenseKeyRequest{Key: main.Key, ProductID: s.ProductID}
+	onMachine := keyturn.LicenseKeyRequest{Key: main.Key, ProductID: s.ProductID, Fingerprint: machine}
+
+	// Activate, validate (signed), heartbeat, usage.
+	if result, err := client.ValidateLicense(ctx, byKey); err != nil || !result.IsValid {
+		t.Fatalf("validate: %+v %v", result, err)
+	}
+	activation, err := client.ActivateLicense(ctx, onMachine, "scenario")
+	if err != nil || activation["fingerprint"] != machine {
+		t.Fatalf("activate: %v %v", activation, err)
+	}
+	if result, err := client.ValidateLicense(ctx, onMachine); err != nil || !result.IsValid || result.Reason != nil {
+		t.Fatalf("validate on the machine: %+v %v", result, err)
+	}
+	if seat, err := client.HeartbeatLicense(ctx, onMachine); err != nil || seat["fingerprint"] != machine {
+		t.Fatalf("heartbeat: %v %v", seat, err)
+	}
+	if license, err := client.IncrementUsage(ctx, main.Key, s.ProductID, 2); err != nil || license["uses"] != float64(2) {
+		t.Fatalf("usage: %v %v", license, err)
+	}
+
+	// A token, checked offline on this machine and refused on another.
+	issued, err := client.CreateLicenseToken(ctx, onMachine, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := keyturn.ValidateLicenseToken(issued.Token, keyturn.TokenOptions{
+		PublicKeyPEM: s.PublicKeyPEM, ProductID: s.ProductID, Fingerprint: machine,
+	})
+	if err != nil || result.LicenseID != main.ID || result.Fingerprint != machine {
+		t.Fatalf("offline check: %+v %v", result, err)
+	}
+	_, err = keyturn.ValidateLicenseToken(issued.Token, keyturn.TokenOptions{
+		PublicKeyPEM: string(s.PublicKeyJWK), ProductID: s.ProductID, Fingerprint: "another-machine",
+	})
+	var refusedToken *keyturn.TokenError
+	if !errors.As(err, &refusedToken) || refusedToken.Code != "fingerprint_mismatch" {
+		t.Fatalf("offline check on another machine: %v", err)
+	}
+
+	// Deactivate: the machine is no longer activated.
+	if err := client.DeactivateLicense(ctx, onMachine); err != nil {
+		t.Fatal(err)
+	}
+	if result, err := client.ValidateLicense(ctx, onMachine); err != nil || result.IsValid || result.Reason == nil || *result.Reason != "not_activated" {
+		t.Fatalf("validate after deactivation: %+v %v", result, err)
+	}
+
+	// 409: every seat of the full license is taken.
+	_, err = client.ActivateLicense(ctx, keyturn.LicenseKeyRequest{Key: full.Key, ProductID: s.ProductID, Fingerprint: machine}, "")
+	apiError(t, err, 409, "activation_limit_reached")
+
+	// A signed answer checked against a key that is not the product's.
+	stranger := keyturn.NewClient(keyturn.Options{
+		BaseURL: s.BaseURL, APIKey: s.ClientKey, PublicKeys: loadVectors(t).pems([]string{"other"}),
+	})
+	_, err = stranger.ValidateLicense(ctx, byKey)
+	var spoofed *keyturn.SignatureError
+	if !errors.As(err, &spoofed) || spoofed.Code != "unknown_key" {
+		t.Fatalf("a stranger's key: %v", err)
+	}
+
+	// 401: an unknown API key.
+	wrongKey := keyturn.NewClient(keyturn.Options{BaseURL: s.BaseURL, APIKey: "kt_client_not-a-real-key-000000000000"})
+	_, err = wrongKey.ValidateLicense(ctx, byKey)
+	apiError(t, err, 401, "unauthenticated")
+
+	// 404, then 429 with Retry-After once the address has guessed too many unknown keys (last: the
+	// address stays blocked). The wait asked for is longer than the client ever waits: not retried.
+	unknown := keyturn.LicenseKeyRequest{Key: unknownKey, ProductID: s.ProductID}
+	_, err = client.ValidateLicense(ctx, unknown)
+	apiError(t, err, 404, "license_not_found")
+	for i := 0; i < s.GuessLimit; i++ {
+		if _, err = client.ValidateLicense(ctx, unknown); err != nil {
+			var refused *keyturn.APIError
+			if errors.As(err, &refused) && refused.Status == 429 {
+				break
+			}
+		}
+	}
+	limited := apiError(t, err, 429, "rate_limited")
+	if !limited.HasRetryAfter || limited.RetryAfter <= 20*time.Second {
+		t.Fatalf("Retry-After: %v %v", limited.HasRetryAfter, limited.RetryAfter)
+	}
+}

@@ -1,0 +1,156 @@
+package keyturn_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"regexp"
+	"testing"
+	"time"
+
+	keyturn "github.com/keyturn/keyturn/sdks/go"
+)
+
+// answerOf is a vector's answer: valid, or the error's code.
+func answerOf(err error) expectation {
+	var token *keyturn.TokenError
+	var signature *keyturn.SignatureError
+	var webhook *keyturn.WebhookError
+	switch {
+	case err == nil:
+		return expectation{Valid: true}
+	case errors.As(err, &token):
+		return expectation{Error: token.Code}
+	case errors.As(err, &signature):
+		return expectation{Error: signature.Code}
+	case errors.As(err, &webhook):
+		return expectation{Error: webhook.Code}
+	}
+	return expectation{Error: "unexpected: " + err.Error()}
+}
+
+// sameJSON compares a value with the vector's JSON, both read back as generic JSON.
+func sameJSON(t *testing.T, got any, want json.RawMessage) {
+	t.Helper()
+	encoded, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(encoded, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("got %s, want %s", encoded, want)
+	}
+}
+
+func TestTokenVectors(t *testing.T) {
+	v := loadVectors(t)
+	for _, vector := range v.Tokens {
+		vector := vector
+		t.Run(vector.Name, func(t *testing.T) {
+			keys := v.pems(vector.Options.PublicKeys)
+			result, err := keyturn.ValidateLicenseToken(vector.Token, keyturn.TokenOptions{
+				PublicKeys:          keys,
+				ProductID:           vector.Options.ProductID,
+				Fingerprint:         vector.Options.Fingerprint,
+				Now:                 instant(t, vector.Options.Now),
+				RequireEntitlements: vector.Options.RequireEntitlements,
+			})
+			got := answerOf(err)
+			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
+				t.Fatalf("got %+v, want %+v", got, vector.Expect)
+			}
+			if got.Valid {
+				sameJSON(t, result, vector.Expect.Result)
+			}
+		})
+	}
+}
+
+func TestSignedAnswerVectors(t *testing.T) {
+	v := loadVectors(t)
+	for _, vector := range v.SignedAnswers {
+		vector := vector
+		t.Run(vector.Name, func(t *testing.T) {
+			header := http.Header{}
+			for name, value := range vector.Answer.Headers {
+				header.Set(name, value)
+			}
+			err := keyturn.VerifySignedAnswer(
+				keyturn.SignedAnswer{
+					Status: vector.Answer.Status, Header: header, Body: []byte(vector.Answer.Body),
+					Method: vector.Answer.Method, Path: vector.Answer.Path,
+				},
+				keyturn.SignatureCheck{
+					PublicKeys: v.pems(vector.Check.PublicKeys), Nonce: vector.Check.Nonce,
+					Now: instant(t, vector.Check.Now), Tolerance: time.Duration(vector.Check.ToleranceSeconds) * time.Second,
+				},
+			)
+			if got := answerOf(err); got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
+				t.Fatalf("got %+v, want %+v", got, vector.Expect)
+			}
+		})
+	}
+}
+
+func TestWebhookVectors(t *testing.T) {
+	v := loadVectors(t)
+	for _, vector := range v.Webhooks {
+		vector := vector
+		t.Run(vector.Name, func(t *testing.T) {
+			header := http.Header{}
+			for name, value := range vector.Headers {
+				header.Set(name, value)
+			}
+			event, err := keyturn.VerifyWebhook(keyturn.WebhookInput{
+				Payload: []byte(vector.Payload), Header: header, Secret: vector.Secret, Now: instant(t, vector.Now),
+			})
+			got := answerOf(err)
+			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
+				t.Fatalf("got %+v, want %+v", got, vector.Expect)
+			}
+			if got.Valid {
+				sameJSON(t, event.Raw, vector.Expect.Event)
+			}
+		})
+	}
+}
+
+func TestFingerprintVectors(t *testing.T) {
+	for _, vector := range loadVectors(t).Fingerprints {
+		if got := keyturn.MachineFingerprint(vector.Salt, vector.MachineID); got != vector.Fingerprint {
+			t.Errorf("MachineFingerprint(%q, %q) = %s, want %s", vector.Salt, vector.MachineID, got, vector.Fingerprint)
+		}
+	}
+}
+
+func TestThisMachineHasAStableFingerprint(t *testing.T) {
+	first, err := keyturn.ThisMachineFingerprint("my-app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := keyturn.ThisMachineFingerprint("my-app")
+	other, _ := keyturn.ThisMachineFingerprint("another-app")
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(first) || first != second || first == other {
+		t.Fatalf("fingerprints %s, %s, %s", first, second, other)
+	}
+}
+
+func TestAnInvalidClockToleranceIsRefusedNeverReadAsNoLimit(t *testing.T) {
+	v := loadVectors(t)
+	for _, tolerance := range []time.Duration{-time.Second, time.Hour + time.Second} {
+		_, err := keyturn.ValidateLicenseToken(v.Tokens[0].Token, keyturn.TokenOptions{
+			PublicKeyPEM: v.Keys["product"].PublicKeyPEM, ProductID: v.Tokens[0].Options.ProductID, ClockTolerance: tolerance,
+		})
+		var token *keyturn.TokenError
+		if err == nil || errors.As(err, &token) {
+			t.Fatalf("tolerance %s: %v", tolerance, err)
+		}
+	}
+}

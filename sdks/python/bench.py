@@ -1,0 +1,64 @@
+"""Offline token check vs a bare Ed25519 verify, in process: python3 bench.py (from sdks/python).
+
+Both verify the same signature over the same bytes with the same key; the token check adds the
+parsing, the key lookup (imported once per process) and the claims checks. Reports calls per second
+of each and their ratio (the target is at least 80%)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).parent / "src"))
+
+import keyturn  # noqa: E402
+from cryptography.hazmat.primitives.serialization import load_pem_public_key  # noqa: E402
+from keyturn._tokens import _decode_canonical  # noqa: E402
+
+vectors = json.loads((Path(__file__).parents[2] / "conformance" / "vectors.json").read_text())
+vector = next(v for v in vectors["tokens"] if v["name"] == "valid-custom-fields-entitlements")
+plain = next(v for v in vectors["tokens"] if v["name"] == "valid")["token"]
+pem = vectors["keys"]["product"]["publicKeyPem"]
+options = vector["options"]
+now = datetime.fromisoformat(options["now"].replace("Z", "+00:00"))
+token = vector["token"]
+header, payload, signature = token.split(".")
+key = load_pem_public_key(pem.encode())
+signature_bytes = _decode_canonical(signature) or b""
+
+
+def rate(run: Callable[[], object], seconds: float = 1.0) -> float:
+    for _ in range(200):
+        run()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(200):
+            run()
+        count += 200
+    return count / (time.perf_counter() - start)
+
+
+def check() -> object:
+    return keyturn.validate_license_token(token, public_key=pem, product_id=options["productId"], now=now)
+
+
+def check_plain() -> object:
+    return keyturn.validate_license_token(plain, public_key=pem, product_id=options["productId"], now=now)
+
+
+def bare() -> object:
+    key.verify(signature_bytes, f"{header}.{payload}".encode("ascii"))  # type: ignore[union-attr]
+    return None
+
+
+# Interleaved short rounds, best of each: the machine is shared, so a slow round says little.
+rounds = [(rate(check, 0.3), rate(check_plain, 0.3), rate(bare, 0.3)) for _ in range(10)]
+best_check, best_plain, best_bare = (max(r[i] for r in rounds) for i in range(3))
+print(
+    f"validate_license_token: {best_check:,.0f}/s with custom fields and entitlements ({best_check / best_bare:.0%}), "
+    f"{best_plain:,.0f}/s plain ({best_plain / best_bare:.0%}); bare Ed25519 verify: {best_bare:,.0f}/s"
+)

@@ -1,0 +1,45 @@
+"""Keyturn for Python: check license tokens, signed answers and webhooks offline, and call the
+Keyturn API (activate, validate, heartbeat, usage, tokens, deactivate) with retries."""
+
+from ._client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, Client
+from ._errors import (
+    ApiError,
+    KeyturnConnectionError,
+    KeyturnError,
+    SignatureError,
+    TokenError,
+    WebhookError,
+)
+from ._fingerprint import machine_fingerprint, machine_id
+from ._keys import PublicKey, PublicKeys
+from ._signed_answers import answer_signature_base, new_nonce, verify_signed_answer
+from ._time import Instant
+from ._tokens import MAX_LICENSE_TOKEN_LENGTH, OfflineValidationResult, validate_license_token
+from ._webhooks import WEBHOOK_TOLERANCE_SECONDS, verify_webhook
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_LICENSE_TOKEN_LENGTH",
+    "WEBHOOK_TOLERANCE_SECONDS",
+    "ApiError",
+    "Client",
+    "Instant",
+    "KeyturnConnectionError",
+    "KeyturnError",
+    "OfflineValidationResult",
+    "PublicKey",
+    "PublicKeys",
+    "SignatureError",
+    "TokenError",
+    "WebhookError",
+    "answer_signature_base",
+    "machine_fingerprint",
+    "machine_id",
+    "new_nonce",
+    "validate_license_token",
+    "verify_signed_answer",
+    "verify_webhook",
+]

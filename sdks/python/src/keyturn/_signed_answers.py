@@ -1,0 +1,127 @@
+"""Checks a signed answer of the application-facing routes, as the JavaScript client does: the
+RFC 9421 signature by one of the product's keys over ``@status``, ``content-digest``, ``date`` and
+the request's ``@method`` and ``@path``; the RFC 9530 digest of the body; the echoed nonce; and
+``created`` and ``Date`` within a tolerance."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import secrets
+from email.utils import parsedate_to_datetime
+from typing import Any, Mapping, Optional
+
+from cryptography.exceptions import InvalidSignature
+
+from ._errors import SignatureError
+from ._keys import PublicKeys, key_list
+from ._time import Instant, epoch_seconds
+
+SIGNATURE_LABEL = "keyturn"
+SIGN_ALGORITHM = "ed25519"
+#: The covered components, in order: the answer's status, digest and date, the request's method and path.
+ANSWER_COVERED_COMPONENTS = '("@status" "content-digest" "date" "@method";req "@path";req)'
+DEFAULT_TOLERANCE_SECONDS = 300
+
+_input_pattern = re.compile(
+    f"^{SIGNATURE_LABEL}=({re.escape(ANSWER_COVERED_COMPONENTS)};created=(\\d{{1,12}});"
+    f'keyid="([A-Za-z0-9_-]{{1,128}})";alg="{SIGN_ALGORITHM}")$'
+)
+_signature_pattern = re.compile(f"^{SIGNATURE_LABEL}=:([A-Za-z0-9+/]+={{0,2}}):$")
+_digest_pattern = re.compile(r"(?:^|,\s*)sha-256=:([A-Za-z0-9+/]+={0,2}):")
+
+
+def new_nonce() -> str:
+    """A fresh random nonce: 128 bits, hex."""
+    return secrets.token_hex(16)
+
+
+def answer_signature_base(
+    *, status: int, content_digest: str, date: str, method: str, path: str, signature_params: str
+) -> str:
+    """The RFC 9421 signature base: one line per covered component, then ``@signature-params``."""
+    return "\n".join(
+        [
+            f'"@status": {status}',
+            f'"content-digest": {content_digest.strip()}',
+            f'"date": {date.strip()}',
+            f'"@method";req: {method}',
+            f'"@path";req: {path}',
+            f'"@signature-params": {signature_params}',
+        ]
+    )
+
+
+def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value.strip()
+    return None
+
+
+def verify_signed_answer(
+    *,
+    status: int,
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    public_key: PublicKeys,
+    nonce: str,
+    now: Optional[Instant] = None,
+    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS,
+) -> None:
+    """Returns when the answer is signed for this request by one of the keys; raises
+    :class:`keyturn.SignatureError` otherwise. ``path`` is the request's path without the query."""
+    signature_input = _header(headers, "signature-input")
+    signature = _header(headers, "signature")
+    digest = _header(headers, "content-digest")
+    date = _header(headers, "date")
+    if signature_input is None or signature is None or digest is None or date is None:
+        raise SignatureError(
+            "unsigned",
+            "The answer carries no signature (Signature, Signature-Input, Content-Digest and Date are required).",
+        )
+    parsed_input = _input_pattern.match(signature_input)
+    parsed_signature = _signature_pattern.match(signature)
+    sent_digest = _digest_pattern.search(digest)
+    if parsed_input is None or parsed_signature is None or sent_digest is None:
+        raise SignatureError("malformed", "The signature headers are not in the form Keyturn signs.")
+    signature_params, created_text, key_id = parsed_input.groups()
+    key = next((key for kid, key in key_list(public_key) if kid == key_id), None)
+    if key is None:
+        raise SignatureError("unknown_key", f"No configured public key has the answer's key id ({key_id}).")
+    base = answer_signature_base(
+        status=status,
+        content_digest=digest,
+        date=date,
+        method=method,
+        path=path,
+        signature_params=signature_params,
+    )
+    try:
+        key.verify(base64.b64decode(parsed_signature.group(1)), base.encode("utf-8"))
+    except (InvalidSignature, binascii.Error) as error:
+        raise SignatureError("invalid_signature", "The answer's signature does not verify.") from error
+    if base64.b64encode(hashlib.sha256(body).digest()).decode("ascii") != sent_digest.group(1):
+        raise SignatureError("digest_mismatch", "The answer's body does not match its signed digest.")
+    try:
+        parsed: Any = json.loads(body.decode("utf-8", errors="replace"))
+    except ValueError:
+        parsed = None
+    echoed = parsed.get("nonce") if isinstance(parsed, dict) else None
+    if echoed != nonce:
+        raise SignatureError("nonce_mismatch", "The answer is not for this request (another nonce).")
+    current = epoch_seconds(now)
+    created = int(created_text)
+    try:
+        dated: Optional[float] = parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError):
+        dated = None
+    if dated is None or abs(current - created) > tolerance_seconds or abs(current - dated) > tolerance_seconds:
+        raise SignatureError(
+            "stale", f"The answer was signed at {created} (epoch seconds), more than {tolerance_seconds} s from now."
+        )
