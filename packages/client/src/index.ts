@@ -31,9 +31,9 @@ export type {
   WebhookEndpointId,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 /** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
-export { endOfDayUtc } from '@keyturn/protocol'
+export { endOfDayUtc } from '../../protocol/src/index.js'
 export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
 export {
   KeyturnApiError,

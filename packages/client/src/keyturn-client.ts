@@ -51,7 +51,7 @@ import type {
   WebhookDeliveryResource,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
 import type { Loose } from './ids.js'

@@ -1,4 +1,4 @@
-import { type EventResource, EventResourceSchema } from '@keyturn/protocol'
+import { type EventResource, EventResourceSchema } from '../../protocol/src/index.js'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import { Check } from 'typebox/value'
 
