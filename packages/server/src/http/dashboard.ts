@@ -15,6 +15,11 @@ export const dashboardPath = '/dashboard'
 
 /** The built dashboard's folder, or undefined when it is not built (or not installed). */
 export function findDashboard(): string | undefined {
+  // The installable CLI (scripts/pack.mjs) carries the dashboard beside its bundle: dist/../dashboard.
+  const bundled = fileURLToPath(new URL('../dashboard/', import.meta.url))
+  if (existsSync(join(bundled, 'index.html'))) {
+    return bundled
+  }
   let packageJson: string
   try {
     packageJson = fileURLToPath(import.meta.resolve('@keyturn/dashboard/package.json'))
