@@ -39,7 +39,9 @@ function npmPack(folder, outDir) {
 function thirdPartyDependencies(packages) {
   const merged = {}
   for (const name of packages) {
-    for (const [dependency, range] of Object.entries(readJson(`packages/${name}/package.json`).dependencies ?? {})) {
+    for (const [dependency, range] of Object.entries(
+      readJson(`packages/${name}/package.json`).dependencies ?? {},
+    )) {
       if (dependency.startsWith('@keyturn/')) {
         continue
       }

@@ -1,6 +1,6 @@
-import { type EventResource, EventResourceSchema } from '../../protocol/src/index.js'
 import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 import { Check } from 'typebox/value'
+import { type EventResource, EventResourceSchema } from '../../protocol/src/index.js'
 
 export interface VerifyWebhookOptions {
   /** The raw request body, exactly as received (not re-serialised JSON). */
