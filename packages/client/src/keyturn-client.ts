@@ -579,6 +579,11 @@ export class KeyturnClient {
     return this.#request('POST', '/api-keys', { body, ...options })
   }
 
+  /** The key this client is signed in with (its role, product and id; never its secret). Admin and product keys. */
+  getCurrentApiKey(options: RequestOptions = {}): Promise<ApiKeyResource> {
+    return this.#request('GET', '/api-keys/current', options)
+  }
+
   getApiKey(id: string, options: RequestOptions = {}): Promise<ApiKeyResource> {
     return this.#request('GET', `/api-keys/${encodeURIComponent(id)}`, options)
   }
