@@ -35,6 +35,8 @@ export type {
 /** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
 export { endOfDayUtc } from '../../protocol/src/index.js'
 export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
+/** Every event type the API records and sends to webhooks (a webhook may also carry newer ones). */
+export { eventTypes } from '../../protocol/src/index.js'
 export {
   KeyturnApiError,
   KeyturnConnectionError,

@@ -50,6 +50,10 @@ export const dashboardCsp = {
 const immutable = 'public, max-age=31536000, immutable'
 
 export function registerDashboard(app: App, root: string | undefined): void {
+  // Browsers ask for /favicon.ico on any page of the origin (the API reference too): the dashboard's icon.
+  app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').redirect(`${dashboardPath}/favicon.svg`, 301),
+  )
   app.register(
     async (dashboard: App) => {
       dashboard.addHook('onRoute', (route) => {
