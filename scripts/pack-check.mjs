@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The installable packages work outside this repository (docs/client.md). After `npm run build`:
+ * The installable packages work outside this repository (docs/packages.md). After `npm run build`:
  *
  * 1. scripts/pack.mjs makes the client's and the CLI's tarballs; neither names a `@keyturn/*`
  *    dependency nor imports one.

@@ -33,10 +33,9 @@ export type {
   WebhookEndpointWithSecretResource,
 } from '../../protocol/src/index.js'
 /** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
-export { endOfDayUtc } from '../../protocol/src/index.js'
-export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
 /** Every event type the API records and sends to webhooks (a webhook may also carry newer ones). */
-export { eventTypes } from '../../protocol/src/index.js'
+export { endOfDayUtc, eventTypes } from '../../protocol/src/index.js'
+export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
 export {
   KeyturnApiError,
   KeyturnConnectionError,
