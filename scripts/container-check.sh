@@ -62,6 +62,8 @@ else
   say "base image: $base"
 fi
 
+# A previous check's image would stay behind untagged: remove it first.
+buildah rmi --force "$image" >/dev/null 2>&1 || true
 # RUN steps in a chroot: this machine's buildah cannot create cgroups for a runtime.
 buildah bud --quiet --format docker --isolation chroot --layers=false --build-arg "NODE_IMAGE=$base" -t "$image" . >/dev/null
 say "built $image: $(buildah images --format '{{.Size}}' "$image"), $(buildah inspect --type image --format 'user {{.Docker.Config.User}}, entrypoint {{.Docker.Config.Entrypoint}} {{.Docker.Config.Cmd}}, healthcheck {{.Docker.Config.Healthcheck.Test}}' "$image")"
