@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { importSPKI, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
-import { validateLicenseToken } from '../packages/client/dist/index.js'
+import { validateLicenseToken } from '../packages/client/dist/client/src/index.js'
 import { licenseTokenIssuer, licenseTokenType } from '../packages/protocol/dist/index.js'
 
 const spec = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8'))

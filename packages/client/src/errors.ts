@@ -1,4 +1,4 @@
-import type { ErrorCode, FieldError, Problem } from '@keyturn/protocol'
+import type { ErrorCode, FieldError, Problem } from '../../protocol/src/index.js'
 
 /** The API refused a request: carries the RFC 9457 problem's fields. */
 export class KeyturnApiError extends Error {

@@ -3,7 +3,7 @@
  * with heartbeats until `stop()`. Web-standard only (timers injectable), so it runs in Node,
  * browsers, Deno and Bun.
  */
-import type { ActivationResource } from '@keyturn/protocol'
+import type { ActivationResource } from '../../protocol/src/index.js'
 import { KeyturnApiError } from './errors.js'
 
 /** The timer functions the heartbeat loop uses; tests inject their own. */

@@ -9,7 +9,7 @@ import type {
   ProductId,
   WebhookDeliveryId,
   WebhookEndpointId,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 
 /** Every id type of the API: its prefix and a tail (`lic_7fQx2mNc4RtYp9LkWv3bHs`). Results carry these. */
 export type KeyturnId =

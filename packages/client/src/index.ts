@@ -31,9 +31,10 @@ export type {
   WebhookEndpointId,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 /** A plain date typed for an expiration (`2031-01-01`) as the instant it means: the end of that day in UTC. */
-export { endOfDayUtc } from '@keyturn/protocol'
+/** Every event type the API records and sends to webhooks (a webhook may also carry newer ones). */
+export { endOfDayUtc, eventTypes } from '../../protocol/src/index.js'
 export { InvalidOptionError, maxClockToleranceSeconds } from './clock.js'
 export {
   KeyturnApiError,

@@ -51,7 +51,7 @@ import type {
   WebhookDeliveryResource,
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
 import type { Loose } from './ids.js'
@@ -577,6 +577,11 @@ export class KeyturnClient {
   /** The response's `secret` is shown only here: store it. */
   createApiKey(body: Loose<CreateApiKeyBody>, options: RequestOptions = {}): Promise<CreatedApiKeyResource> {
     return this.#request('POST', '/api-keys', { body, ...options })
+  }
+
+  /** The key this client is signed in with (its role, product and id; never its secret). Admin and product keys. */
+  getCurrentApiKey(options: RequestOptions = {}): Promise<ApiKeyResource> {
+    return this.#request('GET', '/api-keys/current', options)
   }
 
   getApiKey(id: string, options: RequestOptions = {}): Promise<ApiKeyResource> {

@@ -9,7 +9,7 @@ import {
   answerSignatureBase,
   signAlgorithm,
   signatureLabel,
-} from '@keyturn/protocol'
+} from '../../protocol/src/index.js'
 import { KeyturnSignatureError } from './errors.js'
 import { importOnce, type PublicKeyInput, verifyEd25519 } from './validate-license-token.js'
 

@@ -2,9 +2,10 @@
  * @module Offline validation of license tokens: signature (EdDSA only), `typ`, `kid`, audience
  * (the product), issuer and lifetime, with no network. Runs in Node, browsers, Deno and Bun.
  */
-import { LicenseTokenClaimsSchema, licenseTokenIssuer, licenseTokenType } from '@keyturn/protocol'
+
 import { base64url, calculateJwkThumbprint, exportJWK, importJWK, importSPKI, type JWK } from 'jose'
 import { Compile } from 'typebox/compile'
+import { LicenseTokenClaimsSchema, licenseTokenIssuer, licenseTokenType } from '../../protocol/src/index.js'
 import { readClockTolerance, readNow } from './clock.js'
 import { LicenseTokenError } from './errors.js'
 

@@ -1,6 +1,6 @@
-import { type EventResource, EventResourceSchema } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
 import { Check } from 'typebox/value'
+import { type EventResource, EventResourceSchema } from '../../protocol/src/index.js'
 import { readNow } from './clock.js'
 
 export interface VerifyWebhookOptions {

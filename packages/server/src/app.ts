@@ -21,6 +21,7 @@ import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
 import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
 import { registerDeleteApiKey } from './api-keys/routes/delete-api-key.js'
 import { registerGetApiKey } from './api-keys/routes/get-api-key.js'
+import { registerGetCurrentApiKey } from './api-keys/routes/get-current-api-key.js'
 import { registerListApiKeys } from './api-keys/routes/list-api-keys.js'
 import type { ActivationCheck } from './core/activation-check.js'
 import type { Clock } from './core/clock.js'
@@ -587,6 +588,7 @@ function registerApi(
 
   registerListApiKeys(api, services.apiKeys)
   registerCreateApiKey(api, services.apiKeys)
+  registerGetCurrentApiKey(api, services.apiKeys)
   registerGetApiKey(api, services.apiKeys)
   registerDeleteApiKey(api, services.apiKeys)
 }

@@ -17,7 +17,7 @@ const defaultSort = 'createdAt:desc'
 
 /** Admin only (the navigation hides it from product keys, and the API refuses them anyway). */
 export function ApiKeysScreen() {
-  const { client } = useSession()
+  const { client, access } = useSession()
   const [search] = useSearchParams()
   const query = pagingQuery(readListParams(search))
   const apiKeys = useQuery({
@@ -68,18 +68,22 @@ export function ApiKeysScreen() {
                     <Time value={apiKey.createdAt} />
                   </td>
                   <td>
-                    <ConfirmButton
-                      label={`Delete ${apiKey.name}`}
-                      title="Delete this API key?"
-                      confirmLabel="Delete key"
-                      danger
-                      onConfirm={() => remove.mutate(apiKey.id)}
-                    >
-                      <p>
-                        Everything using <strong>{apiKey.name}</strong> (<code>{apiKey.prefix}…</code>) is
-                        refused from now on. This cannot be undone.
-                      </p>
-                    </ConfirmButton>
+                    {apiKey.id === access.apiKeyId ? (
+                      <span className="muted">Signed in with this key</span>
+                    ) : (
+                      <ConfirmButton
+                        label={`Delete ${apiKey.name}`}
+                        title="Delete this API key?"
+                        confirmLabel="Delete key"
+                        danger
+                        onConfirm={() => remove.mutate(apiKey.id)}
+                      >
+                        <p>
+                          Everything using <strong>{apiKey.name}</strong> (<code>{apiKey.prefix}…</code>) is
+                          refused from now on. This cannot be undone.
+                        </p>
+                      </ConfirmButton>
+                    )}
                   </td>
                 </tr>
               ))}

@@ -1,4 +1,4 @@
-import { eventTypes } from '@keyturn/protocol'
+import { eventTypes } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { useSearchParams } from 'react-router'

@@ -334,10 +334,13 @@ function RenewForm({ license }: { license: LicenseResource }) {
 
 function IssueTokenForm({ license }: { license: LicenseResource }) {
   const { client } = useSession()
+  const queryClient = useQueryClient()
   const id = useId()
   const [payloadError, setPayloadError] = useState<string>()
   const issue = useMutation({
     mutationFn: (body: CreateLicenseTokenBody) => client.createLicenseToken(license.id, body),
+    // The issue is an event: Recent events shows it.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['events'] }),
   })
   return (
     <section aria-labelledby={`${id}-heading`}>
@@ -406,6 +409,7 @@ function IssueTokenForm({ license }: { license: LicenseResource }) {
 
 function ValidateForm({ license }: { license: LicenseResource }) {
   const { client } = useSession()
+  const queryClient = useQueryClient()
   const id = useId()
   const validate = useMutation({
     mutationFn: (form: FormData) => {
@@ -418,6 +422,8 @@ function ValidateForm({ license }: { license: LicenseResource }) {
         ...(entitlements.length === 0 ? {} : { entitlements: entitlements as never[] }), // the API checks each code
       })
     },
+    // A recorded validation is an event of the license.
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['events'] }),
   })
   return (
     <section aria-labelledby={`${id}-heading`}>

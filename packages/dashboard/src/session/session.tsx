@@ -2,11 +2,16 @@
  * @module Who is signed in: the API key (kept in sessionStorage only, sent only as the Bearer header
  * by @keyturn/client) and what the API lets it do, learnt by asking the API, never guessed from the key.
  */
-import { KeyturnApiError, KeyturnClient } from '@keyturn/client'
+import { KeyturnClient } from '@keyturn/client'
 import { createContext, useContext } from 'react'
 
-/** admin: everything; product: one product's licenses, read-only products, no API keys. */
-export type Access = { readonly role: 'admin' } | { readonly role: 'product'; readonly productId: string }
+/**
+ * admin: everything; product: one product's licenses, read-only products, no API keys. `apiKeyId`:
+ * the key signed in with, which the API keys screen does not offer to delete (the API refuses it).
+ */
+export type Access =
+  | { readonly role: 'admin'; readonly apiKeyId: string }
+  | { readonly role: 'product'; readonly apiKeyId: string; readonly productId: string }
 
 export interface Session {
   readonly client: KeyturnClient
@@ -34,24 +39,19 @@ export function clientFor(apiKey: string): KeyturnClient {
 }
 
 /**
- * Asks the API what the key may do: any key that manages licenses may list products; only an admin
- * key may list API keys. A client key (embedded in applications) cannot use the dashboard.
+ * Asks the API which key this is (`GET /api-keys/current`): its role, product and id, in one request
+ * that no management key is refused. A client key (embedded in applications) is refused there, and
+ * so cannot use the dashboard.
  */
 export async function discoverAccess(client: KeyturnClient): Promise<Access> {
-  const products = await client.listProducts({ limit: 1 })
-  try {
-    await client.listApiKeys({ limit: 1 })
-    return { role: 'admin' }
-  } catch (error) {
-    if (error instanceof KeyturnApiError && error.code === 'forbidden') {
-      const product = products.data[0]
-      if (product === undefined) {
-        throw new Error('This key sees no product.')
-      }
-      return { role: 'product', productId: product.id }
-    }
-    throw error
+  const apiKey = await client.getCurrentApiKey()
+  if (apiKey.role === 'admin') {
+    return { role: 'admin', apiKeyId: apiKey.id }
   }
+  if (apiKey.role === 'product' && apiKey.productId !== null) {
+    return { role: 'product', apiKeyId: apiKey.id, productId: apiKey.productId }
+  }
+  throw new Error('A client key cannot sign in to the dashboard: use an admin or a product key.')
 }
 
 export const SessionContext = createContext<Session | undefined>(undefined)

@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newApiKeySecret, newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { type Principal, requireAdmin } from '../core/principal.js'
+import { type Principal, requireAdmin, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import { digestSecret, digestsEqual } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
@@ -127,6 +127,19 @@ export class ApiKeyService {
     const apiKey = await this.#apiKeys.findById(id)
     if (apiKey === undefined) {
       throw apiKeyNotFound(id)
+    }
+    return apiKey
+  }
+
+  /**
+   * The key the request is made with, for any management key: how the dashboard learns its role,
+   * its product and which key not to offer for deletion, without a request it would be refused.
+   */
+  async current(principal: Principal): Promise<ApiKey> {
+    requireManagementKey(principal)
+    const apiKey = await this.#apiKeys.findById(principal.apiKeyId)
+    if (apiKey === undefined) {
+      throw apiKeyNotFound(principal.apiKeyId)
     }
     return apiKey
   }

@@ -15,6 +15,11 @@ export const dashboardPath = '/dashboard'
 
 /** The built dashboard's folder, or undefined when it is not built (or not installed). */
 export function findDashboard(): string | undefined {
+  // The installable CLI (scripts/pack.mjs) carries the dashboard beside its bundle: dist/../dashboard.
+  const bundled = fileURLToPath(new URL('../dashboard/', import.meta.url))
+  if (existsSync(join(bundled, 'index.html'))) {
+    return bundled
+  }
   let packageJson: string
   try {
     packageJson = fileURLToPath(import.meta.resolve('@keyturn/dashboard/package.json'))
@@ -45,6 +50,10 @@ export const dashboardCsp = {
 const immutable = 'public, max-age=31536000, immutable'
 
 export function registerDashboard(app: App, root: string | undefined): void {
+  // Browsers ask for /favicon.ico on any page of the origin (the API reference too): the dashboard's icon.
+  app.get('/favicon.ico', { schema: { hide: true } }, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').redirect(`${dashboardPath}/favicon.svg`, 301),
+  )
   app.register(
     async (dashboard: App) => {
       dashboard.addHook('onRoute', (route) => {

@@ -131,6 +131,14 @@ it('runs the licensing business from the dashboard in Chromium', {
       cspViolations.push(message.text())
     }
   })
+  /** Every answer the page got from the API, as `status path`, to look for refusals. */
+  const apiAnswers: string[] = []
+  page.on('response', (response) => {
+    const url = new URL(response.url())
+    if (url.pathname.startsWith('/api/')) {
+      apiAnswers.push(`${response.status()} ${url.pathname}`)
+    }
+  })
   let productId = ''
   let licenseId = ''
   let productKey = ''
@@ -147,6 +155,13 @@ it('runs the licensing business from the dashboard in Chromium', {
     assert.ok(!page.url().includes(adminKey), 'the key is never in the URL')
     await page.getByText('Active licenses').waitFor()
     await checkScreen(page, '02-overview')
+    // An icon, for the dashboard's tab and for any page's /favicon.ico.
+    const declared = await page.locator('link[rel="icon"]').getAttribute('href')
+    for (const path of [declared, '/favicon.ico']) {
+      const icon = await page.request.get(`${base}${path}`)
+      assert.equal(icon.status(), 200, `${path}: ${icon.status()}`)
+      assert.equal(icon.headers()['content-type'], 'image/svg+xml', String(path))
+    }
   })
 
   await t.test('renders a hostile product name as text', async () => {
@@ -257,10 +272,14 @@ it('runs the licensing business from the dashboard in Chromium', {
   await t.test(
     'issues a token that @keyturn/client verifies, and validates as an application would',
     async () => {
+      const recent = page.getByRole('table', { name: 'Recent events of this license' })
+      await recent.getByText('license.reinstated').waitFor()
+      assert.equal(await recent.getByText('license.token_issued').count(), 0)
       await page.getByLabel('Custom fields (JSON object, optional)').fill('{"plan": "pro"}')
       await page.getByRole('button', { name: 'Issue token' }).click()
       const tokenBox = page.getByLabel(/^Token \(expires/)
       await tokenBox.waitFor()
+      await recent.getByText('license.token_issued').waitFor() // Recent events refreshes after the action
       const token = await tokenBox.inputValue()
       await page.getByRole('button', { name: 'Copy token' }).click()
       await page.getByText('Copied').first().waitFor()
@@ -284,6 +303,11 @@ it('runs the licensing business from the dashboard in Chromium', {
     'creates an API key whose secret is shown once, and deletes one after a confirmation',
     async () => {
       await navigate(page, 'API keys')
+      // The key signed in with is not offered for deletion (the API would refuse it).
+      const signedInWith = await admin.getCurrentApiKey()
+      const ownRow = page.getByRole('row').filter({ hasText: `${signedInWith.prefix}…` })
+      await ownRow.getByText('Signed in with this key').waitFor()
+      assert.equal(await ownRow.getByRole('button').count(), 0)
       await checkScreen(page, '10-api-keys')
       await page.getByLabel('Name').fill('Acme back end')
       await page.getByLabel('Role').selectOption('product')
@@ -508,6 +532,7 @@ it('runs the licensing business from the dashboard in Chromium', {
   })
 
   await t.test('shows a product key only its product and no control it may not use', async () => {
+    apiAnswers.length = 0
     await signIn(page, base, productKey)
     await page.getByText('Product key').waitFor()
     assert.equal(
@@ -533,6 +558,15 @@ it('runs the licensing business from the dashboard in Chromium', {
       .getByText(/not found/i)
       .first()
       .waitFor()
+    // Two page loads (sign-in, then the address above), and the dashboard asked nothing it is refused.
+    assert.ok(
+      apiAnswers.filter((answer) => answer.endsWith('/api-keys/current')).length >= 2,
+      apiAnswers.join(', '),
+    )
+    assert.deepEqual(
+      apiAnswers.filter((answer) => answer.startsWith('403 ')),
+      [],
+    )
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByLabel('API key').waitFor()
   })

@@ -73,6 +73,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'DELETE /entitlements/:id': { own: 204, foreign: noEntitlement },
   'GET /api-keys': { own: forbidden, foreign: forbidden },
   'POST /api-keys': { own: forbidden, foreign: forbidden },
+  'GET /api-keys/current': { own: 200, foreign: 200 },
   'GET /api-keys/:id': { own: forbidden, foreign: forbidden },
   'DELETE /api-keys/:id': { own: forbidden, foreign: forbidden },
   'GET /events': { own: 200, foreign: 200 },

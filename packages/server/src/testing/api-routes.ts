@@ -224,6 +224,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: () => '/api-keys',
     payload: () => ({ name: 'Another admin', role: 'admin' }),
   },
+  { method: 'GET', path: '/api-keys/current', url: () => '/api-keys/current' },
   { method: 'GET', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
   { method: 'DELETE', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
 

@@ -23,7 +23,7 @@ export const browserBundleOptions = {
 } as const satisfies BuildOptions
 
 /**
- * The BUILT `@keyturn/client` (`packages/client/dist/index.js`, from `tsc -b`) bundled with its
+ * The BUILT `@keyturn/client` (`packages/client/dist/client/src/index.js`, from `tsc -b`) bundled with its
  * dependencies into one browser ESM file, as an application's bundler would.
  */
 export async function bundleClientForBrowser(): Promise<string> {
