@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
 /** Where the generated master secret of a SQLite database lives: `keyturn.secret` beside it. */
@@ -26,14 +26,20 @@ export function readSecretFile(path: string): string | undefined {
  */
 export function createSecretFile(path: string): string {
   const secret = randomBytes(32).toString('base64url')
-  // 'wx' fails if another process created it meanwhile; then its secret is the one to use.
+  // Written whole to a file of its own, then linked into place: `link` fails if another process
+  // created the file meanwhile (then its secret is the one to use), and no process ever reads a
+  // secret file that is still being written.
+  const pending = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+  writeFileSync(pending, `${secret}\n`, { mode: 0o600, flag: 'wx' })
   try {
-    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' })
+    linkSync(pending, path)
     return secret
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       return readFileSync(path, 'utf8').trim()
     }
     throw error
+  } finally {
+    rmSync(pending, { force: true })
   }
 }
