@@ -18,16 +18,16 @@ import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
-import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import { type Activation, newActivationAt } from './activation.js'
+import { toActivationResource } from './activation-resource.js'
 import {
   type ActivationStore,
   activationListSpec,
   allActivationsListSpec,
   type HeartbeatTarget,
 } from './activation-store.js'
-import { toActivationResource } from './routes/activation-resource.js'
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
 export interface LicenseFinder extends UsableLicenses {

@@ -8,8 +8,8 @@ import type { ProductLookup } from '../core/product-lookup.js'
 import { digestSecret, digestsEqual } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type ApiKey, displayPrefix, secretPrefixes } from './api-key.js'
+import { toApiKeyResource } from './api-key-resource.js'
 import { type ApiKeyStore, apiKeyListSpec } from './api-key-store.js'
-import { toApiKeyResource } from './routes/api-key-resource.js'
 
 export interface ApiKeyServiceDeps {
   readonly apiKeys: ApiKeyStore

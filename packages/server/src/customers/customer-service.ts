@@ -13,13 +13,13 @@ import { mergeMetadata, newMetadata } from '../core/metadata.js'
 import { type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { Customer } from './customer.js'
+import { toCustomerResource } from './customer-resource.js'
 import {
   type CustomerScope,
   type CustomerStore,
   type CustomerWrite,
   customerListSpec,
 } from './customer-store.js'
-import { toCustomerResource } from './routes/customer-resource.js'
 
 export interface CustomerServiceDeps {
   readonly customers: CustomerStore

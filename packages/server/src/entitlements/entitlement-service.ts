@@ -14,8 +14,8 @@ import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } 
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { Entitlement } from './entitlement.js'
+import { toEntitlementResource } from './entitlement-resource.js'
 import { type EntitlementStore, type EntitlementWrite, entitlementListSpec } from './entitlement-store.js'
-import { toEntitlementResource } from './routes/entitlement-resource.js'
 
 export interface EntitlementServiceDeps {
   readonly entitlements: EntitlementStore

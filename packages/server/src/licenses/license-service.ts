@@ -31,15 +31,15 @@ import {
 } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
-import { expirationDateBound, type License, type LicenseView, viewAt } from './license.js'
+import {
+  expirationDateBound,
+  type License,
+  type LicenseValidation,
+  type LicenseView,
+  viewAt,
+} from './license.js'
+import { toLicenseResource, toValidationResult } from './license-resource.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec, type NewLicense } from './license-store.js'
-import { toLicenseResource, toValidationResult } from './routes/license-resource.js'
-
-export interface LicenseValidation {
-  readonly isValid: boolean
-  readonly reason: ValidationReason | null
-  readonly view: LicenseView
-}
 
 /** What licenses need of policies (PolicyService fits). */
 export interface PolicyLookup {

@@ -1,4 +1,12 @@
-import type { CustomerId, LicenseId, LicenseStatus, Metadata, PolicyId, ProductId } from '@keyturn/protocol'
+import type {
+  CustomerId,
+  LicenseId,
+  LicenseStatus,
+  Metadata,
+  PolicyId,
+  ProductId,
+  ValidationReason,
+} from '@keyturn/protocol'
 
 /** A license as the domain sees it: no derived status is stored (docs/decisions/0001-licenses.md). */
 export interface License {
@@ -55,6 +63,13 @@ export const expirationDateBound = new Date('9999-12-31T23:59:59.999Z')
 export interface LicenseView {
   readonly license: License
   readonly state: LicenseState
+}
+
+/** A validation's outcome: the license as it stands and, when it is not valid, why. */
+export interface LicenseValidation {
+  readonly isValid: boolean
+  readonly reason: ValidationReason | null
+  readonly view: LicenseView
 }
 
 /** The status at `now`: revoked > expired > active (docs/decisions/0001-licenses.md). */

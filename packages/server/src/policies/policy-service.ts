@@ -17,8 +17,8 @@ import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } 
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { Policy } from './policy.js'
+import { toPolicyResource } from './policy-resource.js'
 import { type PolicyStore, policyListSpec } from './policy-store.js'
-import { toPolicyResource } from './routes/policy-resource.js'
 
 export interface PolicyServiceDeps {
   readonly policies: PolicyStore

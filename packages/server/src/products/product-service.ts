@@ -23,8 +23,8 @@ import type { ProductFacts } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { newSigningKey } from '../tokens/signing-keys.js'
 import type { Product, ProductView } from './product.js'
+import { toProductResource } from './product-resource.js'
 import { type ProductChanges, type ProductStore, productListSpec } from './product-store.js'
-import { toProductResource } from './routes/product-resource.js'
 
 export interface ProductServiceDeps {
   readonly products: ProductStore

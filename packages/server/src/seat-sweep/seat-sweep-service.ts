@@ -1,6 +1,6 @@
 import type { ActivationId, LicenseId } from '@keyturn/protocol'
 import type { Activation } from '../activations/activation.js'
-import { toActivationResource } from '../activations/routes/activation-resource.js'
+import { toActivationResource } from '../activations/activation-resource.js'
 import type { Clock } from '../core/clock.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { SeatSweepStore } from './seat-sweep-store.js'

@@ -23,10 +23,10 @@ import { canSeeProduct, type Principal, requireAdmin, requireManagementKey } fro
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
-import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import { type Ed25519Sign, ed25519Signer, type SigningPlace, signJwt } from './ed25519.js'
-import { toProductKeyResource } from './routes/product-key-resource.js'
+import { toProductKeyResource } from './product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
 import { decryptSigningKey, newSigningKey, type SigningKeyRecord } from './signing-keys.js'
 

@@ -9,7 +9,7 @@ import { DomainError } from '../core/errors.js'
 import { type Principal, requireManagementKey } from '../core/principal.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
-import { toLicenseResource } from '../licenses/routes/license-resource.js'
+import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import type { UsageStore } from './usage-store.js'
 

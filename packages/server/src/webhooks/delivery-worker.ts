@@ -4,8 +4,8 @@ import { decryptText } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { ValidationRecording } from '../events/validation-recording.js'
 import type { WebhookSender } from './http-webhook-sender.js'
-import { toWebhookEndpointResource } from './routes/webhook-resource.js'
 import { type AttemptResult, deliveryLeaseMs } from './webhook-delivery.js'
+import { toWebhookEndpointResource } from './webhook-resource.js'
 import type { ClaimedDelivery, WebhookStore } from './webhook-store.js'
 
 /** Events turned into deliveries per tick, and deliveries sent per tick: each tick stays bounded. */

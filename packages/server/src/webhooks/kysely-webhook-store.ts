@@ -3,8 +3,8 @@ import type { EventType, ProductId, WebhookDeliveryId, WebhookEndpointId } from 
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import { newId } from '../core/ids.js'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
+import { toEventResource } from '../events/event-resource.js'
 import { rowToEvent } from '../events/kysely-event-store.js'
-import { toEventResource } from '../events/routes/event-resource.js'
 import {
   type Database,
   toDate,

@@ -15,9 +15,9 @@ import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } 
 import type { ProductLookup } from '../core/product-lookup.js'
 import { encryptText } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
-import { toWebhookEndpointResource } from './routes/webhook-resource.js'
 import type { WebhookDelivery } from './webhook-delivery.js'
 import { checkWebhookUrl, newWebhookSecret, type WebhookEndpoint } from './webhook-endpoint.js'
+import { toWebhookEndpointResource } from './webhook-resource.js'
 import { deliveryListSpec, endpointListSpec, type WebhookStore } from './webhook-store.js'
 
 export interface WebhookServiceDeps {

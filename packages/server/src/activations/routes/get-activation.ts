@@ -1,8 +1,8 @@
 import { ActivationIdSchema, ActivationResourceSchema, IdParamsSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toActivationResource } from '../activation-resource.js'
 import type { ActivationService } from '../activation-service.js'
-import { toActivationResource } from './activation-resource.js'
 
 export function registerGetActivation(api: App, activations: ActivationService): void {
   api.get(

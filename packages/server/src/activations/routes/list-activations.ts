@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toActivationResource } from '../activation-resource.js'
 import type { ActivationService } from '../activation-service.js'
-import { toActivationResource } from './activation-resource.js'
 
 export function registerListActivations(api: App, activations: ActivationService): void {
   api.get(

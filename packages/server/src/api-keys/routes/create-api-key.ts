@@ -1,8 +1,8 @@
 import { CreateApiKeyBodySchema, CreatedApiKeyResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toCreatedApiKeyResource } from '../api-key-resource.js'
 import type { ApiKeyService } from '../api-key-service.js'
-import { toCreatedApiKeyResource } from './api-key-resource.js'
 
 export function registerCreateApiKey(api: App, apiKeys: ApiKeyService): void {
   api.post(

@@ -1,8 +1,8 @@
 import { ApiKeyIdSchema, ApiKeyResourceSchema, IdParamsSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toApiKeyResource } from '../api-key-resource.js'
 import type { ApiKeyService } from '../api-key-service.js'
-import { toApiKeyResource } from './api-key-resource.js'
 
 export function registerGetApiKey(api: App, apiKeys: ApiKeyService): void {
   api.get(

@@ -1,8 +1,8 @@
 import { CreateCustomerBodySchema, CustomerResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toCustomerResource } from '../customer-resource.js'
 import type { CustomerService } from '../customer-service.js'
-import { toCustomerResource } from './customer-resource.js'
 
 export function registerCreateCustomer(api: App, customers: CustomerService): void {
   api.post(

@@ -1,8 +1,8 @@
 import { CustomerIdSchema, CustomerResourceSchema, IdParamsSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toCustomerResource } from '../customer-resource.js'
 import type { CustomerService } from '../customer-service.js'
-import { toCustomerResource } from './customer-resource.js'
 
 export function registerGetCustomer(api: App, customers: CustomerService): void {
   api.get(

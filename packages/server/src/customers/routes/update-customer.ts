@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toCustomerResource } from '../customer-resource.js'
 import type { CustomerService } from '../customer-service.js'
-import { toCustomerResource } from './customer-resource.js'
 
 export function registerUpdateCustomer(api: App, customers: CustomerService): void {
   api.patch(

@@ -1,8 +1,8 @@
 import { CreateEntitlementBodySchema, EntitlementResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toEntitlementResource } from '../entitlement-resource.js'
 import type { EntitlementService } from '../entitlement-service.js'
-import { toEntitlementResource } from './entitlement-resource.js'
 
 export function registerCreateEntitlement(api: App, entitlements: EntitlementService): void {
   api.post(

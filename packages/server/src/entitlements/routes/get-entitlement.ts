@@ -1,8 +1,8 @@
 import { EntitlementIdSchema, EntitlementResourceSchema, IdParamsSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toEntitlementResource } from '../entitlement-resource.js'
 import type { EntitlementService } from '../entitlement-service.js'
-import { toEntitlementResource } from './entitlement-resource.js'
 
 export function registerGetEntitlement(api: App, entitlements: EntitlementService): void {
   api.get(

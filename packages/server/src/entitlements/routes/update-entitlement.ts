@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toEntitlementResource } from '../entitlement-resource.js'
 import type { EntitlementService } from '../entitlement-service.js'
-import { toEntitlementResource } from './entitlement-resource.js'
 
 export function registerUpdateEntitlement(api: App, entitlements: EntitlementService): void {
   api.patch(

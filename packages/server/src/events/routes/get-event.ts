@@ -1,8 +1,8 @@
 import { EventParamsSchema, EventResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toEventResource } from '../event-resource.js'
 import type { EventService } from '../event-service.js'
-import { toEventResource } from './event-resource.js'
 
 export function registerGetEvent(api: App, events: EventService): void {
   api.get(

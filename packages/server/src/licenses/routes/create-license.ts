@@ -1,8 +1,8 @@
 import { CreateLicenseBodySchema, LicenseResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toLicenseResource } from '../license-resource.js'
 import type { LicenseService } from '../license-service.js'
-import { toLicenseResource } from './license-resource.js'
 
 export function registerCreateLicense(api: App, licenses: LicenseService): void {
   api.post(

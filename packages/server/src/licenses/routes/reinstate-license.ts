@@ -1,8 +1,8 @@
 import { IdParamsSchema, LicenseIdSchema, LicenseResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toLicenseResource } from '../license-resource.js'
 import type { LicenseService } from '../license-service.js'
-import { toLicenseResource } from './license-resource.js'
 
 export function registerReinstateLicense(api: App, licenses: LicenseService): void {
   api.post(

@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toLicenseResource } from '../license-resource.js'
 import type { LicenseService } from '../license-service.js'
-import { toLicenseResource } from './license-resource.js'
 
 export function registerUpdateLicense(api: App, licenses: LicenseService): void {
   api.patch(

@@ -1,8 +1,8 @@
 import { ValidateLicenseBodySchema, ValidationResultSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toValidationResult } from '../license-resource.js'
 import type { LicenseService } from '../license-service.js'
-import { toValidationResult } from './license-resource.js'
 
 export function registerValidateLicense(api: App, licenses: LicenseService): void {
   api.post(

@@ -1,8 +1,8 @@
 import { IdParamsSchema, PolicyIdSchema, PolicyResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toPolicyResource } from '../policy-resource.js'
 import type { PolicyService } from '../policy-service.js'
-import { toPolicyResource } from './policy-resource.js'
 
 export function registerGetPolicy(api: App, policies: PolicyService): void {
   api.get(

@@ -1,8 +1,8 @@
 import { ListPoliciesQuerySchema, PolicyListSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toPolicyResource } from '../policy-resource.js'
 import type { PolicyService } from '../policy-service.js'
-import { toPolicyResource } from './policy-resource.js'
 
 export function registerListPolicies(api: App, policies: PolicyService): void {
   api.get(

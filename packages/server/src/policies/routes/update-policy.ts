@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toPolicyResource } from '../policy-resource.js'
 import type { PolicyService } from '../policy-service.js'
-import { toPolicyResource } from './policy-resource.js'
 
 export function registerUpdatePolicy(api: App, policies: PolicyService): void {
   api.patch(

@@ -1,8 +1,8 @@
 import { IdParamsSchema, ProductIdSchema, ProductResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toProductResource } from '../product-resource.js'
 import type { ProductService } from '../product-service.js'
-import { toProductResource } from './product-resource.js'
 
 export function registerGetProduct(api: App, products: ProductService): void {
   api.get(

@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toProductResource } from '../product-resource.js'
 import type { ProductService } from '../product-service.js'
-import { toProductResource } from './product-resource.js'
 
 export function registerUpdateProduct(api: App, products: ProductService): void {
   api.patch(

@@ -1,7 +1,7 @@
 import { CreateLicenseTokenByKeyBodySchema, LicenseTokenResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
-import { toLicenseResource } from '../../licenses/routes/license-resource.js'
+import { toLicenseResource } from '../../licenses/license-resource.js'
 import type { TokenService } from '../token-service.js'
 
 export function registerCreateLicenseTokenByKey(api: App, tokens: TokenService): void {

@@ -6,8 +6,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toProductKeyResource } from '../product-key-resource.js'
 import type { TokenService } from '../token-service.js'
-import { toProductKeyResource } from './product-key-resource.js'
 
 export function registerListProductKeys(api: App, tokens: TokenService): void {
   api.get(

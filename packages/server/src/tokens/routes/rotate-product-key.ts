@@ -1,8 +1,8 @@
 import { IdParamsSchema, ProductIdSchema, ProductKeyResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toProductKeyResource } from '../product-key-resource.js'
 import type { TokenService } from '../token-service.js'
-import { toProductKeyResource } from './product-key-resource.js'
 
 export function registerRotateProductKey(api: App, tokens: TokenService): void {
   api.post(

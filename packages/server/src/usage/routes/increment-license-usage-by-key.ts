@@ -1,7 +1,7 @@
 import { IncrementUsageByKeyBodySchema, LicenseResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
-import { toLicenseResource } from '../../licenses/routes/license-resource.js'
+import { toLicenseResource } from '../../licenses/license-resource.js'
 import type { UsageService } from '../usage-service.js'
 
 export function registerIncrementLicenseUsageByKey(api: App, usage: UsageService): void {

@@ -1,8 +1,8 @@
 import { CreateWebhookEndpointBodySchema, WebhookEndpointWithSecretResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toWebhookEndpointWithSecretResource } from '../webhook-resource.js'
 import type { WebhookService } from '../webhook-service.js'
-import { toWebhookEndpointWithSecretResource } from './webhook-resource.js'
 
 export function registerCreateWebhookEndpoint(api: App, webhooks: WebhookService): void {
   api.post(

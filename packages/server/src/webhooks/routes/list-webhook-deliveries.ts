@@ -5,8 +5,8 @@ import {
 } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toWebhookDeliveryResource } from '../webhook-resource.js'
 import type { WebhookService } from '../webhook-service.js'
-import { toWebhookDeliveryResource } from './webhook-resource.js'
 
 export function registerListWebhookDeliveries(api: App, webhooks: WebhookService): void {
   api.get(

@@ -1,8 +1,8 @@
 import { WebhookDeliveryParamsSchema, WebhookDeliveryResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toWebhookDeliveryResource } from '../webhook-resource.js'
 import type { WebhookService } from '../webhook-service.js'
-import { toWebhookDeliveryResource } from './webhook-resource.js'
 
 export function registerRetryWebhookDelivery(api: App, webhooks: WebhookService): void {
   api.post(

@@ -1,8 +1,8 @@
 import { WebhookEndpointParamsSchema, WebhookEndpointResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import { toWebhookEndpointResource } from '../webhook-resource.js'
 import type { WebhookService } from '../webhook-service.js'
-import { toWebhookEndpointResource } from './webhook-resource.js'
 
 export function registerTestWebhookEndpoint(api: App, webhooks: WebhookService): void {
   api.post(

@@ -1,5 +1,5 @@
 import type { EntitlementResource } from '@keyturn/protocol'
-import type { Entitlement } from '../entitlement.js'
+import type { Entitlement } from './entitlement.js'
 
 /** The only converter from the domain's entitlement to the wire shape. */
 export function toEntitlementResource(entitlement: Entitlement): EntitlementResource {

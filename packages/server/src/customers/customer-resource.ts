@@ -1,5 +1,5 @@
 import type { CustomerResource } from '@keyturn/protocol'
-import type { Customer } from '../customer.js'
+import type { Customer } from './customer.js'
 
 /** The only converter from the domain's customer to the wire shape. */
 export function toCustomerResource(customer: Customer): CustomerResource {

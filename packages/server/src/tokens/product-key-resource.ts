@@ -1,6 +1,6 @@
 import type { ProductKeyResource } from '@keyturn/protocol'
-import type { StoredPublicKey } from '../signing-key-store.js'
-import { publicKeyJwk } from '../signing-keys.js'
+import type { StoredPublicKey } from './signing-key-store.js'
+import { publicKeyJwk } from './signing-keys.js'
 
 export function toProductKeyResource(key: StoredPublicKey): ProductKeyResource {
   return {

@@ -1,5 +1,5 @@
 import type { ActivationResource } from '@keyturn/protocol'
-import type { Activation } from '../activation.js'
+import type { Activation } from './activation.js'
 
 /** The only converter from the domain's activation to the wire shape. */
 export function toActivationResource(activation: Activation): ActivationResource {

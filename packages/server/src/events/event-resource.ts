@@ -1,5 +1,5 @@
 import type { EventResource } from '@keyturn/protocol'
-import type { Event } from '../event.js'
+import type { Event } from './event.js'
 
 /** The only converter from the domain's event to the wire shape (also the webhook payload). */
 export function toEventResource(event: Event): EventResource {

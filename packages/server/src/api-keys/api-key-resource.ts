@@ -1,5 +1,5 @@
 import type { ApiKeyResource, CreatedApiKeyResource } from '@keyturn/protocol'
-import type { ApiKey } from '../api-key.js'
+import type { ApiKey } from './api-key.js'
 
 /** The only converter from the domain's API key to the wire shape; the digest never leaves. */
 export function toApiKeyResource(apiKey: ApiKey): ApiKeyResource {

@@ -1,5 +1,5 @@
 import type { PolicyResource } from '@keyturn/protocol'
-import type { Policy } from '../policy.js'
+import type { Policy } from './policy.js'
 
 /** The only converter from the domain's policy to the wire shape. */
 export function toPolicyResource(policy: Policy): PolicyResource {

@@ -3,8 +3,8 @@ import type {
   WebhookEndpointResource,
   WebhookEndpointWithSecretResource,
 } from '@keyturn/protocol'
-import type { WebhookDelivery } from '../webhook-delivery.js'
-import type { WebhookEndpoint } from '../webhook-endpoint.js'
+import type { WebhookDelivery } from './webhook-delivery.js'
+import type { WebhookEndpoint } from './webhook-endpoint.js'
 
 /** The only converter from the domain's endpoint to the wire shape; the secret never leaves here. */
 export function toWebhookEndpointResource(endpoint: WebhookEndpoint): WebhookEndpointResource {

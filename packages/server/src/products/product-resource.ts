@@ -1,6 +1,6 @@
 import type { ProductResource } from '@keyturn/protocol'
-import { publicKeyJwk } from '../../tokens/signing-keys.js'
-import { type ProductView, productStatus } from '../product.js'
+import { publicKeyJwk } from '../tokens/signing-keys.js'
+import { type ProductView, productStatus } from './product.js'
 
 /** The only converter from the domain's product to the wire shape. */
 export function toProductResource({ product, currentKey }: ProductView): ProductResource {

@@ -1,6 +1,5 @@
 import type { LicenseResource, ValidationResult } from '@keyturn/protocol'
-import type { LicenseView } from '../license.js'
-import type { LicenseValidation } from '../license-service.js'
+import type { LicenseValidation, LicenseView } from './license.js'
 
 /** The only converter from the domain's license to the wire shape. */
 export function toLicenseResource({ license, state }: LicenseView): LicenseResource {
