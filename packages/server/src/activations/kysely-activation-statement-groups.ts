@@ -1,8 +1,8 @@
 import type { LicenseId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { ActivationsTable, Database } from '../storage/database.js'
+import { KyselyEventWriter } from '../storage/event-writer.js'
 import { StatementGroup } from '../storage/statement-group.js'
 import { leaseEnd } from './activation.js'
 import type { NewActivation } from './activation-store.js'
@@ -139,7 +139,7 @@ export class ActivationStatementGroups {
         from asked join taken on taken.n = asked.n
         returning id
       ),
-      logged as (${new KyselyEventStore(this.#db).insertEachIfKept(events, sql`select id from inserted`)})
+      logged as (${new KyselyEventWriter(this.#db).insertEachIfKept(events, sql`select id from inserted`)})
       select id from inserted`.execute(this.#db)
     const done = new Set(rows.map((row) => row.id))
     return takings.map((taking) => done.has(taking.activation.id))

@@ -1,11 +1,10 @@
-import type { ApiKeyId, ApiKeyRole, EventId, EventType, LicenseId, ProductId } from '@keyturn/protocol'
-import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
+import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
+import { KyselyEventWriter } from '../storage/event-writer.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
-import { insertIfReturned } from '../storage/one-statement.js'
-import { isSqlite } from '../storage/write-transaction.js'
-import { type Event, licenseIdOf } from './event.js'
+import type { Event } from './event.js'
 import type { EventFilterField, EventSortField, EventStore } from './event-store.js'
 
 type EventRow = Selectable<EventsTable>
@@ -20,55 +19,6 @@ const eventTable: ListTable<EventSortField, EventFilterField> = {
     occurredAt: { column: 'occurred_at' },
     'actor.apiKeyId': { column: 'actor_api_key_id' },
   },
-}
-
-export function eventToRow(event: Event): Insertable<EventsTable> {
-  return {
-    id: event.id,
-    type: event.type,
-    occurred_at: event.occurredAt.toISOString(),
-    product_id: event.productId,
-    actor_api_key_id: 'apiKeyId' in event.actor ? event.actor.apiKeyId : null,
-    actor_role: 'role' in event.actor ? event.actor.role : null,
-    request_id: event.requestId,
-    data: JSON.stringify(event.data),
-    license_id: licenseIdOf(event.type, event.data) as LicenseId | null,
-    dispatched_at: null,
-  }
-}
-
-/**
- * The outbox's fast path (KyselyEventStore, below): `occurredAt` while no webhook endpoint is
- * enabled, so the event is stored as dispatched at once; null (to be dispatched) otherwise.
- */
-function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
-  const anyEnabled = sql`exists (select 1 from webhook_endpoints where disabled_at is null)`
-  return sql<string | null>`case when ${anyEnabled} then null else ${occurredAt} end`
-}
-
-/**
- * PostgreSQL's insert of `events` from arrays (`unnest`); with `kept`, each is written only if its
- * key is among the rows `kept` selects.
- */
-function insertAsArrays(
-  events: readonly Event[],
-  kept?: { readonly keys: readonly string[]; readonly rows: RawBuilder<unknown> },
-) {
-  const rows = events.map(eventToRow)
-  const values = <T>(read: (row: Insertable<EventsTable>) => T) => rows.map(read)
-  return sql`insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id,
-      data, license_id, dispatched_at)
-    select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
-      e.license_id, ${dispatchedUnlessAnEndpointIsEnabled(sql.ref('e.occurred_at'))}
-    from unnest(
-      ${values((row) => row.id)}::text[], ${values((row) => row.type)}::text[],
-      ${values((row) => row.occurred_at)}::timestamptz[], ${values((row) => row.product_id)}::text[],
-      ${values((row) => row.actor_api_key_id)}::text[], ${values((row) => row.actor_role)}::text[],
-      ${values((row) => row.request_id)}::text[], ${values((row) => row.data)}::jsonb[],
-      ${values((row) => row.license_id)}::text[]${kept === undefined ? sql`` : sql`, ${kept.keys}::text[]`}
-    ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id${
-      kept === undefined ? sql`` : sql`, key`
-    })${kept === undefined ? sql`` : sql` where e.key in (${kept.rows})`}`
 }
 
 export function rowToEvent(row: EventRow): Event {
@@ -94,88 +44,8 @@ export class KyselyEventStore implements EventStore {
     this.#db = db
   }
 
-  async insert(events: readonly Event[]): Promise<void> {
-    if (events.length > 0) {
-      await this.insertQuery(events).execute()
-    }
-  }
-
-  /** The insert of `events` (at least one), not yet run: for a statement that writes them with its change. */
-  insertQuery(events: readonly Event[]) {
-    return this.#db.insertInto('events').values(events.map((event) => this.#row(event)))
-  }
-
-  /**
-   * The inserts of `events`, one each, for a statement (`executeAsOne`) whose write number `index`
-   * says whether its change happened: each event is written only if that write returned a row
-   * (`insertIfReturned`). `dataOf` rewrites each event's JSON in SQL from that row (`changed`), for
-   * a field only the statement knows (UsageStore.increment: the count its update made).
-   */
-  insertIfReturnedQueries(
-    events: readonly Event[],
-    index: number,
-    dataOf?: (json: string) => RawBuilder<string>,
-  ) {
-    return events.map((event) => {
-      const row = this.#row(event)
-      return insertIfReturned(
-        this.#db,
-        'events',
-        dataOf === undefined ? row : { ...row, data: dataOf(row.data) },
-        index,
-      )
-    })
-  }
-
-  #row(event: Event) {
-    return {
-      ...eventToRow(event),
-      dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
-    }
-  }
-
-  /**
-   * The outbox's fast path (docs/decisions/0023-sqlite-group-commit.md, bench/history.md "Events: what they cost"): an event committed while no
-   * webhook endpoint is enabled is stored as dispatched at once. No endpoint could ever get it: the
-   * dispatch offers an event only to the endpoints enabled when it runs, never one older than the
-   * endpoint. So it takes no entry in the undispatched index and no dispatch transaction reading
-   * and rewriting it afterwards. The check is part of the insert, in the change's transaction: no
-   * extra statement. Measured on SQLite (POST /licenses, 2026-11-23): a create wrote 15.2 WAL pages
-   * without its event row and 24.8 with it (the row, its six B-trees, the later dispatch); 23.2
-   * with this, and no dispatch commits at all.
-   */
-  #dispatchedUnlessAnEndpointIsEnabled(occurredAt: Date) {
-    const at = occurredAt.toISOString()
-    // PostgreSQL types a bare parameter under `case` as text; the column is a timestamptz.
-    return dispatchedUnlessAnEndpointIsEnabled(
-      isSqlite(this.#db) ? sql`${at}` : sql`cast(${at} as timestamptz)`,
-    )
-  }
-
-  /**
-   * PostgreSQL: the insert of `events`, each written only if its `key` is among the rows `kept`
-   * selects (a write's returned ids, in the same statement). The values go as arrays, so the text
-   * is the same for any number of events: one prepared statement and plan
-   * (activations/kysely-activation-statement-groups.ts).
-   */
-  insertEachIfKept(
-    events: readonly { readonly event: Event; readonly key: string }[],
-    kept: RawBuilder<unknown>,
-  ) {
-    return insertAsArrays(
-      events.map(({ event }) => event),
-      { keys: events.map(({ key }) => key), rows: kept },
-    )
-  }
-
-  /**
-   * PostgreSQL: the insert of `events` (at least one) with its values as arrays. A multi-row
-   * VALUES has a text of its own for each number of rows, each prepared and planned apart and each
-   * taking one of a connection's named statements (storage/connect.ts); this one text serves any
-   * number (EventGroup).
-   */
-  insertEach(events: readonly Event[]) {
-    return insertAsArrays(events)
+  insert(events: readonly Event[]): Promise<void> {
+    return new KyselyEventWriter(this.#db).insert(events)
   }
 
   async findById(id: EventId): Promise<Event | undefined> {

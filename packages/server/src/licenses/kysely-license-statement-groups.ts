@@ -1,8 +1,8 @@
 import type { ApiKeyId } from '@keyturn/protocol'
 import { type Insertable, type InsertObject, type Kysely, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database, LicenseEntitlementsTable } from '../storage/database.js'
+import { KyselyEventWriter } from '../storage/event-writer.js'
 import { executeAsOne } from '../storage/one-statement.js'
 import { StatementGroup } from '../storage/statement-group.js'
 import { entitlementCodes, type LicenseRow, productUsable } from './kysely-license-rows.js'
@@ -21,7 +21,7 @@ export function insertWrites(db: Kysely<Database>, inserts: readonly LicenseInse
   return [
     db.insertInto('licenses').values(inserts.map((insert) => insert.row)),
     ...(links.length === 0 ? [] : [db.insertInto('license_entitlements').values(links)]),
-    ...(events.length === 0 ? [] : [new KyselyEventStore(db).insertQuery(events)]),
+    ...(events.length === 0 ? [] : [new KyselyEventWriter(db).insertQuery(events)]),
   ]
 }
 

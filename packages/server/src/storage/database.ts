@@ -177,7 +177,7 @@ export interface EventsTable {
   actor_role: ApiKeyRole | null
   request_id: string | null
   data: Json
-  /** The license the event is about (events/event.ts licenseIdOf); null for other events. */
+  /** The license the event is about (storage/event-writer.ts licenseIdOf); null for other events. */
   license_id: LicenseId | null
   /** Set once the delivery worker has created the event's webhook deliveries. */
   dispatched_at: Timestamp | null

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
-import type { Event } from '../events/event.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
+import type { Event } from '../core/unit-of-work.js'
 import type { Database } from './database.js'
+import { KyselyEventWriter } from './event-writer.js'
 import { StatementGroup } from './statement-group.js'
 import { isSqlite, writeTransaction } from './write-transaction.js'
 
@@ -37,10 +37,10 @@ export class EventGroup {
   #insert(events: readonly Event[]): Promise<void> {
     // On PostgreSQL one INSERT of the group's rows is a transaction of its own: BEGIN and COMMIT
     // around it were two of its three round trips; its text is the same for any number of rows
-    // (KyselyEventStore.insertEach). On SQLite it joins the group commit.
+    // (KyselyEventWriter.insertEach). On SQLite it joins the group commit.
     return isSqlite(this.#db)
-      ? writeTransaction(this.#db, (trx) => new KyselyEventStore(trx).insert(events))
-      : new KyselyEventStore(this.#db)
+      ? writeTransaction(this.#db, (trx) => new KyselyEventWriter(trx).insert(events))
+      : new KyselyEventWriter(this.#db)
           .insertEach(events)
           .execute(this.#db)
           .then(() => undefined)

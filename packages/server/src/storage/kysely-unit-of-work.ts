@@ -2,12 +2,11 @@ import type { EventType, ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../core/clock.js'
 import { newEventId } from '../core/ids.js'
-import type { ChangeActor, EventRecorder, StatementEvents, UnitOfWork } from '../core/unit-of-work.js'
-import type { Event } from '../events/event.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
+import type { ChangeActor, Event, EventRecorder, StatementEvents, UnitOfWork } from '../core/unit-of-work.js'
 import type { Database } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
 import { EventGroup } from './event-group.js'
+import { KyselyEventWriter } from './event-writer.js'
 import { isSqlite, writeTransaction } from './write-transaction.js'
 
 /**
@@ -114,7 +113,7 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
     return writeTransaction(this.#db, async (trx) => {
       const events = this.#recorder(by)
       const result = await work({ ...this.#stores(trx), events })
-      await new KyselyEventStore(trx).insert(events.take())
+      await new KyselyEventWriter(trx).insert(events.take())
       return result
     })
   }

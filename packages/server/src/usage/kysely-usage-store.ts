@@ -1,8 +1,8 @@
 import type { LicenseId } from '@keyturn/protocol'
 import { type Kysely, type SqlBool, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
-import { KyselyEventStore } from '../events/kysely-event-store.js'
 import type { Database } from '../storage/database.js'
+import { KyselyEventWriter } from '../storage/event-writer.js'
 import { executeAsOne, returnedBy, runsAlone } from '../storage/one-statement.js'
 import { writeTransaction } from '../storage/write-transaction.js'
 import type { IncrementOutcome, UsageStore } from './usage-store.js'
@@ -41,7 +41,7 @@ export class KyselyUsageStore implements UsageStore {
         return this.#refused(trx, licenseId)
       }
       const uses = Number(row.uses) // pg reads bigint as a string
-      await new KyselyEventStore(trx).insert(
+      await new KyselyEventWriter(trx).insert(
         events.map((event) => ({ ...event, data: { ...event.data, uses } })),
       )
       return { kind: 'incremented', uses }
@@ -70,7 +70,7 @@ export class KyselyUsageStore implements UsageStore {
       sql<string>`jsonb_set(cast(${json} as jsonb), '{uses}', to_jsonb(${sql.ref('changed.uses')}))`
     const [row] = await executeAsOne<{ readonly uses: number | string }>(this.#db, [
       guardedIncrement(this.#db, licenseId, increment),
-      ...new KyselyEventStore(this.#db).insertIfReturnedQueries(events, 0, withUses),
+      ...new KyselyEventWriter(this.#db).insertIfReturnedQueries(events, 0, withUses),
       sql`select uses from ${returnedBy(0)}`,
     ])
     if (row !== undefined) {

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { DatabaseKind } from '../database.js'
 
 /**
- * `events.license_id`: the license an event is about (events/event.ts `licenseIdOf`), so a license's
+ * `events.license_id`: the license an event is about (storage/event-writer.ts `licenseIdOf`), so a license's
  * events are one indexed read (`GET /events?filter=licenseId:eq:…`) however long the log grows.
  * Existing events get it from their data, as `licenseIdOf` reads it.
  */
