@@ -7,45 +7,25 @@ import type { Kysely } from 'kysely'
 import { ActivationService } from './activations/activation-service.js'
 import { ActivationStatementGroups } from './activations/kysely-activation-statement-groups.js'
 import { KyselyActivationStore } from './activations/kysely-activation-store.js'
-import { registerActivateLicense } from './activations/routes/activate-license.js'
-import { registerActivateLicenseByKey } from './activations/routes/activate-license-by-key.js'
-import { registerDeactivateLicenseByKey } from './activations/routes/deactivate-license-by-key.js'
-import { registerDeleteActivation } from './activations/routes/delete-activation.js'
-import { registerGetActivation } from './activations/routes/get-activation.js'
-import { registerHeartbeatActivation } from './activations/routes/heartbeat-activation.js'
-import { registerHeartbeatLicenseByKey } from './activations/routes/heartbeat-license-by-key.js'
-import { registerListActivations } from './activations/routes/list-activations.js'
-import { registerListAllActivations } from './activations/routes/list-all-activations.js'
+import { registerActivationsRoutes } from './activations/routes/activations-routes.js'
 import { ApiKeyService } from './api-keys/api-key-service.js'
 import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
-import { registerCreateApiKey } from './api-keys/routes/create-api-key.js'
-import { registerDeleteApiKey } from './api-keys/routes/delete-api-key.js'
-import { registerGetApiKey } from './api-keys/routes/get-api-key.js'
-import { registerGetCurrentApiKey } from './api-keys/routes/get-current-api-key.js'
-import { registerListApiKeys } from './api-keys/routes/list-api-keys.js'
+import { registerApiKeysRoutes } from './api-keys/routes/api-keys-routes.js'
 import type { ActivationCheck } from './core/activation-check.js'
+import type { BackgroundJob } from './core/background-loop.js'
 import type { Clock } from './core/clock.js'
 import { newId } from './core/ids.js'
 import type { SecretKeys } from './core/secrets.js'
 import { CustomerService } from './customers/customer-service.js'
 import { KyselyCustomerStore } from './customers/kysely-customer-store.js'
-import { registerCreateCustomer } from './customers/routes/create-customer.js'
-import { registerDeleteCustomer } from './customers/routes/delete-customer.js'
-import { registerGetCustomer } from './customers/routes/get-customer.js'
-import { registerListCustomers } from './customers/routes/list-customers.js'
-import { registerUpdateCustomer } from './customers/routes/update-customer.js'
+import { registerCustomersRoutes } from './customers/routes/customers-routes.js'
 import { EntitlementService } from './entitlements/entitlement-service.js'
 import { KyselyEntitlementStore } from './entitlements/kysely-entitlement-store.js'
-import { registerCreateEntitlement } from './entitlements/routes/create-entitlement.js'
-import { registerDeleteEntitlement } from './entitlements/routes/delete-entitlement.js'
-import { registerGetEntitlement } from './entitlements/routes/get-entitlement.js'
-import { registerListEntitlements } from './entitlements/routes/list-entitlements.js'
-import { registerUpdateEntitlement } from './entitlements/routes/update-entitlement.js'
-import { EventRetention } from './events/event-retention.js'
+import { registerEntitlementsRoutes } from './entitlements/routes/entitlements-routes.js'
+import { EventRetention, retentionJob } from './events/event-retention.js'
 import { EventService } from './events/event-service.js'
 import { KyselyEventStore } from './events/kysely-event-store.js'
-import { registerGetEvent } from './events/routes/get-event.js'
-import { registerListEvents } from './events/routes/list-events.js'
+import { registerEventsRoutes } from './events/routes/events-routes.js'
 import { ValidationRecording } from './events/validation-recording.js'
 import type { App } from './http/app-types.js'
 import { authenticate, forgetGoneKeys } from './http/authenticate.js'
@@ -79,60 +59,34 @@ import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
-import { registerCreateLicense } from './licenses/routes/create-license.js'
-import { registerGetLicense } from './licenses/routes/get-license.js'
-import { registerListLicenses } from './licenses/routes/list-licenses.js'
-import { registerReinstateLicense } from './licenses/routes/reinstate-license.js'
-import { registerRenewLicense } from './licenses/routes/renew-license.js'
-import { registerRevokeLicense } from './licenses/routes/revoke-license.js'
-import { registerUpdateLicense } from './licenses/routes/update-license.js'
-import { registerValidateLicense } from './licenses/routes/validate-license.js'
+import { registerLicensesRoutes } from './licenses/routes/licenses-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
-import { registerCreatePolicy } from './policies/routes/create-policy.js'
-import { registerDeletePolicy } from './policies/routes/delete-policy.js'
-import { registerGetPolicy } from './policies/routes/get-policy.js'
-import { registerListPolicies } from './policies/routes/list-policies.js'
-import { registerUpdatePolicy } from './policies/routes/update-policy.js'
+import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
-import { registerCreateProduct } from './products/routes/create-product.js'
-import { registerGetProduct } from './products/routes/get-product.js'
-import { registerListProducts } from './products/routes/list-products.js'
-import { registerResumeProduct } from './products/routes/resume-product.js'
-import { registerSuspendProduct } from './products/routes/suspend-product.js'
-import { registerUpdateProduct } from './products/routes/update-product.js'
+import { registerProductsRoutes } from './products/routes/products-routes.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
 import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
+import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
+import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
+import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { isSqlite } from './storage/write-transaction.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
-import { registerCreateLicenseToken } from './tokens/routes/create-license-token.js'
-import { registerCreateLicenseTokenByKey } from './tokens/routes/create-license-token-by-key.js'
-import { registerListProductKeys } from './tokens/routes/list-product-keys.js'
-import { registerRotateProductKey } from './tokens/routes/rotate-product-key.js'
+import { registerTokensRoutes } from './tokens/routes/tokens-routes.js'
 import { TokenService } from './tokens/token-service.js'
 import { KyselyUsageStore } from './usage/kysely-usage-store.js'
-import { registerIncrementLicenseUsage } from './usage/routes/increment-license-usage.js'
-import { registerIncrementLicenseUsageByKey } from './usage/routes/increment-license-usage-by-key.js'
-import { registerResetLicenseUsage } from './usage/routes/reset-license-usage.js'
+import { registerUsageRoutes } from './usage/routes/usage-routes.js'
 import { UsageService } from './usage/usage-service.js'
 import { serverVersion } from './version.js'
 import { registerDeliveryMetrics } from './webhooks/delivery-metrics.js'
-import { DeliveryWorker } from './webhooks/delivery-worker.js'
+import { DeliveryWorker, deliveryJob } from './webhooks/delivery-worker.js'
 import { HttpWebhookSender, type WebhookSender } from './webhooks/http-webhook-sender.js'
 import { KyselyWebhookStore } from './webhooks/kysely-webhook-store.js'
-import { registerCreateWebhookEndpoint } from './webhooks/routes/create-webhook-endpoint.js'
-import { registerDeleteWebhookEndpoint } from './webhooks/routes/delete-webhook-endpoint.js'
-import { registerGetWebhookEndpoint } from './webhooks/routes/get-webhook-endpoint.js'
-import { registerListWebhookDeliveries } from './webhooks/routes/list-webhook-deliveries.js'
-import { registerListWebhookEndpoints } from './webhooks/routes/list-webhook-endpoints.js'
-import { registerRetryWebhookDelivery } from './webhooks/routes/retry-webhook-delivery.js'
-import { registerRotateWebhookEndpointSecret } from './webhooks/routes/rotate-webhook-endpoint-secret.js'
-import { registerTestWebhookEndpoint } from './webhooks/routes/test-webhook-endpoint.js'
-import { registerUpdateWebhookEndpoint } from './webhooks/routes/update-webhook-endpoint.js'
+import { registerWebhooksRoutes } from './webhooks/routes/webhooks-routes.js'
 import { WebhookService } from './webhooks/webhook-service.js'
 
 export interface AppDeps {
@@ -191,9 +145,10 @@ export interface Services {
   readonly entitlements: EntitlementService
   readonly policies: PolicyService
   readonly webhooks: WebhookService
-  /** Background work, run by main.ts on every process (tests call `tick`). */
+  /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   readonly eventRetention: EventRetention
+  readonly seatSweep: SeatSweepService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -207,8 +162,18 @@ const bodyLimit = 64 * 1024
 const requestTimeoutMs = 60_000
 
 /** The composition root: creates stores and services and wires the routes. No I/O. */
-export function buildApp(deps: AppDeps): { app: App; services: Services } {
+export function buildApp(deps: AppDeps): {
+  app: App
+  services: Services
+  /** The background work every serving process runs (started by the serve entry point). */
+  background: readonly BackgroundJob[]
+} {
   const services = createServices(deps)
+  const background = [
+    deliveryJob(services.deliveries),
+    retentionJob(services.eventRetention),
+    seatSweepJob(services.seatSweep),
+  ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
   const requestTimeout = deps.httpTimeouts?.requestMs ?? requestTimeoutMs
   const app = Fastify({
@@ -310,7 +275,7 @@ export function buildApp(deps: AppDeps): { app: App; services: Services } {
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
-  return { app, services }
+  return { app, services, background }
 }
 
 /**
@@ -478,6 +443,11 @@ function createServices(deps: AppDeps): Services {
       clock,
       retentionDays: deps.eventRetentionDays ?? 90,
     }),
+    seatSweep: new SeatSweepService({
+      store: new KyselySeatSweepStore(db),
+      storage: unitOfWork((trx) => ({ sweep: new KyselySeatSweepStore(trx) })),
+      clock,
+    }),
   }
 }
 
@@ -503,7 +473,7 @@ function corsOptions(origins: readonly string[]) {
   }
 }
 
-/** Every API route, in one list: grep here to find where a path is served. */
+/** The API: its hooks, then each feature's routes (`<feature>/routes/<feature>-routes.ts` lists them). */
 function registerApi(
   api: App,
   { services, limits, clock }: { services: Services; limits: Limits | undefined; clock: Clock },
@@ -523,72 +493,15 @@ function registerApi(
   documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
 
-  registerListLicenses(api, services.licenses)
-  registerCreateLicense(api, services.licenses)
-  registerValidateLicense(api, services.licenses)
-  registerGetLicense(api, services.licenses)
-  registerUpdateLicense(api, services.licenses)
-  registerRevokeLicense(api, services.licenses)
-  registerReinstateLicense(api, services.licenses)
-  registerRenewLicense(api, services.licenses)
-  registerCreateLicenseToken(api, services.tokens)
-  registerCreateLicenseTokenByKey(api, services.tokens)
-  registerIncrementLicenseUsageByKey(api, services.usage)
-  registerIncrementLicenseUsage(api, services.usage)
-  registerResetLicenseUsage(api, services.usage)
-
-  registerActivateLicenseByKey(api, services.activations)
-  registerDeactivateLicenseByKey(api, services.activations)
-  registerHeartbeatLicenseByKey(api, services.activations)
-  registerActivateLicense(api, services.activations)
-  registerListActivations(api, services.activations)
-  registerListAllActivations(api, services.activations)
-  registerGetActivation(api, services.activations)
-  registerDeleteActivation(api, services.activations)
-  registerHeartbeatActivation(api, services.activations)
-
-  registerListProducts(api, services.products)
-  registerCreateProduct(api, services.products)
-  registerGetProduct(api, services.products)
-  registerUpdateProduct(api, services.products)
-  registerSuspendProduct(api, services.products)
-  registerResumeProduct(api, services.products)
-  registerListProductKeys(api, services.tokens)
-  registerRotateProductKey(api, services.tokens)
-
-  registerListWebhookEndpoints(api, services.webhooks)
-  registerCreateWebhookEndpoint(api, services.webhooks)
-  registerGetWebhookEndpoint(api, services.webhooks)
-  registerUpdateWebhookEndpoint(api, services.webhooks)
-  registerDeleteWebhookEndpoint(api, services.webhooks)
-  registerRotateWebhookEndpointSecret(api, services.webhooks)
-  registerTestWebhookEndpoint(api, services.webhooks)
-  registerListWebhookDeliveries(api, services.webhooks)
-  registerRetryWebhookDelivery(api, services.webhooks)
-
-  registerListEvents(api, services.events)
-  registerGetEvent(api, services.events)
-  registerListCustomers(api, services.customers)
-  registerCreateCustomer(api, services.customers)
-  registerGetCustomer(api, services.customers)
-  registerUpdateCustomer(api, services.customers)
-  registerDeleteCustomer(api, services.customers)
-
-  registerListEntitlements(api, services.entitlements)
-  registerCreateEntitlement(api, services.entitlements)
-  registerGetEntitlement(api, services.entitlements)
-  registerUpdateEntitlement(api, services.entitlements)
-  registerDeleteEntitlement(api, services.entitlements)
-
-  registerListPolicies(api, services.policies)
-  registerCreatePolicy(api, services.policies)
-  registerGetPolicy(api, services.policies)
-  registerUpdatePolicy(api, services.policies)
-  registerDeletePolicy(api, services.policies)
-
-  registerListApiKeys(api, services.apiKeys)
-  registerCreateApiKey(api, services.apiKeys)
-  registerGetCurrentApiKey(api, services.apiKeys)
-  registerGetApiKey(api, services.apiKeys)
-  registerDeleteApiKey(api, services.apiKeys)
+  registerLicensesRoutes(api, services.licenses)
+  registerTokensRoutes(api, services.tokens)
+  registerUsageRoutes(api, services.usage)
+  registerActivationsRoutes(api, services.activations)
+  registerProductsRoutes(api, services.products)
+  registerWebhooksRoutes(api, services.webhooks)
+  registerEventsRoutes(api, services.events)
+  registerCustomersRoutes(api, services.customers)
+  registerEntitlementsRoutes(api, services.entitlements)
+  registerPoliciesRoutes(api, services.policies)
+  registerApiKeysRoutes(api, services.apiKeys)
 }

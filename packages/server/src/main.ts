@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { buildApp, type Services } from './app.js'
+import { buildApp } from './app.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { runLoop } from './core/background-loop.js'
+import { startBackgroundWork } from './core/background-loop.js'
 import { systemClock } from './core/clock.js'
 import { applyHeapLimits } from './core/heap-limits.js'
 import { deriveSecretKeys, secretCheckValue } from './core/secrets.js'
@@ -23,17 +23,12 @@ import {
   serveCountersToWorkers,
   workerCounters,
 } from './protection/counters.js'
-import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
-import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
-import { startSeatSweeper } from './seat-sweep/seat-sweeper.js'
 import { createSecretFile, readSecretFile, secretFilePath } from './secret-file.js'
 import { type Connection, connect, parseDatabaseUrl } from './storage/connect.js'
 import { databaseFaultOf } from './storage/database-faults.js'
-import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { migrateToLatest } from './storage/migrate.js'
 import { confirmSecretCheck, holdsSecretData } from './storage/secret-check.js'
 import { BackupError, backupSqlite, restoreSqlite } from './storage/sqlite-backup.js'
-import { dispatchBatch } from './webhooks/delivery-worker.js'
 
 export { ConfigError } from './config.js'
 export { errorCatalogueMarkdown } from './http/problem-pages.js'
@@ -135,15 +130,15 @@ export async function serve(
       printBanner(output, url, databaseShown(config), createdSecret)
     }
     const running = app
-    const background = startBackgroundWork(running, connection)
-    const webhookWork = startWebhookWork(
-      built.services,
-      backgroundFailure(running, 'webhook delivery or event retention failed; retrying'),
-    )
+    // A database outage is logged once when it starts (logReachability), not by every failed tick.
+    const background = startBackgroundWork(built.background, {
+      log: running.log,
+      isQuiet: (error) => databaseFaultOf(error) !== undefined,
+    })
     return {
       url,
       close: async () => {
-        await Promise.all([background.stop(), webhookWork.stop()])
+        await background.stop()
         await shutdown(running, connection)
       },
     }
@@ -198,18 +193,6 @@ function logRedisHealth(health: RedisHealth | undefined, app: App): void {
       )
     }
   })
-}
-
-/**
- * Logs a failed tick of background work; not when the database is unreachable: the outage is logged
- * once when it starts (`logReachability`), and the work resumes by itself when it ends.
- */
-function backgroundFailure(app: App, message: string): (error: unknown) => void {
-  return (error) => {
-    if (databaseFaultOf(error) === undefined) {
-      app.log.error({ err: error }, message)
-    }
-  }
 }
 
 interface Counters {
@@ -275,52 +258,6 @@ async function openCounters(config: Config, isWorker: boolean): Promise<Counters
     return { store, close: async () => store.close() }
   }
   return { store: memoryCounters(), close: async () => {} }
-}
-
-/** Concurrent delivery loops per process: a slow receiver holds one, the others go on. */
-const deliveryLoops = 4
-const idleMs = 500
-
-/**
- * Webhook deliveries and the event retention sweep, on every `keyturn serve` process (docs/architecture.md, "Operations"), coordinated through the database, each tick bounded. `stop` waits for the ticks
- * in flight (a delivery attempt lasts at most 10 s).
- */
-function startWebhookWork(
-  services: Pick<Services, 'deliveries' | 'eventRetention'>,
-  onError: (error: unknown) => void,
-): { stop(): Promise<void> } {
-  const stopping = new AbortController()
-  const loops = [
-    ...Array.from({ length: deliveryLoops }, () =>
-      runLoop({
-        task: async () => {
-          const done = await services.deliveries.tick()
-          // Busy (tick again at once) while sending, or while a full batch of events was dispatched.
-          // A few new events wait for the next tick: under a stream of writes each tick would
-          // otherwise commit a dispatch of a handful of events, a second commit per write.
-          return done.attempted > 0 || done.dispatched >= dispatchBatch
-        },
-        idleMs,
-        signal: stopping.signal,
-        onError,
-      }),
-    ),
-    runLoop({
-      task: async () => {
-        await services.eventRetention.tick()
-        return false
-      },
-      idleMs: 60_000,
-      signal: stopping.signal,
-      onError,
-    }),
-  ]
-  return {
-    async stop() {
-      stopping.abort()
-      await Promise.all(loops)
-    },
-  }
 }
 
 /** The primary's share of `keyturn serve --workers`, between `prepare` and the workers' start. */
@@ -477,38 +414,6 @@ export async function restore(env: Environment, file: string, output: Output): P
     output.print(
       `Put the master secret of the backed-up server into ${secretFile} (or set KEYTURN_SECRET) before starting: without it Keyturn refuses to start, as the restored API keys and signing keys need it.`,
     )
-  }
-}
-
-/**
- * Background work of every serving process (docs/architecture.md, "Operations"): the sweep of lapsed
- * floating seats. Coordinated through the database, so every process may run it.
- */
-function startBackgroundWork(app: App, connection: Connection): { stop(): Promise<void> } {
-  const stop = new AbortController()
-  const sweeper = startSeatSweeper({
-    service: new SeatSweepService({
-      store: new KyselySeatSweepStore(connection.db),
-      storage: new KyselyUnitOfWork({
-        db: connection.db,
-        clock: systemClock,
-        stores: (trx) => ({ sweep: new KyselySeatSweepStore(trx) }),
-      }),
-      clock: systemClock,
-    }),
-    signal: stop.signal,
-    onError: backgroundFailure(app, 'sweeping lapsed seats failed'),
-    onSweep: ({ removed }) => {
-      if (removed.length > 0) {
-        app.log.info({ removed: removed.length }, 'removed lapsed floating seats')
-      }
-    },
-  })
-  return {
-    async stop() {
-      stop.abort()
-      await sweeper.stopped
-    },
   }
 }
 

@@ -1,3 +1,4 @@
+import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import type { EventStore } from './event-store.js'
 
@@ -51,5 +52,17 @@ export class EventRetention {
       }
     }
     return deleted
+  }
+}
+
+/** The retention sweep as background work of every serving process; the sweep paces itself. */
+export function retentionJob(retention: EventRetention): BackgroundJob {
+  return {
+    name: 'event retention',
+    idleMs: 60_000,
+    async tick() {
+      await retention.tick()
+      return false
+    },
   }
 }

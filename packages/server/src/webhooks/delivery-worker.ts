@@ -1,4 +1,5 @@
 import { type WebhookDeliveryId, webhookDisableAfterSeconds, webhookRetrySchedule } from '@keyturn/protocol'
+import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import { decryptText } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
@@ -7,6 +8,29 @@ import type { WebhookSender } from './http-webhook-sender.js'
 import { type AttemptResult, deliveryLeaseMs } from './webhook-delivery.js'
 import { toWebhookEndpointResource } from './webhook-resource.js'
 import type { ClaimedDelivery, WebhookStore } from './webhook-store.js'
+
+/** Concurrent delivery loops per process: a slow receiver holds one, the others go on. */
+const deliveryLoops = 4
+const deliveryIdleMs = 500
+
+/**
+ * Webhook delivery as background work of every serving process: `tick` in several loops, each tick
+ * bounded (a delivery attempt lasts at most 10 s).
+ */
+export function deliveryJob(worker: DeliveryWorker): BackgroundJob {
+  return {
+    name: 'webhook delivery',
+    idleMs: deliveryIdleMs,
+    loops: deliveryLoops,
+    async tick() {
+      const done = await worker.tick()
+      // Busy (tick again at once) while sending, or while a full batch of events was dispatched.
+      // A few new events wait for the next tick: under a stream of writes each tick would
+      // otherwise commit a dispatch of a handful of events, a second commit per write.
+      return done.attempted > 0 || done.dispatched >= dispatchBatch
+    },
+  }
+}
 
 /** Events turned into deliveries per tick, and deliveries sent per tick: each tick stays bounded. */
 export const dispatchBatch = 200
