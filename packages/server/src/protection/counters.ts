@@ -1,13 +1,16 @@
 /**
- * @module Where the rate limits and the key-guessing guard count: @fastify/rate-limit's stores. In
+ * @module Where the rate limits and the key-guessing guard count: stores that implement
+ * @fastify/rate-limit's documented store interface (`FastifyRateLimitStore`, plus its `read`). In
  * memory for one process; in Redis (`KEYTURN_REDIS_URL`) for many; and, for `keyturn serve
  * --workers` without Redis, in the cluster primary, which the workers ask over the cluster's IPC
- * channel, so N workers enforce one limit rather than N.
+ * channel, so N workers enforce one limit rather than N. Every store counts in fixed windows: the
+ * first count of a key opens a window of `timeWindow` ms, the counts within it add up, and the next
+ * count after it opens a new one.
  */
 import cluster, { type Worker } from 'node:cluster'
-import LocalStore from '@fastify/rate-limit/store/LocalStore.js'
-import RedisStore from '@fastify/rate-limit/store/RedisStore.js'
+import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
+import { LruMap } from 'toad-cache'
 
 export interface Count {
   /** Requests counted in the current window, this one included. */
@@ -18,41 +21,113 @@ export interface Count {
 
 type Callback = (error: Error | null, result?: Count) => void
 
-/** @fastify/rate-limit's store contract (its LocalStore and RedisStore fulfil it). */
-export interface CounterStore {
+/**
+ * @fastify/rate-limit's store contract, with its `read` (the count so far, not counting). One store
+ * serves every limit: keys are prefixed by what they count (`ip:`, `key:`, `guess:`, `block:`), so
+ * `child` returns the store itself.
+ */
+export interface CounterStore extends FastifyRateLimitStore {
   incr(key: string, callback: Callback, timeWindow: number, max: number): void
   read(key: string, callback: Callback, timeWindow: number, max: number): void
-  child(options: unknown): CounterStore
+  child(): CounterStore
 }
 
 /** Keys counted at once in one process; the least recently used are forgotten beyond this. */
 const memoryCapacity = 100_000
 
-/** Keys are prefixed by what they count (`ip:`, `key:`, `guess:`, `block:`): one store serves all. */
-class SharedStore implements CounterStore {
-  readonly #inner: CounterStore
-  constructor(inner: CounterStore) {
-    this.#inner = inner
-  }
-  incr(key: string, callback: Callback, timeWindow: number, max: number): void {
-    this.#inner.incr(key, callback, timeWindow, max)
-  }
-  read(key: string, callback: Callback, timeWindow: number, max: number): void {
-    this.#inner.read(key, callback, timeWindow, max)
-  }
-  child(): CounterStore {
-    return this
-  }
+interface Window {
+  count: number
+  readonly startedAt: number
 }
 
-/** One process: an LRU map in memory. */
+/** One process: an LRU map in memory; answers synchronously. */
 export function memoryCounters(): CounterStore {
-  return new SharedStore(new LocalStore(false, false, memoryCapacity))
+  const windows = new LruMap<Window>(memoryCapacity)
+  const store: CounterStore = {
+    incr(key, callback, timeWindow) {
+      const now = Date.now()
+      let window = windows.get(key)
+      if (window === undefined || window.startedAt + timeWindow <= now) {
+        window = { count: 1, startedAt: now }
+      } else {
+        window.count += 1
+      }
+      windows.set(key, window)
+      callback(null, { current: window.count, ttl: timeWindow - (now - window.startedAt) })
+    },
+    read(key, callback, timeWindow) {
+      const now = Date.now()
+      const window = windows.get(key)
+      callback(
+        null,
+        window === undefined || window.startedAt + timeWindow <= now
+          ? { current: 0, ttl: 0 }
+          : { current: window.count, ttl: timeWindow - (now - window.startedAt) },
+      )
+    },
+    child: () => store,
+  }
+  return store
+}
+
+/** INCR, and the window's expiry set by the count that opened it: one atomic step. */
+const countScript = `
+  local current = redis.call('INCR', KEYS[1])
+  if current == 1 then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+    return {current, tonumber(ARGV[1])}
+  end
+  return {current, redis.call('PTTL', KEYS[1])}
+`
+
+/** The count so far, without counting; a key without a window reads as 0. */
+const readScript = `
+  local current = redis.call('GET', KEYS[1])
+  if not current then
+    return {0, 0}
+  end
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl < 0 then
+    ttl = 0
+  end
+  return {tonumber(current), ttl}
+`
+
+type ScriptCallback = (error?: Error | null, result?: unknown) => void
+
+/** The two scripts as ioredis commands (EVALSHA, loaded on first use). */
+interface CountingRedis {
+  keyturnCount(key: string, timeWindow: number, callback: ScriptCallback): void
+  keyturnRead(key: string, callback: ScriptCallback): void
+}
+
+/** Counts in Redis, under keys prefixed `keyturn:`. */
+function redisStore(redis: Redis): CounterStore {
+  redis.defineCommand('keyturnCount', { numberOfKeys: 1, lua: countScript })
+  redis.defineCommand('keyturnRead', { numberOfKeys: 1, lua: readScript })
+  const commands = redis as unknown as CountingRedis
+  const answer =
+    (callback: Callback): ScriptCallback =>
+    (error, result) => {
+      if (error) {
+        callback(error)
+        return
+      }
+      const [current, ttl] = result as [number, number]
+      callback(null, { current, ttl })
+    }
+  const store: CounterStore = {
+    incr: (key, callback, timeWindow) =>
+      commands.keyturnCount(`keyturn:${key}`, timeWindow, answer(callback)),
+    read: (key, callback) => commands.keyturnRead(`keyturn:${key}`, answer(callback)),
+    child: () => store,
+  }
+  return store
 }
 
 /** Every process that shares this Redis shares the counts (atomic INCR + PEXPIRE in a Lua script). */
 export function redisCounters(redis: Redis, health?: RedisHealth): CounterStore {
-  const store = new SharedStore(new RedisStore(false, false, redis, 'keyturn:'))
+  const store = redisStore(redis)
   if (health === undefined) {
     return store
   }
@@ -216,7 +291,7 @@ export function serveCountersToWorkers(): () => void {
     store[message.op](
       message.key,
       (error, result) => {
-        // LocalStore never fails; answer a zero count rather than leave the worker waiting.
+        // The memory store never fails; answer a zero count rather than leave the worker waiting.
         const answer: CountAnswer = {
           keyturn: 'counted',
           id: message.id,

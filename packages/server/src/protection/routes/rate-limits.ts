@@ -1,5 +1,5 @@
 /**
- * @module Rate limits and the key-guessing guard, counted in @fastify/rate-limit's stores
+ * @module Rate limits and the key-guessing guard, counted in @fastify/rate-limit-style stores
  * (counters.ts). Budgets, per minute:
  * - a management key (admin or product): `keyPerMinute` for the management API and another
  *   `keyPerMinute` for the application-facing routes, whatever address it calls from;
@@ -39,8 +39,8 @@ interface Counted {
 /**
  * The counting shared by the rate limits and the guard; one per app.
  *
- * Fast path: counts go straight to the store (counters.ts: @fastify/rate-limit's
- * LocalStore or RedisStore, or the cluster primary), in callbacks. @fastify/rate-limit's own
+ * Fast path: counts go straight to the store (counters.ts: in memory, in Redis or in the cluster
+ * primary), in callbacks. @fastify/rate-limit's own
  * limiter (`createRateLimit`) awaited four promises per count (key, max, window, store) inside an
  * async hook; the memory store answers synchronously, so a count in one process now allocates no
  * promise. The hooks below are callback-style for the same reason. Measured with the rest of the
