@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto'
+import { buildApp } from '../app.js'
+import { systemClock } from '../core/clock.js'
+import { deriveSecretKeys } from '../core/secrets.js'
+import { connect } from '../storage/connect.js'
+
+/**
+ * The OpenAPI 3.1 document exactly as `packages/protocol/openapi.json` holds it (pretty, stable key
+ * order, final newline): what `GET /openapi.json` serves. Builds the app on an unused in-memory
+ * database; nothing is read or written.
+ */
+export async function openApiJson(): Promise<string> {
+  const connection = connect({ kind: 'sqlite', path: ':memory:' })
+  const { app } = buildApp({
+    db: connection.db,
+    clock: systemClock,
+    secretKeys: deriveSecretKeys(randomBytes(32).toString('base64url')),
+    logger: false,
+  })
+  try {
+    await app.ready()
+    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+  } finally {
+    await app.close()
+    await connection.close()
+  }
+}
