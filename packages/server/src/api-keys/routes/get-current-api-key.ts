@@ -1,8 +1,8 @@
 import { ApiKeyResourceSchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
-import type { ApiKeyService } from '../api-key-service.js'
 import { toApiKeyResource } from '../api-key-resource.js'
+import type { ApiKeyService } from '../api-key-service.js'
 
 export function registerGetCurrentApiKey(api: App, apiKeys: ApiKeyService): void {
   api.get(
