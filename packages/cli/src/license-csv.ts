@@ -4,6 +4,7 @@
  * by spaces; `metadata` is a JSON object.
  */
 import type { LicenseResource } from '@keyturn/client'
+import { type Options, stringify } from 'csv-stringify/sync'
 
 /** A license as exported: the API's, plus its customer's email (import finds or creates it). */
 export type ExportedLicense = LicenseResource & { readonly customerEmail: string | null }
@@ -32,23 +33,27 @@ export const exportColumns = [
   'metadata',
 ] as const satisfies readonly (keyof ExportedLicense)[]
 
-/** A cell as RFC 4180 writes it: quoted when it holds a comma, a quote, a line break or edge spaces. */
-function cell(value: unknown): string {
-  const text =
-    value === null
-      ? 'null'
-      : Array.isArray(value)
-        ? value.join(' ')
-        : typeof value === 'object'
-          ? JSON.stringify(value)
-          : String(value)
-  return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+/** A value as its cell's text: null as `null`, a list space-separated, an object as JSON. */
+function cellText(value: unknown): string {
+  return value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? value.join(' ')
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value)
 }
 
+/**
+ * RFC 4180 with CRLF line ends: a cell is quoted when it holds a comma or a quote (csv-stringify's
+ * own rule), a line break, or spaces at either end (which a reader might trim).
+ */
+const csvOptions: Options = { record_delimiter: 'windows', quoted_match: [/[\r\n]/, /^\s|\s$/] }
+
 export function csvHeader(): string {
-  return `${exportColumns.join(',')}\r\n`
+  return stringify([[...exportColumns]], csvOptions)
 }
 
 export function csvLine(license: ExportedLicense): string {
-  return `${exportColumns.map((column) => cell(license[column])).join(',')}\r\n`
+  return stringify([exportColumns.map((column) => cellText(license[column]))], csvOptions)
 }
