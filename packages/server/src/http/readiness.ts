@@ -31,7 +31,7 @@ export function registerReadiness(ops: App, db: Kysely<Database>, dependencies?:
     try {
       await checkDatabase(db)
     } catch (error) {
-      // An outage is logged once when it starts (main.ts), not with every probe.
+      // An outage is logged once when it starts (entry/serve.ts), not with every probe.
       if (databaseFaultOf(error) === undefined) {
         request.log.warn({ err: error }, 'readiness check failed')
       }

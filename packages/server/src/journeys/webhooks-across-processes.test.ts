@@ -15,7 +15,7 @@ import { type ReceivedWebhook, startWebhookReceiver } from '../testing/webhook-r
 
 const adminKey = 'kt_admin_webhooks-across-processes-000001'
 const eventCount = 500
-/** Delivery loops per process × deliveries claimed per tick (main.ts, webhooks/delivery-worker.ts). */
+/** Delivery loops per process × deliveries claimed per tick (webhooks/delivery-worker.ts). */
 const inFlightPerProcess = 4 * 25
 
 async function call(base: string, method: string, path: string, body?: unknown) {

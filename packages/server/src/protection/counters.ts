@@ -157,7 +157,7 @@ export type RedisChange =
 /**
  * Whether Redis answers, as the counts and the connection last saw it: lost when a count fails or
  * the connection closes, back when a count succeeds or the connection is ready again. Each change
- * is heard once (main.ts logs it: once per outage, not once per request).
+ * is heard once (entry/serve.ts logs it: once per outage, not once per request).
  */
 export class RedisHealth {
   reachable = true

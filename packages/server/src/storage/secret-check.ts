@@ -1,7 +1,7 @@
 /**
  * @module The master secret's check value in the database (`secret_check`, migration
  * 2026-11-28-70): how a start recognises a secret that is not the database's own, before it serves
- * with it. main.ts decides what to say; this reads and writes.
+ * with it. entry/common.ts decides what to say; this reads and writes.
  */
 import type { Kysely } from 'kysely'
 import { digestsEqual } from '../core/secrets.js'
