@@ -11,6 +11,7 @@ const idPrefixes = {
   event: 'evt_',
   webhookEndpoint: 'whk_',
   webhookDelivery: 'dlv_',
+  mail: 'mail_',
   customer: 'cus_',
   policy: 'pol_',
   entitlement: 'ent_',

@@ -19,6 +19,8 @@ export interface SecretKeys {
   readonly webhookSecretEncryption: Buffer
   /** Encrypts stored Idempotency-Key responses that hold a secret or token (AES-256-GCM). */
   readonly idempotencyResponseEncryption: Buffer
+  /** Encrypts queued mail (recipient, subject, bodies) until it is sent (AES-256-GCM). */
+  readonly mailPayloadEncryption: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -29,6 +31,7 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     signingKeyEncryption: derive('signing-key-encryption'),
     webhookSecretEncryption: derive('webhook-secret-encryption'),
     idempotencyResponseEncryption: derive('idempotency-response-encryption'),
+    mailPayloadEncryption: derive('mail-payload-encryption'),
   }
 }
 

@@ -223,6 +223,24 @@ export interface SecretCheckTable {
   value: string
 }
 
+/** The mail outbox and delivery log (mail/): the payload is encrypted and purged once settled. */
+export interface MailOutboxTable {
+  id: string
+  template: string
+  product_id: string | null
+  customer_id: string | null
+  payload_encrypted: string | null
+  status: 'pending' | 'sent' | 'failed'
+  attempts: Generated<number>
+  next_attempt_at: Timestamp | null
+  lease_id: string | null
+  lease_until: Timestamp | null
+  last_attempt_at: Timestamp | null
+  last_error: string | null
+  sent_at: Timestamp | null
+  created_at: Timestamp
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -240,6 +258,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
   secret_check: SecretCheckTable
+  mail_outbox: MailOutboxTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

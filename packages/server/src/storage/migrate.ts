@@ -18,6 +18,7 @@ import { eventLicenseId } from './migrations/2026-11-23-81-event-license-id.js'
 import { licenseCounts } from './migrations/2026-11-23-90-license-counts.js'
 import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 import { secretCheck } from './migrations/2026-11-28-70-secret-check.js'
+import { mailOutbox } from './migrations/2026-11-28-80-mail-outbox.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -45,6 +46,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-23-90-license-counts': licenseCounts(kind),
     '2026-11-27-00-license-metadata': licenseMetadata(kind),
     '2026-11-28-70-secret-check': secretCheck(),
+    '2026-11-28-80-mail-outbox': mailOutbox(kind),
   }
 }
 

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { it } from 'node:test'
+import { SMTPServer } from 'smtp-server'
+import { buildTestApp, type TestApp, testSecretKeys } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { KyselyMailOutbox } from './mail-outbox.js'
+import { MailWorker, mailRetrySchedule } from './mail-worker.js'
+import { SmtpMailSender } from './smtp-mail-sender.js'
+
+interface Received {
+  readonly to: string[]
+  readonly raw: string
+}
+
+/** A real SMTP server on loopback; `refuse` answers the next n messages with a 451. */
+async function smtpServer(t: { after(f: () => unknown): void }) {
+  const received: Received[] = []
+  const state = { refuse: 0 }
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+      stream.on('end', () => {
+        if (state.refuse > 0) {
+          state.refuse--
+          const error = Object.assign(new Error('try again later'), { responseCode: 451 })
+          callback(error)
+          return
+        }
+        received.push({
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString(),
+        })
+        callback()
+      })
+    },
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  const port = (server.server.address() as AddressInfo).port
+  return { received, state, url: `smtp://127.0.0.1:${port}?tls=off` }
+}
+
+function worker(test: TestApp, url: string, t: { after(f: () => unknown): void }) {
+  const sender = new SmtpMailSender({ url, from: 'Keyturn <licensing@example.com>' })
+  t.after(() => sender.close())
+  const outbox = new KyselyMailOutbox(test.connection.db, testSecretKeys.mailPayloadEncryption)
+  return { outbox, worker: new MailWorker({ outbox, sender, clock: test.clock, random: () => 0.5 }) }
+}
+
+const message = (n = 1) => ({
+  to: `ada${n}@example.com`,
+  subject: `Your license ${n}`,
+  text: `Key: K-${n}`,
+  html: `<p>Key: K-${n}</p>`,
+})
+
+describeEachDatabase('Mail outbox', (database) => {
+  it('delivers a queued message once, then purges its payload and logs no body', async (t) => {
+    const test = await buildTestApp(t, database)
+    const smtp = await smtpServer(t)
+    const { outbox, worker: sending } = worker(test, smtp.url, t)
+    await outbox.enqueue(
+      test.connection.db,
+      { template: 'license.issued', productId: test.productId, customerId: null, message: message() },
+      test.clock.now(),
+    )
+    const stored = await test.connection.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow()
+    assert.doesNotMatch(String(stored.payload_encrypted), /ada1|K-1/)
+
+    assert.equal(await sending.tick(), 1)
+    assert.equal(await sending.tick(), 0)
+    assert.equal(smtp.received.length, 1)
+    assert.deepEqual(smtp.received[0]?.to, ['ada1@example.com'])
+    assert.match(smtp.received[0]?.raw ?? '', /Subject: Your license 1/)
+    assert.match(smtp.received[0]?.raw ?? '', /<p>Key: K-1<\/p>/)
+    const row = await test.connection.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow()
+    assert.equal(row.status, 'sent')
+    assert.equal(row.payload_encrypted, null)
+    const [entry] = await outbox.log(10)
+    assert.deepEqual(
+      Object.keys(entry ?? {}).filter((key) => /^(to|subject|text|html|body|message)$/i.test(key)),
+      [],
+    )
+    assert.equal(await outbox.backlog(), 0)
+    assert.doesNotMatch(JSON.stringify(entry), /ada1|K-1|Your license/)
+    assert.deepEqual(sending.counters, { sent: 1, failedAttempts: 0 })
+  })
+
+  it('retries a message the SMTP server refused, after the backoff', async (t) => {
+    const test = await buildTestApp(t, database)
+    const smtp = await smtpServer(t)
+    smtp.state.refuse = 1
+    const { outbox, worker: sending } = worker(test, smtp.url, t)
+    await outbox.enqueue(
+      test.connection.db,
+      { template: 'license.issued', productId: null, customerId: null, message: message() },
+      test.clock.now(),
+    )
+    await sending.tick()
+    assert.equal(smtp.received.length, 0)
+    const failed = (await outbox.log(1))[0]
+    assert.equal(failed?.status, 'pending')
+    assert.match(failed?.lastError ?? '', /451/)
+
+    test.clock.advance(mailRetrySchedule[0] * 1000 - 1_000)
+    assert.equal(await sending.tick(), 0) // not due yet
+    test.clock.advance(1_000)
+    assert.equal(await sending.tick(), 1)
+    assert.equal(smtp.received.length, 1)
+    assert.equal((await outbox.log(1))[0]?.attempts, 2)
+  })
+
+  it('sends each message once when two processes send side by side', async (t) => {
+    const test = await buildTestApp(t, database)
+    const smtp = await smtpServer(t)
+    const first = worker(test, smtp.url, t)
+    const second = worker(test, smtp.url, t)
+    for (let n = 0; n < 30; n++) {
+      await first.outbox.enqueue(
+        test.connection.db,
+        { template: 'license.issued', productId: null, customerId: null, message: message(n) },
+        test.clock.now(),
+      )
+    }
+    while ((await Promise.all([first.worker.tick(), second.worker.tick()])).some((count) => count > 0)) {}
+    assert.equal(smtp.received.length, 30)
+    assert.equal(new Set(smtp.received.map((mail) => mail.to[0])).size, 30)
+  })
+})
