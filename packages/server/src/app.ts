@@ -11,6 +11,7 @@ import { registerActivationsRoutes } from './activations/routes/activations-rout
 import { ApiKeyService } from './api-keys/api-key-service.js'
 import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
 import { registerApiKeysRoutes } from './api-keys/routes/api-keys-routes.js'
+import type { MailConfig } from './config.js'
 import type { ActivationCheck } from './core/activation-check.js'
 import type { BackgroundJob } from './core/background-loop.js'
 import type { Clock } from './core/clock.js'
@@ -60,6 +61,12 @@ import { LicenseStatementGroups } from './licenses/kysely-license-statement-grou
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerLicensesRoutes } from './licenses/routes/licenses-routes.js'
+import { MailDispatch } from './mail/mail-dispatch.js'
+import { registerMailMetrics } from './mail/mail-metrics.js'
+import { KyselyMailOutbox } from './mail/mail-outbox.js'
+import { MailTemplates } from './mail/mail-templates.js'
+import { MailWorker, mailJob } from './mail/mail-worker.js'
+import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -125,6 +132,8 @@ export interface AppDeps {
    * shorten both.
    */
   readonly httpTimeouts?: { readonly requestMs: number; readonly checkIntervalMs: number }
+  /** Outbound mail (KEYTURN_SMTP_URL, KEYTURN_MAIL_FROM, KEYTURN_MAIL_TEMPLATES); absent: no mail is queued. */
+  readonly mail?: MailConfig
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -147,6 +156,10 @@ export interface Services {
   readonly webhooks: WebhookService
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
+  /** Mail sending; undefined while mail is off. */
+  readonly mail: MailWorker | undefined
+  /** The delivery log (`GET /emails`); answers while mail is off too (with what was queued before). */
+  readonly mailLog: KyselyMailOutbox
   readonly eventRetention: EventRetention
   readonly seatSweep: SeatSweepService
 }
@@ -173,6 +186,7 @@ export function buildApp(deps: AppDeps): {
     deliveryJob(services.deliveries),
     retentionJob(services.eventRetention),
     seatSweepJob(services.seatSweep),
+    ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
   const requestTimeout = deps.httpTimeouts?.requestMs ?? requestTimeoutMs
@@ -256,6 +270,7 @@ export function buildApp(deps: AppDeps): {
   registerRequestLog(app)
   registerMetrics(app, (registry) => {
     registerDeliveryMetrics(registry, services.deliveries)
+    registerMailMetrics(registry, services.mailLog, services.mail)
     if (deps.dependencies !== undefined) {
       registerDependencyMetrics(registry, deps.dependencies)
     }
@@ -324,7 +339,23 @@ function createServices(deps: AppDeps): Services {
     new KyselyUnitOfWork({ db, clock, stores, group: eventGroup })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   let tokens: TokenService | undefined
-  const webhookStore = new KyselyWebhookStore(db)
+  const mailOutbox = new KyselyMailOutbox(db, deps.secretKeys.mailPayloadEncryption)
+  const mailDispatch =
+    deps.mail === undefined
+      ? undefined
+      : new MailDispatch({ outbox: mailOutbox, templates: new MailTemplates(deps.mail.templatesFolder) })
+  const mail =
+    deps.mail === undefined
+      ? undefined
+      : new MailWorker({
+          outbox: mailOutbox,
+          sender: new SmtpMailSender({ url: deps.mail.smtpUrl, from: deps.mail.from }),
+          clock,
+        })
+  const webhookStore = new KyselyWebhookStore(
+    db,
+    mailDispatch === undefined ? undefined : (trx, events, now) => mailDispatch.queue(trx, events, now),
+  )
   const webhookStorage = unitOfWork((trx) => ({ webhooks: new KyselyWebhookStore(trx) }))
   const deliveries = new DeliveryWorker({
     webhooks: webhookStore,
@@ -438,6 +469,8 @@ function createServices(deps: AppDeps): Services {
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
     }),
     deliveries,
+    mail,
+    mailLog: mailOutbox,
     eventRetention: new EventRetention({
       events: new KyselyEventStore(db),
       clock,

@@ -22,6 +22,10 @@ const EnvSchema = Type.Object({
   KEYTURN_WEBHOOK_ALLOW_HTTP: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
   KEYTURN_WEBHOOK_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  // Outbound mail (docs/guides/mail.md): off while KEYTURN_SMTP_URL is unset.
+  KEYTURN_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
+  KEYTURN_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 500 })),
+  KEYTURN_MAIL_TEMPLATES: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
   // Abuse protection (docs/guides/protection.md); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
@@ -63,9 +67,20 @@ export interface Config {
    * crash); longer than an attempt (10 s) can take.
    */
   readonly webhookLeaseSeconds: number
+  /** Outbound mail; undefined while KEYTURN_SMTP_URL is unset (no mail is queued). */
+  readonly mail: MailConfig | undefined
   readonly protection: ProtectionConfig
   /** How far V8 may grow this process's heap (core/heap-limits.ts). */
   readonly heap: HeapLimits
+}
+
+export interface MailConfig {
+  /** `smtp://` or `smtps://`, with user and password in the URL when the server wants them. */
+  readonly smtpUrl: string
+  /** The From header, e.g. `Acme Licensing <licensing@acme.example>`. */
+  readonly from: string
+  /** A folder whose `<template>.<subject|txt|html>.eta` files replace the built-in templates. */
+  readonly templatesFolder: string | undefined
 }
 
 /** Rate limits, the key-guessing guard, proxies and CORS (docs/guides/protection.md). */
@@ -153,6 +168,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     webhookAllowHttp: candidate.KEYTURN_WEBHOOK_ALLOW_HTTP,
     webhookAllowPrivate: candidate.KEYTURN_WEBHOOK_ALLOW_PRIVATE,
     webhookLeaseSeconds: candidate.KEYTURN_WEBHOOK_LEASE_SECONDS,
+    mail:
+      candidate.KEYTURN_SMTP_URL === undefined
+        ? undefined
+        : Object.freeze({
+            smtpUrl: candidate.KEYTURN_SMTP_URL,
+            from: candidate.KEYTURN_MAIL_FROM ?? 'keyturn@localhost',
+            templatesFolder: candidate.KEYTURN_MAIL_TEMPLATES,
+          }),
     protection: Object.freeze({
       keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
       ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,

@@ -79,6 +79,7 @@ export async function serve(
         leaseSeconds: config.webhookLeaseSeconds,
       },
       eventRetentionDays: config.eventRetentionDays,
+      ...(config.mail === undefined ? {} : { mail: config.mail }),
       dependencies: {
         database: connection.reachability,
         ...(counters.redis === undefined ? {} : { redis: counters.redis }),

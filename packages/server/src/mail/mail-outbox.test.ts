@@ -1,48 +1,11 @@
 import assert from 'node:assert/strict'
-import type { AddressInfo } from 'node:net'
 import { it } from 'node:test'
-import { SMTPServer } from 'smtp-server'
 import { buildTestApp, type TestApp, testSecretKeys } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { startSmtpServer } from '../testing/smtp-server.js'
 import { KyselyMailOutbox } from './mail-outbox.js'
 import { MailWorker, mailRetrySchedule } from './mail-worker.js'
 import { SmtpMailSender } from './smtp-mail-sender.js'
-
-interface Received {
-  readonly to: string[]
-  readonly raw: string
-}
-
-/** A real SMTP server on loopback; `refuse` answers the next n messages with a 451. */
-async function smtpServer(t: { after(f: () => unknown): void }) {
-  const received: Received[] = []
-  const state = { refuse: 0 }
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
-        if (state.refuse > 0) {
-          state.refuse--
-          const error = Object.assign(new Error('try again later'), { responseCode: 451 })
-          callback(error)
-          return
-        }
-        received.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString(),
-        })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  const port = (server.server.address() as AddressInfo).port
-  return { received, state, url: `smtp://127.0.0.1:${port}?tls=off` }
-}
 
 function worker(test: TestApp, url: string, t: { after(f: () => unknown): void }) {
   const sender = new SmtpMailSender({ url, from: 'Keyturn <licensing@example.com>' })
@@ -61,7 +24,7 @@ const message = (n = 1) => ({
 describeEachDatabase('Mail outbox', (database) => {
   it('delivers a queued message once, then purges its payload and logs no body', async (t) => {
     const test = await buildTestApp(t, database)
-    const smtp = await smtpServer(t)
+    const smtp = await startSmtpServer(t)
     const { outbox, worker: sending } = worker(test, smtp.url, t)
     await outbox.enqueue(
       test.connection.db,
@@ -92,7 +55,7 @@ describeEachDatabase('Mail outbox', (database) => {
 
   it('retries a message the SMTP server refused, after the backoff', async (t) => {
     const test = await buildTestApp(t, database)
-    const smtp = await smtpServer(t)
+    const smtp = await startSmtpServer(t)
     smtp.state.refuse = 1
     const { outbox, worker: sending } = worker(test, smtp.url, t)
     await outbox.enqueue(
@@ -116,7 +79,7 @@ describeEachDatabase('Mail outbox', (database) => {
 
   it('sends each message once when two processes send side by side', async (t) => {
     const test = await buildTestApp(t, database)
-    const smtp = await smtpServer(t)
+    const smtp = await startSmtpServer(t)
     const first = worker(test, smtp.url, t)
     const second = worker(test, smtp.url, t)
     for (let n = 0; n < 30; n++) {

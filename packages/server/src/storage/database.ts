@@ -70,6 +70,8 @@ export interface CustomersTable {
   email_lower: string
   name: string | null
   metadata: JsonObject
+  /** 0 or 1 (2026-11-28-80-mail-outbox): no non-essential mail. */
+  mail_opt_out: ColumnType<number, number | undefined, number>
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -50,6 +50,23 @@ function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
 }
 
 /**
+ * Whether an event may send a customer mail (mail/mail-dispatch.ts decides which, in the dispatch
+ * step): such an event never takes the fast path below, so the dispatch sees it even while no
+ * webhook endpoint is enabled. A license event for a license without a customer cannot send mail.
+ */
+function mayQueueMail(event: Event): boolean {
+  switch (event.type) {
+    case 'license.created':
+    case 'license.renewed':
+      return typeof event.data.customerId === 'string'
+    case 'activation.deleted':
+      return true
+    default:
+      return false
+  }
+}
+
+/**
  * PostgreSQL's insert of `events` from arrays (`unnest`); with `kept`, each is written only if its
  * key is among the rows `kept` selects.
  */
@@ -122,7 +139,7 @@ export class KyselyEventWriter {
   #row(event: Event) {
     return {
       ...eventToRow(event),
-      dispatched_at: this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
+      dispatched_at: mayQueueMail(event) ? null : this.#dispatchedUnlessAnEndpointIsEnabled(event.occurredAt),
     }
   }
 

@@ -39,7 +39,7 @@ export interface TestApp {
 
 /** Ports a test may replace (faults are injected through ports, never through production code). */
 export interface TestAppOptions
-  extends Pick<AppDeps, 'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts'> {
+  extends Pick<AppDeps, 'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts' | 'mail'> {
   readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
   readonly recordValidations?: boolean
   /** KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE (a loopback receiver needs both). */
@@ -73,6 +73,7 @@ export async function buildTestApp(
     ...(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy }),
     ...(options.corsOrigins === undefined ? {} : { corsOrigins: options.corsOrigins }),
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+    ...(options.mail === undefined ? {} : { mail: options.mail }),
     ...(options.httpTimeouts === undefined ? {} : { httpTimeouts: options.httpTimeouts }),
   })
   t.after(async () => {

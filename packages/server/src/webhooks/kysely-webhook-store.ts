@@ -3,6 +3,7 @@ import type { EventType, ProductId, WebhookDeliveryId, WebhookEndpointId } from 
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import { newId } from '../core/ids.js'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
+import type { Event } from '../events/event.js'
 import { toEventResource } from '../events/event-resource.js'
 import { rowToEvent } from '../events/kysely-event-store.js'
 import {
@@ -93,11 +94,18 @@ function cut(body: string): string {
         .replace(/\uFFFD$/, '')
 }
 
+/** Another outbox fed by the same pass over new events, in the same transaction. */
+export type DispatchListener = (trx: Kysely<Database>, events: readonly Event[], now: Date) => Promise<void>
+
 export class KyselyWebhookStore implements WebhookStore {
   readonly #db: Kysely<Database>
 
-  constructor(db: Kysely<Database>) {
+  readonly #onDispatch: DispatchListener | undefined
+
+  /** `onDispatch` runs in each dispatch's transaction with the events it dispatches (mail/ queues mail there). */
+  constructor(db: Kysely<Database>, onDispatch?: DispatchListener) {
     this.#db = db
+    this.#onDispatch = onDispatch
   }
 
   async insertEndpoint(endpoint: WebhookEndpoint, secretEncrypted: string): Promise<void> {
@@ -279,6 +287,7 @@ export class KyselyWebhookStore implements WebhookStore {
           .values(deliveries.slice(i, i + 500))
           .execute()
       }
+      await this.#onDispatch?.(trx, events, now)
       await trx
         .updateTable('events')
         .set({ dispatched_at: now.toISOString() })

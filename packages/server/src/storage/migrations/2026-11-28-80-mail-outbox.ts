@@ -30,8 +30,18 @@ export function mailOutbox(kind: DatabaseKind) {
         .addColumn('sent_at', types.timestamp)
         .addColumn('created_at', types.timestamp, (col) => col.notNull())
         .execute()
-      await sql`create index mail_outbox_due on mail_outbox (next_attempt_at) where status = 'pending'`.execute(db)
-      await db.schema.createIndex('mail_outbox_created_at').on('mail_outbox').columns(['created_at', 'id']).execute()
+      await db.schema
+        .alterTable('customers')
+        .addColumn('mail_opt_out', 'integer', (col) => col.notNull().defaultTo(0))
+        .execute()
+      await sql`create index mail_outbox_due on mail_outbox (next_attempt_at) where status = 'pending'`.execute(
+        db,
+      )
+      await db.schema
+        .createIndex('mail_outbox_created_at')
+        .on('mail_outbox')
+        .columns(['created_at', 'id'])
+        .execute()
     },
   }
 }

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { it } from 'node:test'
+import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
+import { describeEachDatabase } from '../testing/each-database.js'
+import { startSmtpServer } from '../testing/smtp-server.js'
+import { call } from '../testing/vendors.js'
+
+/** Dispatches recorded events (which queues their mail), then sends what is due. */
+async function sendMail(test: TestApp): Promise<void> {
+  await test.services.deliveries.tick()
+  while ((await test.services.mail?.tick()) ?? 0 > 0) {}
+}
+
+async function licenseFor(test: TestApp, email: string, productId = test.productId) {
+  const customer = await call(test.app, test.headers, 'POST', '/customers', 201, { email })
+  return call(test.app, test.headers, 'POST', '/licenses', 201, { productId, customerId: customer.id })
+}
+
+describeEachDatabase('Mail sent on license events', (database) => {
+  it("mails a new license's key to its customer, escaping HTML in the product's name", async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'Acme <licensing@acme.example>', templatesFolder: undefined },
+    })
+    const product = await call(test.app, test.headers, 'POST', '/products', 201, {
+      name: '<img src=x onerror=alert(1)>',
+    })
+    const license = await licenseFor(test, 'ada@example.com', product.id)
+    await sendMail(test)
+
+    assert.equal(smtp.received.length, 1)
+    const mail = smtp.received[0]
+    assert.deepEqual(mail?.to, ['ada@example.com'])
+    const raw = mail?.raw.replace(/=\r\n/g, '') ?? '' // quoted-printable soft line breaks
+    assert.ok(raw.includes(license.key), 'the key is in the mail')
+    const html = (raw.split('Content-Type: text/html')[1] ?? '').replace(/=3D/g, '=')
+    assert.match(html, /<strong>&lt;img src=x onerror=alert\(1\)&gt;<\/strong>/)
+    assert.doesNotMatch(html, /<img/)
+    const log = await test.services.mailLog.log(10)
+    assert.deepEqual(
+      log.map((entry) => [entry.template, entry.status]),
+      [['license-issued', 'sent']],
+    )
+  })
+
+  it('sends no license mail to a customer who opted out, nor for a license without a customer', async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+    })
+    const customer = await call(test.app, test.headers, 'POST', '/customers', 201, {
+      email: 'quiet@example.com',
+    })
+    await test.connection.db
+      .updateTable('customers')
+      .set({ mail_opt_out: 1 })
+      .where('id', '=', customer.id)
+      .execute()
+    await call(test.app, test.headers, 'POST', '/licenses', 201, {
+      productId: test.productId,
+      customerId: customer.id,
+    })
+    await call(test.app, test.headers, 'POST', '/licenses', 201, { productId: test.productId })
+    await sendMail(test)
+    assert.equal(smtp.received.length, 0)
+  })
+
+  it('creates licenses at full speed while the SMTP server hangs', async (t) => {
+    const smtp = await startSmtpServer(t, { hang: true })
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+    })
+    const started = performance.now()
+    await licenseFor(test, 'ada@example.com')
+    await test.services.deliveries.tick() // queues the mail; sending it is left to the mail job
+    assert.ok(performance.now() - started < 2_000, 'the request path never waits on SMTP')
+    assert.equal(await test.services.mailLog.backlog(), 1)
+  })
+
+  it('queues no mail while mail is off', async (t) => {
+    const test = await buildTestApp(t, database)
+    await licenseFor(test, 'ada@example.com')
+    await test.services.deliveries.tick()
+    assert.equal(test.services.mail, undefined)
+    assert.equal(await test.services.mailLog.backlog(), 0)
+  })
+})
