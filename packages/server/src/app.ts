@@ -62,10 +62,12 @@ import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
 import { registerLicensesRoutes } from './licenses/routes/licenses-routes.js'
 import { MailDispatch } from './mail/mail-dispatch.js'
+import { MailLogService } from './mail/mail-log-service.js'
 import { registerMailMetrics } from './mail/mail-metrics.js'
 import { KyselyMailOutbox } from './mail/mail-outbox.js'
 import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
+import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
@@ -160,6 +162,7 @@ export interface Services {
   readonly mail: MailWorker | undefined
   /** The delivery log (`GET /emails`); answers while mail is off too (with what was queued before). */
   readonly mailLog: KyselyMailOutbox
+  readonly emails: MailLogService
   readonly eventRetention: EventRetention
   readonly seatSweep: SeatSweepService
 }
@@ -471,6 +474,7 @@ function createServices(deps: AppDeps): Services {
     deliveries,
     mail,
     mailLog: mailOutbox,
+    emails: new MailLogService(mailOutbox),
     eventRetention: new EventRetention({
       events: new KyselyEventStore(db),
       clock,
@@ -533,6 +537,7 @@ function registerApi(
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
   registerEventsRoutes(api, services.events)
+  registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)

@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       webhookAllowHttp: false,
       webhookAllowPrivate: false,
       webhookLeaseSeconds: 60,
+      mail: undefined,
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -62,6 +63,9 @@ describe('loadConfig', () => {
       KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
       KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
       KEYTURN_WEBHOOK_LEASE_SECONDS: '15',
+      KEYTURN_SMTP_URL: 'smtps://mailer:p%40ss@smtp.example.com:465',
+      KEYTURN_MAIL_FROM: 'Acme <licensing@acme.example>',
+      KEYTURN_MAIL_TEMPLATES: '/etc/keyturn/mail',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -92,6 +96,11 @@ describe('loadConfig', () => {
       webhookAllowHttp: true,
       webhookAllowPrivate: true,
       webhookLeaseSeconds: 15,
+      mail: {
+        smtpUrl: 'smtps://mailer:p%40ss@smtp.example.com:465',
+        from: 'Acme <licensing@acme.example>',
+        templatesFolder: '/etc/keyturn/mail',
+      },
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,

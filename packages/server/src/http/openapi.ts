@@ -95,6 +95,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },
+      {
+        name: 'emails',
+        description: 'The mail delivery log: what was queued and sent, never a message body',
+      },
     ],
   },
   // Paths in the document are relative to the server URL above. The route schema is copied with

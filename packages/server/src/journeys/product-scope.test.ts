@@ -77,6 +77,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /api-keys/:id': { own: forbidden, foreign: forbidden },
   'DELETE /api-keys/:id': { own: forbidden, foreign: forbidden },
   'GET /events': { own: 200, foreign: 200 },
+  'GET /emails': { own: forbidden, foreign: forbidden },
   'GET /events/:id': { own: 200, foreign: [404, 'event_not_found'] },
   'GET /webhook-endpoints': { own: 200, foreign: 200 },
   'POST /webhook-endpoints': { own: 201, foreign: forbidden },

@@ -3,6 +3,7 @@ import { it } from 'node:test'
 import { buildTestApp, type TestApp, testSecretKeys } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { startSmtpServer } from '../testing/smtp-server.js'
+import { call } from '../testing/vendors.js'
 import { KyselyMailOutbox } from './mail-outbox.js'
 import { MailWorker, mailRetrySchedule } from './mail-worker.js'
 import { SmtpMailSender } from './smtp-mail-sender.js'
@@ -12,6 +13,11 @@ function worker(test: TestApp, url: string, t: { after(f: () => unknown): void }
   t.after(() => sender.close())
   const outbox = new KyselyMailOutbox(test.connection.db, testSecretKeys.mailPayloadEncryption)
   return { outbox, worker: new MailWorker({ outbox, sender, clock: test.clock, random: () => 0.5 }) }
+}
+
+/** The delivery log through the API. */
+async function emails(test: TestApp) {
+  return (await call(test.app, test.headers, 'GET', '/emails', 200)).data
 }
 
 const message = (n = 1) => ({
@@ -43,7 +49,7 @@ describeEachDatabase('Mail outbox', (database) => {
     const row = await test.connection.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow()
     assert.equal(row.status, 'sent')
     assert.equal(row.payload_encrypted, null)
-    const [entry] = await outbox.log(10)
+    const [entry] = await emails(test)
     assert.deepEqual(
       Object.keys(entry ?? {}).filter((key) => /^(to|subject|text|html|body|message)$/i.test(key)),
       [],
@@ -65,7 +71,7 @@ describeEachDatabase('Mail outbox', (database) => {
     )
     await sending.tick()
     assert.equal(smtp.received.length, 0)
-    const failed = (await outbox.log(1))[0]
+    const failed = (await emails(test))[0]
     assert.equal(failed?.status, 'pending')
     assert.match(failed?.lastError ?? '', /451/)
 
@@ -74,7 +80,7 @@ describeEachDatabase('Mail outbox', (database) => {
     test.clock.advance(1_000)
     assert.equal(await sending.tick(), 1)
     assert.equal(smtp.received.length, 1)
-    assert.equal((await outbox.log(1))[0]?.attempts, 2)
+    assert.equal((await emails(test))[0]?.attempts, 2)
   })
 
   it('sends each message once when two processes send side by side', async (t) => {

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import { newId } from '../core/ids.js'
+import type { ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import { decryptText, encryptText } from '../core/secrets.js'
-import { type Database, toDate, toNullableDate } from '../storage/database.js'
+import { type Database, type MailOutboxTable, toDate, toNullableDate } from '../storage/database.js'
+import { column, type ListTable, selectPage } from '../storage/list-sql.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 
 /** A message as it is sent: never stored in clear, never shown by the delivery log. */
@@ -179,39 +181,55 @@ export class KyselyMailOutbox {
     return Number(row.n)
   }
 
-  /** The delivery log, newest first. */
-  async log(limit: number): Promise<MailLogEntry[]> {
-    const rows = await this.#db
-      .selectFrom('mail_outbox')
-      .select([
-        'id',
-        'template',
-        'product_id',
-        'customer_id',
-        'status',
-        'attempts',
-        'next_attempt_at',
-        'last_attempt_at',
-        'last_error',
-        'sent_at',
-        'created_at',
-      ])
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute()
-    return rows.map((row) => ({
-      id: row.id,
-      template: row.template,
-      productId: row.product_id,
-      customerId: row.customer_id,
-      status: row.status,
-      attempts: Number(row.attempts),
-      nextAttemptAt: toNullableDate(row.next_attempt_at),
-      lastAttemptAt: toNullableDate(row.last_attempt_at),
-      lastError: row.last_error,
-      sentAt: toNullableDate(row.sent_at),
-      createdAt: toDate(row.created_at),
-    }))
+  /** A page of the delivery log. */
+  async list(request: ListRequest<EmailSortField, EmailFilterField>): Promise<ListSlice<MailLogEntry>> {
+    const slice = await selectPage<Selectable<MailOutboxTable>, EmailSortField, EmailFilterField>(
+      this.#db,
+      emailTable,
+      request,
+      [],
+    )
+    return { ...slice, items: slice.items.map(rowToEntry) }
+  }
+}
+
+export type EmailSortField = 'createdAt'
+export type EmailFilterField = 'status' | 'template' | 'customerId' | 'createdAt'
+export const emailListSpec = {
+  sortFields: ['createdAt'],
+  defaultSort: { field: 'createdAt', order: 'desc' } satisfies Sort<EmailSortField>,
+  filterFields: {
+    status: { type: 'enum', values: ['pending', 'sent', 'failed'] },
+    template: { type: 'string' },
+    customerId: { type: 'string' },
+    createdAt: { type: 'timestamp' },
+  },
+} as const
+
+const emailTable: ListTable<EmailSortField, EmailFilterField> = {
+  table: 'mail_outbox',
+  sort: { createdAt: column('created_at') },
+  filters: {
+    status: { column: 'status' },
+    template: { column: 'template' },
+    customerId: { column: 'customer_id' },
+    createdAt: { column: 'created_at' },
+  },
+}
+
+/** Never the payload: the log shows no recipient, subject, body or code. */
+function rowToEntry(row: Selectable<MailOutboxTable>): MailLogEntry {
+  return {
+    id: row.id,
+    template: row.template,
+    productId: row.product_id,
+    customerId: row.customer_id,
+    status: row.status,
+    attempts: Number(row.attempts),
+    nextAttemptAt: toNullableDate(row.next_attempt_at),
+    lastAttemptAt: toNullableDate(row.last_attempt_at),
+    lastError: row.last_error,
+    sentAt: toNullableDate(row.sent_at),
+    createdAt: toDate(row.created_at),
   }
 }

@@ -231,6 +231,8 @@ export const apiRoutes: readonly ApiRoute[] = [
   { method: 'GET', path: '/events', url: () => '/events' },
   { method: 'GET', path: '/events/:id', url: (f) => `/events/${f.eventId}` },
 
+  { method: 'GET', path: '/emails', url: () => '/emails' },
+
   { method: 'GET', path: '/webhook-endpoints', url: () => '/webhook-endpoints' },
   {
     method: 'POST',
