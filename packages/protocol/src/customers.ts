@@ -10,6 +10,11 @@ export const CustomerEmailSchema = Type.String({
   description: 'Unique, compared case-insensitively.',
   examples: ['ada@example.com'],
 })
+export const MailOptOutSchema = Type.Boolean({
+  description:
+    'The customer receives no non-essential mail (license issued, renewed, machine deactivated). Default false.',
+})
+
 export const CustomerNameSchema = Type.String({ minLength: 1, maxLength: 200, examples: ['Ada Lovelace'] })
 
 export const CustomerResourceSchema = Type.Object(
@@ -19,6 +24,7 @@ export const CustomerResourceSchema = Type.Object(
     email: CustomerEmailSchema,
     name: Type.Union([CustomerNameSchema, Type.Null()]),
     metadata: MetadataSchema,
+    mailOptOut: MailOptOutSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
   },
@@ -31,6 +37,7 @@ export const CreateCustomerBodySchema = Type.Object(
     email: CustomerEmailSchema,
     name: Type.Optional(Type.Union([CustomerNameSchema, Type.Null()])),
     metadata: Type.Optional(MetadataInputSchema),
+    mailOptOut: Type.Optional(MailOptOutSchema),
   },
   {
     additionalProperties: false,
@@ -44,6 +51,7 @@ export const UpdateCustomerBodySchema = Type.Object(
     email: Type.Optional(CustomerEmailSchema),
     name: Type.Optional(Type.Union([CustomerNameSchema, Type.Null()])),
     metadata: Type.Optional(MetadataInputSchema),
+    mailOptOut: Type.Optional(MailOptOutSchema),
   },
   { additionalProperties: false, examples: [{ name: 'Ada King', metadata: { vip: true } }] },
 )

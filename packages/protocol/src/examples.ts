@@ -61,6 +61,7 @@ export const exampleCustomer = {
   email: 'ada@example.com',
   name: 'Ada Lovelace',
   metadata: { stripeCustomerId: 'cus_Qh7Z2eZvKYlo2C' },
+  mailOptOut: false,
   createdAt: exampleTime,
   updatedAt: exampleTime,
 } as const

@@ -9,6 +9,7 @@ export function toCustomerResource(customer: Customer): CustomerResource {
     email: customer.email,
     name: customer.name,
     metadata: customer.metadata,
+    mailOptOut: customer.mailOptOut,
     createdAt: customer.createdAt.toISOString(),
     updatedAt: customer.updatedAt.toISOString(),
   }

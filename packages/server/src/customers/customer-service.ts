@@ -54,6 +54,7 @@ export class CustomerService {
           email: input.email,
           name: input.name ?? null,
           metadata,
+          mailOptOut: input.mailOptOut ?? false,
           createdAt: now,
           updatedAt: now,
         }),
@@ -72,13 +73,19 @@ export class CustomerService {
   async update(principal: Principal, id: CustomerId, input: UpdateCustomerBody): Promise<Customer> {
     requireManagementKey(principal)
     const current = await this.#visible(principal, id)
-    if (input.email === undefined && input.name === undefined && input.metadata === undefined) {
+    if (
+      input.email === undefined &&
+      input.name === undefined &&
+      input.metadata === undefined &&
+      input.mailOptOut === undefined
+    ) {
       return current
     }
     const changes = {
       updatedAt: this.#clock.now(),
       ...(input.email === undefined ? {} : { email: input.email }),
       ...(input.name === undefined ? {} : { name: input.name }),
+      ...(input.mailOptOut === undefined ? {} : { mailOptOut: input.mailOptOut }),
       ...(input.metadata === undefined ? {} : { metadata: mergeMetadata(current.metadata, input.metadata) }),
     }
     return this.#storage.write(principal, async ({ customers, events }) => {

@@ -17,7 +17,7 @@ export const customerListSpec = {
 /** Who may see a customer: everyone (admin), or those owning a license of one product. */
 export type CustomerScope = { readonly productId: ProductId } | undefined
 
-export type CustomerChanges = Partial<Pick<Customer, 'email' | 'name' | 'metadata'>> & {
+export type CustomerChanges = Partial<Pick<Customer, 'email' | 'name' | 'metadata' | 'mailOptOut'>> & {
   readonly updatedAt: Date
 }
 

@@ -5,6 +5,8 @@ export interface Customer {
   readonly email: string
   readonly name: string | null
   readonly metadata: Metadata
+  /** No non-essential mail (mail/). */
+  readonly mailOptOut: boolean
   readonly createdAt: Date
   readonly updatedAt: Date
 }

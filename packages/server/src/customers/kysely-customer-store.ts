@@ -31,6 +31,7 @@ function rowToCustomer(row: CustomerRow): Customer {
     email: row.email,
     name: row.name,
     metadata: readMetadata(row.metadata),
+    mailOptOut: Number(row.mail_opt_out) === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -86,6 +87,7 @@ export class KyselyCustomerStore implements CustomerStore {
         email_lower: customer.email.toLowerCase(),
         name: customer.name,
         metadata: JSON.stringify(customer.metadata),
+        mail_opt_out: customer.mailOptOut ? 1 : 0,
         created_at: customer.createdAt.toISOString(),
         updated_at: customer.updatedAt.toISOString(),
       })
@@ -118,6 +120,7 @@ export class KyselyCustomerStore implements CustomerStore {
             : { email: changes.email, email_lower: changes.email.toLowerCase() }),
           ...(changes.name === undefined ? {} : { name: changes.name }),
           ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+          ...(changes.mailOptOut === undefined ? {} : { mail_opt_out: changes.mailOptOut ? 1 : 0 }),
         })
         .where('id', '=', id)
         .returningAll()

@@ -20,6 +20,7 @@ describeEachDatabase('/api/v0/customers', (database) => {
       email: 'Ada@Example.com',
       name: 'Ada',
       metadata: { stripeCustomerId: 'cus_1', tier: 2, vip: false },
+      mailOptOut: false,
       createdAt: testStart,
       updatedAt: testStart,
     })
