@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { it } from 'node:test'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
@@ -43,6 +46,29 @@ describeEachDatabase('Mail sent on license events', (database) => {
       log.map((entry) => [entry.template, entry.status]),
       [['license-issued', 'sent']],
     )
+  })
+
+  it('renders a template from KEYTURN_MAIL_TEMPLATES, still escaping its variables in HTML', async (t) => {
+    const folder = mkdtempSync(join(tmpdir(), 'keyturn-mail-'))
+    t.after(() => rmSync(folder, { recursive: true, force: true }))
+    writeFileSync(
+      join(folder, 'license-issued.html.eta'),
+      '<h1>Welcome to <%= it.productName %></h1><p><%= it.key %></p>',
+    )
+    writeFileSync(join(folder, 'license-issued.subject.eta'), 'Welcome\nBcc: spy@example.com')
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: folder },
+    })
+    await call(test.app, test.headers, 'PATCH', `/products/${test.productId}`, 200, { name: 'A & <B>' })
+    const license = await licenseFor(test, 'ada@example.com')
+    await sendMail(test)
+
+    const raw = smtp.received[0]?.raw.replace(/=\r\n/g, '') ?? ''
+    assert.match(raw, /Subject: Welcome Bcc: spy@example.com\r\n/) // one line: no header injected
+    assert.deepEqual(smtp.received[0]?.to, ['ada@example.com'])
+    const html = (raw.split('Content-Type: text/html')[1] ?? '').replace(/=3D/g, '=')
+    assert.ok(html.includes(`<h1>Welcome to A &amp; &lt;B&gt;</h1><p>${license.key}</p>`), html)
   })
 
   it('sends no license mail to a customer who opted out, nor for a license without a customer', async (t) => {
