@@ -1,7 +1,7 @@
 import type { ListEmailsQuery, Paginated } from '@keyturn/protocol'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { type Principal, requireAdmin } from '../core/principal.js'
-import { emailListSpec, type KyselyMailOutbox, type MailLogEntry } from './mail-outbox.js'
+import { emailListSpec, type KyselyMailOutbox, type MailLogEntry } from './kysely-mail-outbox.js'
 
 /** The mail delivery log (`GET /emails`): admin keys only, as mail goes to any product's customers. */
 export class MailLogService {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client'
 import { databaseFaultOf } from '../storage/database-faults.js'
-import type { KyselyMailOutbox } from './mail-outbox.js'
+import type { KyselyMailOutbox } from './kysely-mail-outbox.js'
 import type { MailWorker } from './mail-worker.js'
 
 /**

@@ -1,6 +1,6 @@
 import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
-import type { ClaimedMail, KyselyMailOutbox } from './mail-outbox.js'
+import type { ClaimedMail, KyselyMailOutbox } from './kysely-mail-outbox.js'
 import type { MailSender } from './smtp-mail-sender.js'
 
 /** Seconds to wait after failed attempt n (1-based index n-1); after the last one the message is given up. */

@@ -11,7 +11,7 @@ import { call } from '../testing/vendors.js'
 /** Dispatches recorded events (which queues their mail), then sends what is due. */
 async function sendMail(test: TestApp): Promise<void> {
   await test.services.deliveries.tick()
-  while ((await test.services.mail?.tick()) ?? 0 > 0) {}
+  while (((await test.services.mail?.tick()) ?? 0) > 0) {}
 }
 
 async function licenseFor(test: TestApp, email: string, productId = test.productId) {

@@ -1,5 +1,5 @@
 import { createTransport, type Transporter } from 'nodemailer'
-import type { MailMessage } from './mail-outbox.js'
+import type { MailMessage } from './kysely-mail-outbox.js'
 
 /** Sends one message; throws when the server refuses it or cannot be reached. */
 export interface MailSender {

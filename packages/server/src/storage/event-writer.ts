@@ -50,7 +50,7 @@ function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
 }
 
 /**
- * Whether an event may send a customer mail (mail/mail-dispatch.ts decides which, in the dispatch
+ * Whether an event may send a customer mail (mail/kysely-mail-dispatch.ts decides which, in the dispatch
  * step): such an event never takes the fast path below, so the dispatch sees it even while no
  * webhook endpoint is enabled. A license event for a license without a customer cannot send mail.
  */

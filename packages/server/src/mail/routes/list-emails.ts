@@ -1,8 +1,8 @@
 import { EmailListSchema, ListEmailsQuerySchema } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import type { MailLogEntry } from '../kysely-mail-outbox.js'
 import type { MailLogService } from '../mail-log-service.js'
-import type { MailLogEntry } from '../mail-outbox.js'
 
 function toEmailResource(entry: MailLogEntry) {
   return {

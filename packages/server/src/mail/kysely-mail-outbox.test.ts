@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp, testSecretKeys } from '../testing/build-tes
 import { describeEachDatabase } from '../testing/each-database.js'
 import { startSmtpServer } from '../testing/smtp-server.js'
 import { call } from '../testing/vendors.js'
-import { KyselyMailOutbox } from './mail-outbox.js'
+import { KyselyMailOutbox } from './kysely-mail-outbox.js'
 import { MailWorker, mailRetrySchedule } from './mail-worker.js'
 import { SmtpMailSender } from './smtp-mail-sender.js'
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Event } from '../events/event.js'
 import { type Database, toNullableDate } from '../storage/database.js'
-import type { KyselyMailOutbox } from './mail-outbox.js'
+import type { KyselyMailOutbox } from './kysely-mail-outbox.js'
 import type { MailTemplateName, MailTemplates } from './mail-templates.js'
 
 /** Which event sends which mail; the license's customer receives it. */
