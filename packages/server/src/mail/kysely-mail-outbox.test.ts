@@ -83,6 +83,29 @@ describeEachDatabase('Mail outbox', (database) => {
     assert.equal((await emails(test))[0]?.attempts, 2)
   })
 
+  it('gives a message up after the last retry, and purges its payload', async (t) => {
+    const test = await buildTestApp(t, database)
+    const smtp = await startSmtpServer(t)
+    smtp.state.refuse = mailRetrySchedule.length + 1
+    const { outbox, worker: sending } = worker(test, smtp.url, t)
+    await outbox.enqueue(
+      test.connection.db,
+      { template: 'license-issued', productId: null, customerId: null, message: message() },
+      test.clock.now(),
+    )
+    for (const delay of [0, ...mailRetrySchedule]) {
+      test.clock.advance(delay * 1100) // past the delay and its jitter
+      assert.equal(await sending.tick(), 1)
+    }
+    const [entry] = await emails(test)
+    assert.equal(entry?.status, 'failed')
+    assert.equal(entry?.attempts, mailRetrySchedule.length + 1)
+    assert.equal(entry?.nextAttemptAt, null)
+    const row = await test.connection.db.selectFrom('mail_outbox').selectAll().executeTakeFirstOrThrow()
+    assert.equal(row.payload_encrypted, null)
+    assert.equal(smtp.received.length, 0)
+  })
+
   it('sends each message once when two processes send side by side', async (t) => {
     const test = await buildTestApp(t, database)
     const smtp = await startSmtpServer(t)
