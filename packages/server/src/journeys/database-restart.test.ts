@@ -1,21 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { postgresServerEnvironment } from '../testing/server-environments.js'
-import { startServerProcess } from '../testing/server-process.js'
-import { startTcpProxy } from '../testing/tcp-proxy.js'
+import { startFaultJourney } from '../testing/fault-journey.js'
 
-const adminKey = 'kt_admin_database-restart-test-key-000001'
 const timeoutMs = 1000
 const url = process.env.TEST_POSTGRES_URL
 const skip = url ? false : (process.env.TEST_POSTGRES_SKIP ?? 'TEST_POSTGRES_URL is not set')
-
-interface Answer {
-  readonly status: number
-  readonly body: Record<string, unknown>
-  readonly retryAfter: string | null
-  readonly contentType: string | null
-}
 
 /**
  * PostgreSQL restarting under a running `keyturn serve`: the server ends every connection with
@@ -24,42 +14,11 @@ interface Answer {
  */
 describe('PostgreSQL restarts under a running keyturn serve', { skip }, () => {
   it('answers 503 database_unavailable during the outage, logs it once, and recovers by itself', async (t) => {
-    const server = new URL(url ?? '')
-    const proxy = await startTcpProxy(t, { host: server.hostname, port: Number(server.port) })
-    const env = await postgresServerEnvironment(url ?? '').fresh(t)
-    const direct = new URL(env.KEYTURN_DATABASE_URL ?? '')
-    const viaProxy = new URL(direct)
-    viaProxy.host = `${proxy.host}:${proxy.port}`
-    const keyturn = await startServerProcess(t, {
-      ...env,
-      LOG_LEVEL: 'warn',
-      KEYTURN_ADMIN_KEY: adminKey,
-      KEYTURN_DATABASE_URL: viaProxy.toString(),
+    const { keyturn, proxy, directUrl, call, logLines, readyAgain } = await startFaultJourney(t, url ?? '', {
       KEYTURN_DATABASE_TIMEOUT_MS: String(timeoutMs),
     })
-    let logs = ''
-    keyturn.child.stdout?.on('data', (chunk: string) => {
-      logs += chunk
-    })
+    const direct = new URL(directUrl)
 
-    const call = async (method: string, path: string, body?: unknown, idempotencyKey?: string) => {
-      const res = await fetch(`${keyturn.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${adminKey}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      })
-      const text = await res.text()
-      return {
-        status: res.status,
-        body: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>,
-        retryAfter: res.headers.get('retry-after'),
-        contentType: res.headers.get('content-type'),
-      } satisfies Answer
-    }
     const product = await call('POST', '/api/v0/products', { name: 'Restarted' })
     const productId = product.body.id as string
     const before = await call('POST', '/api/v0/licenses', { productId, maxActivations: 100 }, 'before')
@@ -116,11 +75,7 @@ describe('PostgreSQL restarts under a running keyturn serve', { skip }, () => {
 
     // PostgreSQL is back: the pool reconnects by itself, no restart of Keyturn.
     proxy.up()
-    let ready = 0
-    for (let attempt = 0; attempt < 100 && ready !== 200; attempt++) {
-      ready = (await fetch(`${keyturn.url}/readyz`)).status
-    }
-    assert.equal(ready, 200)
+    await readyAgain()
     // The creates that failed, retried with their Idempotency-Keys, each make one license.
     for (let n = 0; n < 10; n++) {
       const retried = await call('POST', '/api/v0/licenses', { productId }, `during-${n}`)
@@ -134,7 +89,7 @@ describe('PostgreSQL restarts under a running keyturn serve', { skip }, () => {
     assert.equal(list.body.totalCount, 11, 'the license acknowledged before and the 10 retried, each once')
     assert.equal((await call('GET', `/api/v0/licenses/${licenseId}`)).body.key, key)
 
-    const lines = logs.split('\n').filter((line) => line.trim() !== '')
+    const lines = logLines()
     const lost = lines.filter((line) => line.includes('the database does not answer'))
     assert.equal(lost.length, 1, `the outage is logged once:\n${lines.join('\n')}`)
     assert.equal(lines.filter((line) => line.includes('the database answers again')).length, 1)
