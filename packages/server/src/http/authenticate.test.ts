@@ -13,14 +13,20 @@ describeEachDatabase('authentication', (database) => {
     app.addHook('onRoute', (route) => {
       const methods = [route.method].flat().filter((method) => method !== 'HEAD')
       for (const method of methods) {
-        served.push(`${method} ${route.url}`)
+        served.push(
+          `${method} ${route.url}${route.config?.confirmsApiKey === true ? ' (confirms its key)' : ''}`,
+        )
       }
     })
     await app.ready()
 
     // Registered once, under /api/v0; /v0 is rewritten to it before routing (app.ts).
     const api = served.filter((route) => / \/(api\/)?v0\//.test(route)).sort()
-    const catalogue = apiRoutes.map((route) => `${route.method} /api/v0${route.path}`).sort()
+    const catalogue = apiRoutes
+      .map(
+        (route) => `${route.method} /api/v0${route.path}${route.confirmsApiKey ? ' (confirms its key)' : ''}`,
+      )
+      .sort()
     assert.deepEqual(api, catalogue)
     for (const prefix of apiPrefixes) {
       for (const route of apiRoutes) {

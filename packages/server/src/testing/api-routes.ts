@@ -51,6 +51,12 @@ export interface ApiRoute {
   readonly url: (fixture: RouteFixture) => string
   /** A valid body for the fixture, when the route takes one. */
   readonly payload?: (fixture: RouteFixture) => Record<string, unknown>
+  /**
+   * The route confirms the caller's API key inside its own SQL instead of a separate key read
+   * (`config.confirmsApiKey`, docs/decisions/0016-api-key-confirmation.md). `authenticate.test.ts`
+   * checks this flag against the registered routes' config.
+   */
+  readonly confirmsApiKey?: true
 }
 
 /**
@@ -62,16 +68,18 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses',
+    confirmsApiKey: true,
     url: () => '/licenses',
     payload: (f) => ({ productId: f.productId }),
   },
   {
     method: 'POST',
     path: '/licenses/validate',
+    confirmsApiKey: true,
     url: () => '/licenses/validate',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
   },
-  { method: 'GET', path: '/licenses/:id', url: (f) => `/licenses/${f.licenseId}` },
+  { method: 'GET', path: '/licenses/:id', confirmsApiKey: true, url: (f) => `/licenses/${f.licenseId}` },
   {
     method: 'PATCH',
     path: '/licenses/:id',
@@ -81,12 +89,14 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/:id/tokens',
+    confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/tokens`,
     payload: () => ({ customPayload: { plan: 'pro' } }),
   },
   {
     method: 'POST',
     path: '/licenses/tokens',
+    confirmsApiKey: true,
     url: () => '/licenses/tokens',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
   },
@@ -101,6 +111,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/activate',
+    confirmsApiKey: true,
     url: () => '/licenses/activate',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'catalogue-machine' }),
   },
@@ -114,18 +125,21 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/heartbeat',
+    confirmsApiKey: true,
     url: () => '/licenses/heartbeat',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'fixture-machine' }),
   },
   {
     method: 'POST',
     path: '/licenses/usage',
+    confirmsApiKey: true,
     url: () => '/licenses/usage',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, increment: 1 }),
   },
   {
     method: 'POST',
     path: '/licenses/:id/usage',
+    confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/usage`,
     payload: () => ({ increment: 2 }),
   },
@@ -133,6 +147,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/:id/activations',
+    confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/activations`,
     payload: () => ({ fingerprint: 'another-machine' }),
   },
