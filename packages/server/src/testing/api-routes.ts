@@ -299,12 +299,38 @@ export function requestFor(route: ApiRoute, prefix: string, fixture: RouteFixtur
   }
 }
 
+/** What seeding needs of an app: its `inject`, or the same over HTTP for a server process. */
+export interface Injector {
+  inject(request: {
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+    url: string
+    headers?: Record<string, string>
+    payload?: Record<string, unknown>
+    // biome-ignore lint/suspicious/noExplicitAny: as Fastify's inject; the seeding reads fields it created
+  }): Promise<{ statusCode: number; body: string; json(): any }>
+}
+
+/** An `Injector` that sends each request over HTTP to `base` (a running `keyturn serve`). */
+export function injectOverHttp(base: string): Injector {
+  return {
+    async inject({ method, url, headers = {}, payload }) {
+      const res = await fetch(`${base}${url}`, {
+        method,
+        headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
+      })
+      const body = await res.text()
+      return { statusCode: res.status, body, json: () => JSON.parse(body) }
+    },
+  }
+}
+
 /**
  * Creates, with an admin key, what the catalogue's requests point at: a license (of a customer, made
  * from a policy with an entitlement) and a product key.
  */
 export async function seedRouteFixture(
-  app: App,
+  app: App | Injector,
   admin: { authorization: string },
   productId: ProductId,
   /** The app's delivery worker, to give the fixture a webhook delivery. */
