@@ -82,12 +82,16 @@ describe('background work', () => {
         return false
       },
     }
+    // The loops' pauses never keep a process alive (their timers are unref'd): this test does, so
+    // the retries after 0 ms are not cut short by an event loop with nothing else to wait for.
+    const keepAlive = setInterval(() => {}, 1000)
     const work = startBackgroundWork([job], {
       log,
       isQuiet: (error) => (error as Error).message.startsWith('quiet'),
     })
     await bothFailed
     await work.stop()
+    clearInterval(keepAlive)
     assert.deepEqual(log.errors, ['flaky work failed; retrying'])
   })
 })
