@@ -279,6 +279,11 @@ function guardedPool(
         if (databaseFaultOf(error) !== undefined && !isCancelledByServer(error)) {
           down ||= isReadTimeout(error)
           fail(error)
+        } else {
+          // The database answered, if only to refuse this statement (a constraint, a timeout it
+          // enforced): it is up, and a probing request must not leave the others failing fast.
+          down = false
+          probing = false
         }
         throw error
       }
