@@ -11,6 +11,7 @@ import cluster, { type Worker } from 'node:cluster'
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import { LruMap } from 'toad-cache'
+import { type ReachabilityChange, ReachabilityTracker } from '../core/reachability.js'
 
 export interface Count {
   /** Requests counted in the current window, this one included. */
@@ -150,29 +151,22 @@ export function redisCounters(redis: Redis, health?: RedisHealth): CounterStore 
   }
 }
 
-export type RedisChange =
-  | { readonly reachable: false; readonly error: unknown }
-  | { readonly reachable: true }
+export type RedisChange = ReachabilityChange
 
 /**
  * Whether Redis answers, as the counts and the connection last saw it: lost when a count fails or
  * the connection closes, back when a count succeeds or the connection is ready again. Each change
  * is heard once (entry/serve.ts logs it: once per outage, not once per request).
  */
-export class RedisHealth {
-  reachable = true
-  readonly #listeners: ((change: RedisChange) => void)[] = []
+export class RedisHealth extends ReachabilityTracker {
   #closing = false
 
   /** Follows `redis`'s connection events. */
   constructor(redis?: Redis) {
+    super()
     redis?.on('ready', () => this.answered())
     redis?.on('error', (error: unknown) => this.lost(error))
     redis?.on('close', () => this.lost(new Error('the connection to Redis closed')))
-  }
-
-  onChange(listener: (change: RedisChange) => void): void {
-    this.#listeners.push(listener)
   }
 
   /** The server closes the connection itself: not an outage. */
@@ -180,21 +174,9 @@ export class RedisHealth {
     this.#closing = true
   }
 
-  lost(error: unknown): void {
-    if (this.reachable && !this.#closing) {
-      this.reachable = false
-      for (const listener of this.#listeners) {
-        listener({ reachable: false, error })
-      }
-    }
-  }
-
-  answered(): void {
-    if (!this.reachable) {
-      this.reachable = true
-      for (const listener of this.#listeners) {
-        listener({ reachable: true })
-      }
+  override lost(error: unknown): void {
+    if (!this.#closing) {
+      super.lost(error)
     }
   }
 }

@@ -11,6 +11,7 @@ import {
   type SqliteDialectConfig,
 } from 'kysely'
 import type pg from 'pg'
+import { type ReachabilityChange, ReachabilityTracker } from '../core/reachability.js'
 import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
@@ -42,9 +43,7 @@ export interface Connection {
   close(): Promise<void>
 }
 
-export type ReachabilityChange =
-  | { readonly reachable: false; readonly error: unknown }
-  | { readonly reachable: true }
+export type { ReachabilityChange } from '../core/reachability.js'
 
 /**
  * A PostgreSQL server that restarts, fails over or drops off the network ends the pool's
@@ -61,41 +60,16 @@ export interface Reachability {
   pool(): { readonly total: number; readonly idle: number; readonly waiting: number }
 }
 
-class ReachabilityState implements Reachability {
-  reachable = true
-  errors = 0
-  readonly #listeners: ((change: ReachabilityChange) => void)[] = []
+class ReachabilityState extends ReachabilityTracker implements Reachability {
   readonly #pool: Reachability['pool']
 
   constructor(pool: Reachability['pool']) {
+    super()
     this.#pool = pool
-  }
-
-  onChange(listener: (change: ReachabilityChange) => void): void {
-    this.#listeners.push(listener)
   }
 
   pool() {
     return this.#pool()
-  }
-
-  lost(error: unknown): void {
-    this.errors += 1
-    if (this.reachable) {
-      this.reachable = false
-      for (const listener of this.#listeners) {
-        listener({ reachable: false, error })
-      }
-    }
-  }
-
-  answered(): void {
-    if (!this.reachable) {
-      this.reachable = true
-      for (const listener of this.#listeners) {
-        listener({ reachable: true })
-      }
-    }
   }
 }
 
