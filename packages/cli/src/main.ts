@@ -1,13 +1,24 @@
 #!/usr/bin/env node
 import type { Io } from './io.js'
 
-// `keyturn serve`: V8's heap is held before the CLI's and the server's modules load, which would
-// grow the young generation to 16–32 MB and leave the old generation a limit of 4× what they keep;
-// serve then applies KEYTURN_HEAP_SEMI_SPACE_MB and KEYTURN_HEAP_GROWTH_PERCENT
-// (packages/server/src/core/heap-limits.ts). Hence run.js loads after this.
+// `keyturn serve` runs with V8's heap bounded by command-line flags (KEYTURN_HEAP_SEMI_SPACE_MB,
+// KEYTURN_HEAP_GROWTH_PERCENT: packages/server/src/entry/heap-flags.ts). Started without them (`keyturn
+// serve`, `npm start`, a container, systemd), this process replaces itself with one that has them,
+// before the CLI's and the server's modules load. Where the platform cannot replace a process
+// (Windows), it serves with V8's own sizing.
 if (process.argv[2] === 'serve') {
-  const { holdHeapWhileLoading } = await import('@keyturn/server/heap-limits')
-  holdHeapWhileLoading()
+  const { heapFlagsFor, missingHeapFlags } = await import('@keyturn/server/heap-flags')
+  const missing = missingHeapFlags(heapFlagsFor(process.env), process.execArgv)
+  // process.execve: Node ≥ 22.15 on POSIX systems (not yet in the @types/node this builds with).
+  const replaceable = process as { execve?: (file: string, args: string[]) => never }
+  if (missing.length > 0 && replaceable.execve !== undefined) {
+    replaceable.execve(process.execPath, [
+      process.execPath,
+      ...missing,
+      ...process.execArgv,
+      ...process.argv.slice(1),
+    ])
+  }
 }
 const { runKeyturn } = await import('./run.js')
 

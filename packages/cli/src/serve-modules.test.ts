@@ -35,14 +35,23 @@ register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)})
 const apiClient = /\/packages\/client\/dist\//
 const otherCommands = /\/packages\/cli\/dist\/(other-commands|license-csv|api)\.js$/
 
-// The memory target (RSS <= 200 MB under load, docs/decisions/0025-memory-heap-limits.md) counts on `keyturn serve` leaving the CLI's other
-// commands, CSV and the API client out of the server process (bench/history.md "Session 4: memory").
+// The memory target (RSS <= 200 MB under load, docs/decisions/0025-memory-heap-limits.md) counts on
+// `keyturn serve` running with V8's heap flags on its command line and leaving the CLI's other
+// commands, CSV and the API client out of the server process.
 describe('the modules keyturn serve loads', () => {
   it('are the server without the API client and the other commands, which every other command loads', async (t) => {
     const serving = moduleRecorder(t)
     const env = { ...(await sqliteServerEnvironment().fresh(t)), NODE_OPTIONS: serving.nodeOptions }
     const server = watchKeyturn(t, ['serve'], env, { patience: 60_000 })
     await waitFor(server, /Keyturn is listening on/)
+    // The process that listens is the one started (replaced, not a child), with the heap flags.
+    const commandLine = readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0')
+    assert.deepEqual(
+      commandLine.filter(
+        (arg) => arg.startsWith('--max-semi-space-size') || arg.startsWith('--heap-growing-percent'),
+      ),
+      ['--max-semi-space-size=4', '--heap-growing-percent=100'],
+    )
     const served = serving.loaded()
     assert.ok(
       served.some((url) => url.endsWith('/packages/server/dist/app.js')),

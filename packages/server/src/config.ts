@@ -1,6 +1,5 @@
 import { type Static, Type } from 'typebox'
 import { Check, Clean, Convert, Default, Errors } from 'typebox/value'
-import type { HeapLimits } from './core/heap-limits.js'
 import { type DatabaseLocation, parseDatabaseUrl } from './storage/connect.js'
 
 /** Every environment variable Keyturn reads (docs/operations/configuration.md), declared once. */
@@ -34,7 +33,7 @@ const EnvSchema = Type.Object({
   KEYTURN_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   KEYTURN_TRUST_PROXY: Type.String({ minLength: 1, maxLength: 1000, default: 'false' }),
   KEYTURN_CORS_ORIGINS: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })),
-  // V8's heap (docs/operations/production.md, core/heap-limits.ts); 0 leaves the choice to V8.
+  // V8's heap (docs/operations/production.md, entry/heap-flags.ts); 0 leaves the choice to V8.
   KEYTURN_HEAP_SEMI_SPACE_MB: Type.Integer({ minimum: 0, maximum: 64, default: 4 }),
   KEYTURN_HEAP_GROWTH_PERCENT: Type.Integer({ minimum: 0, maximum: 1000, default: 100 }),
 })
@@ -70,8 +69,13 @@ export interface Config {
   /** Outbound mail; undefined while KEYTURN_SMTP_URL is unset (no mail is queued). */
   readonly mail: MailConfig | undefined
   readonly protection: ProtectionConfig
-  /** How far V8 may grow this process's heap (core/heap-limits.ts). */
-  readonly heap: HeapLimits
+  /** How far V8 may grow a `keyturn serve` process's heap (flags on its command line: entry/heap-flags.ts). */
+  readonly heap: {
+    /** The largest semi-space of the young generation in MiB (V8 doubles it from 1: 1, 2, 4, 8, 16); 0: V8's own (16). */
+    readonly semiSpaceMb: number
+    /** How much the old generation may grow past what the last full collection kept, in %; 0: V8's own (up to 300). */
+    readonly oldGrowthPercent: number
+  }
 }
 
 export interface MailConfig {

@@ -1,7 +1,6 @@
 import { buildApp } from '../app.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { systemClock } from '../core/clock.js'
-import { applyHeapLimits } from '../core/heap-limits.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import { serveCountersToWorkers } from '../protection/counters.js'
 import { connect } from '../storage/connect.js'
@@ -54,7 +53,6 @@ export async function prepare(env: Environment, output: Output): Promise<Prepara
     if (config.adminKey !== undefined) {
       await services.apiKeys.bootstrapAdmin(config.adminKey)
     }
-    applyHeapLimits(config.heap)
     return {
       async announce(url) {
         try {

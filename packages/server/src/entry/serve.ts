@@ -2,7 +2,6 @@ import { buildApp } from '../app.js'
 import { type Config, ConfigError, loadConfig } from '../config.js'
 import { startBackgroundWork } from '../core/background-loop.js'
 import { systemClock } from '../core/clock.js'
-import { applyHeapLimits } from '../core/heap-limits.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
 import { findDashboard } from '../http/dashboard.js'
@@ -97,7 +96,6 @@ export async function serve(
       await built.services.apiKeys.bootstrapAdmin(config.adminKey)
     }
     const url = await listen(app, config)
-    applyHeapLimits(config.heap)
     if (options.isWorker !== true) {
       const { createdSecret } =
         config.adminKey === undefined ? await built.services.apiKeys.bootstrapAdmin(undefined) : {}
