@@ -8,6 +8,8 @@ import type { MailTemplateName, MailTemplates } from './mail-templates.js'
 const mailOf: Partial<Record<string, MailTemplateName>> = {
   'license.created': 'license-issued',
   'license.renewed': 'license-renewed',
+  'license.expiring_soon': 'license-expiring',
+  'license.expired': 'license-expired',
   'activation.deleted': 'machine-deactivated',
 }
 
@@ -65,6 +67,7 @@ export class MailDispatch {
       portalUrl: null,
       key: row.key,
       expiresAt: toNullableDate(row.expiration_date)?.toISOString().slice(0, 10) ?? null,
+      expiresInDays: typeof event.data.expiresInDays === 'number' ? event.data.expiresInDays : null,
       machineName:
         typeof event.data.name === 'string' ? event.data.name : String(event.data.fingerprint ?? ''),
     })

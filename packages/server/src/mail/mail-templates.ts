@@ -3,7 +3,12 @@ import { join } from 'node:path'
 import { Eta } from 'eta'
 
 /** The mails Keyturn sends; each has a subject, a plain-text and an HTML template. */
-export type MailTemplateName = 'license-issued' | 'license-renewed' | 'machine-deactivated'
+export type MailTemplateName =
+  | 'license-issued'
+  | 'license-renewed'
+  | 'license-expiring'
+  | 'license-expired'
+  | 'machine-deactivated'
 
 /** What every template may use (`it.productName`, …); the per-mail fields come beside it. */
 export interface MailVariables {
@@ -46,6 +51,22 @@ ${footerHtml}`,
 <% } %>${footerText}`,
     html: `<p>Your license for <strong><%= it.productName %></strong> was renewed.</p>
 <% if (it.expiresAt) { %><p>It is now valid until <%= it.expiresAt %>.</p><% } %>
+${footerHtml}`,
+  },
+  'license-expiring': {
+    subject: 'Your <%= it.productName %> license expires on <%= it.expiresAt %>',
+    text: `Your license for <%= it.productName %> expires on <%= it.expiresAt %> (in <%= it.expiresInDays %> days).
+Renew it to keep using <%= it.productName %>.
+${footerText}`,
+    html: `<p>Your license for <strong><%= it.productName %></strong> expires on <%= it.expiresAt %> (in <%= it.expiresInDays %> days).</p>
+<p>Renew it to keep using <%= it.productName %>.</p>
+${footerHtml}`,
+  },
+  'license-expired': {
+    subject: 'Your <%= it.productName %> license has expired',
+    text: `Your license for <%= it.productName %> expired on <%= it.expiresAt %>.
+${footerText}`,
+    html: `<p>Your license for <strong><%= it.productName %></strong> expired on <%= it.expiresAt %>.</p>
 ${footerHtml}`,
   },
   'machine-deactivated': {

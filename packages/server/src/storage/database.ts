@@ -243,6 +243,13 @@ export interface MailOutboxTable {
   created_at: Timestamp
 }
 
+/** How far the expiry-notice job has read, per notice day (expiry-notices/). */
+export interface ExpiryNoticeCursorsTable {
+  days: number
+  through: Timestamp
+  through_id: string
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -261,6 +268,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   secret_check: SecretCheckTable
   mail_outbox: MailOutboxTable
+  expiry_notice_cursors: ExpiryNoticeCursorsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'
