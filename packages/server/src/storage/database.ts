@@ -22,6 +22,8 @@ export interface ProductsTable {
   client_token_ttl: number
   /** 0 or 1 (2026-11-23-70-product-sign-responses). */
   sign_responses: ColumnType<number, number | undefined, number>
+  /** ProductBranding as JSON; null in rows written before branding existed. */
+  branding: string | null
   metadata: JsonObject
   created_at: Timestamp
   updated_at: Timestamp
