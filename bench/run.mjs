@@ -18,6 +18,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
+import { measureExpiryNotices } from './expiry-notices.mjs'
 import { runLoad } from './load.mjs'
 import { apiOk } from './net.mjs'
 import { startPostgres } from './postgres.mjs'
@@ -422,6 +423,14 @@ async function runEngine(engine, context) {
         )
       }
     }
+    if (size === 'large') {
+      log(`expiry-notice job on ${engine} (${licenses} licenses)`)
+      const notices = await measureExpiryNotices(prepared.database.location)
+      results.jobs.push({ engine, licenses, job: 'expiry-notices', ...notices })
+      log(
+        `  first run ${notices.first.ms} ms (${notices.first.rowsRead} rows read); a day later ${notices.day.ms} ms (${notices.day.rowsRead} rows, ${notices.day.events} events); idle ${notices.idle.ms} ms (${notices.idle.rowsRead} rows)`,
+      )
+    }
     const instance = await keyturnInstance(prepared.database, context)
     let token
     try {
@@ -516,6 +525,8 @@ async function benchmark(options) {
     ceilings: {},
     scenarios: [],
     paired: [],
+    /** Background jobs measured at the large size (bench/expiry-notices.mjs). */
+    jobs: [],
   }
   const context = {
     options,

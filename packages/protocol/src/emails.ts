@@ -30,7 +30,8 @@ export const EmailResourceSchema = Type.Object(
     id: EmailIdSchema,
     object: Type.Literal('Email'),
     template: Type.String({
-      description: 'Which mail: `license-issued`, `license-renewed`, `machine-deactivated`.',
+      description:
+        'Which mail: `license-issued`, `license-renewed`, `license-expiring`, `license-expired`, `machine-deactivated`.',
     }),
     productId: Type.Union([ProductIdSchema, Type.Null()]),
     customerId: Type.Union([CustomerIdSchema, Type.Null()]),

@@ -58,6 +58,21 @@ export const eventTypeExamples = {
     activationCount: 1,
     expirationDate: '2027-01-01T00:00:00.000Z',
   },
+  /**
+   * The license reached one of its expiry notice days (KEYTURN_EXPIRY_NOTICE_DAYS, default 14 and
+   * 3): sent once per license and notice day by a background job; `expiresInDays` is that notice day.
+   */
+  'license.expiring_soon': {
+    ...exampleLicense,
+    expirationDate: '2030-01-15T00:00:00.000Z',
+    expiresInDays: 14,
+  },
+  /** The license's expiration date passed (sent once, by the same job); expiry itself needs no operation. */
+  'license.expired': {
+    ...exampleLicense,
+    status: 'expired',
+    statusDetails: { ...exampleLicense.statusDetails, isExpired: true },
+  },
   /** The license the token was issued for; the token itself is never recorded. */
   'license.token_issued': exampleLicense,
   /** Recorded only when an endpoint subscribes to it or KEYTURN_RECORD_VALIDATIONS=true. */

@@ -35,6 +35,50 @@ export const SignResponsesSchema = Type.Boolean({
   examples: [false],
 })
 
+const BrandingUrlSchema = Type.Union([
+  Type.String({ maxLength: 2000, pattern: '^https?://[^\\s<>"]+$', format: 'uri' }),
+  Type.Null(),
+])
+
+/**
+ * How the product shows itself to its customers, in mails and the customer portal. Every field is
+ * null when unset: mails then use the product's `name` and leave the rest out.
+ */
+export const ProductBrandingSchema = Type.Object(
+  {
+    displayName: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
+      description: "The name customers see; null: the product's `name`.",
+    }),
+    logoUrl: BrandingUrlSchema,
+    accentColor: Type.Union([Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }), Type.Null()], {
+      description: 'A colour as `#rrggbb`, for links and buttons.',
+    }),
+    supportEmail: Type.Union([Type.String({ format: 'email', maxLength: 254 }), Type.Null()]),
+    supportUrl: BrandingUrlSchema,
+    portalUrl: Type.Union(
+      [Type.String({ maxLength: 2000, pattern: '^https?://[^\\s<>"]+$', format: 'uri' }), Type.Null()],
+      {
+        description:
+          "Where customers manage their licenses (the customer portal's address), linked from mails.",
+      },
+    ),
+  },
+  { additionalProperties: false },
+)
+export type ProductBranding = Static<typeof ProductBrandingSchema>
+
+/** In a create or update: the fields given replace the stored ones (null clears one); the others stay. */
+export const ProductBrandingInputSchema = Type.Partial(ProductBrandingSchema, { additionalProperties: false })
+
+export const noBranding: ProductBranding = {
+  displayName: null,
+  logoUrl: null,
+  accentColor: null,
+  supportEmail: null,
+  supportUrl: null,
+  portalUrl: null,
+}
+
 /** A public key as a JSON Web Key (RFC 8037 OKP, Ed25519). */
 export const PublicKeyJwkSchema = Type.Object(
   {
@@ -57,6 +101,7 @@ export const ProductResourceSchema = Type.Object(
     status: ProductStatusSchema,
     clientTokenTtl: ClientTokenTtlSchema,
     signResponses: SignResponsesSchema,
+    branding: ProductBrandingSchema,
     publicKey: Type.String({ description: 'Current Ed25519 public key, PEM (SPKI).' }),
     publicKeyJwk: PublicKeyJwkSchema,
     keyId: Type.String({
@@ -76,6 +121,7 @@ export const ProductResourceSchema = Type.Object(
         status: 'active',
         clientTokenTtl: defaultClientTokenTtlSeconds,
         signResponses: false,
+        branding: noBranding,
         publicKey: examplePublicKey,
         publicKeyJwk: examplePublicKeyJwk,
         keyId: exampleKeyId,
@@ -93,6 +139,7 @@ export const CreateProductBodySchema = Type.Object(
     name: ProductNameSchema,
     clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
     signResponses: Type.Optional(SignResponsesSchema),
+    branding: Type.Optional(ProductBrandingInputSchema),
     metadata: Type.Optional(MetadataInputSchema),
   },
   { additionalProperties: false, examples: [{ name: 'Acme Photo Editor' }] },
@@ -104,6 +151,7 @@ export const UpdateProductBodySchema = Type.Object(
     name: Type.Optional(ProductNameSchema),
     clientTokenTtl: Type.Optional(ClientTokenTtlSchema),
     signResponses: Type.Optional(SignResponsesSchema),
+    branding: Type.Optional(ProductBrandingInputSchema),
     metadata: Type.Optional(MetadataInputSchema),
   },
   {

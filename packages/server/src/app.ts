@@ -28,6 +28,8 @@ import { EventService } from './events/event-service.js'
 import { KyselyEventStore } from './events/kysely-event-store.js'
 import { registerEventsRoutes } from './events/routes/events-routes.js'
 import { ValidationRecording } from './events/validation-recording.js'
+import { ExpiryNoticeService, expiryNoticeJob } from './expiry-notices/expiry-notice-service.js'
+import { KyselyExpiryNoticeStore } from './expiry-notices/kysely-expiry-notice-store.js'
 import type { App } from './http/app-types.js'
 import { authenticate, forgetGoneKeys } from './http/authenticate.js'
 import {
@@ -82,6 +84,7 @@ import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
+import { queueMailFromEvents } from './storage/event-writer.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
 import { isSqlite } from './storage/write-transaction.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
@@ -136,6 +139,8 @@ export interface AppDeps {
   readonly httpTimeouts?: { readonly requestMs: number; readonly checkIntervalMs: number }
   /** Outbound mail (KEYTURN_SMTP_URL, KEYTURN_MAIL_FROM, KEYTURN_MAIL_TEMPLATES); absent: no mail is queued. */
   readonly mail?: MailConfig
+  /** Days before a license's expiry with a `license.expiring_soon` notice; default [14, 3]. */
+  readonly expiryNoticeDays?: readonly number[]
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -165,6 +170,7 @@ export interface Services {
   readonly emails: MailLogService
   readonly eventRetention: EventRetention
   readonly seatSweep: SeatSweepService
+  readonly expiryNotices: ExpiryNoticeService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -189,6 +195,7 @@ export function buildApp(deps: AppDeps): {
     deliveryJob(services.deliveries),
     retentionJob(services.eventRetention),
     seatSweepJob(services.seatSweep),
+    expiryNoticeJob(services.expiryNotices),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -343,6 +350,9 @@ function createServices(deps: AppDeps): Services {
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   let tokens: TokenService | undefined
   const mailOutbox = new KyselyMailOutbox(db, deps.secretKeys.mailPayloadEncryption)
+  if (deps.mail !== undefined) {
+    queueMailFromEvents()
+  }
   const mailDispatch =
     deps.mail === undefined
       ? undefined
@@ -484,6 +494,11 @@ function createServices(deps: AppDeps): Services {
       store: new KyselySeatSweepStore(db),
       storage: unitOfWork((trx) => ({ sweep: new KyselySeatSweepStore(trx) })),
       clock,
+    }),
+    expiryNotices: new ExpiryNoticeService({
+      store: new KyselyExpiryNoticeStore(db),
+      clock,
+      noticeDays: deps.expiryNoticeDays ?? [14, 3],
     }),
   }
 }

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       webhookAllowPrivate: false,
       webhookLeaseSeconds: 60,
       mail: undefined,
+      expiryNoticeDays: [14, 3],
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
       KEYTURN_SMTP_URL: 'smtps://mailer:p%40ss@smtp.example.com:465',
       KEYTURN_MAIL_FROM: 'Acme <licensing@acme.example>',
       KEYTURN_MAIL_TEMPLATES: '/etc/keyturn/mail',
+      KEYTURN_EXPIRY_NOTICE_DAYS: '7',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -101,6 +103,7 @@ describe('loadConfig', () => {
         from: 'Acme <licensing@acme.example>',
         templatesFolder: '/etc/keyturn/mail',
       },
+      expiryNoticeDays: [7],
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,
@@ -184,6 +187,11 @@ describe('loadConfig', () => {
     assert.deepEqual(problemsOf({ KEYTURN_DATABASE_URL: 'sqlite:' }), [
       'KEYTURN_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://…',
     ])
+  })
+
+  it('reads KEYTURN_EXPIRY_NOTICE_DAYS as a list of days and rejects anything else', () => {
+    assert.deepEqual(loadConfig({ KEYTURN_EXPIRY_NOTICE_DAYS: '30, 7,1' }).expiryNoticeDays, [30, 7, 1])
+    assert.equal(problemsOf({ KEYTURN_EXPIRY_NOTICE_DAYS: 'soon' }).length, 1)
   })
 
   it('rejects a short KEYTURN_SECRET', () => {

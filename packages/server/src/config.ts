@@ -25,6 +25,11 @@ const EnvSchema = Type.Object({
   KEYTURN_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://', maxLength: 2000 })),
   KEYTURN_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 500 })),
   KEYTURN_MAIL_TEMPLATES: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+  // Days before a license's expiry with a `license.expiring_soon` notice (expiry-notices/).
+  KEYTURN_EXPIRY_NOTICE_DAYS: Type.String({
+    pattern: '^\\s*\\d{1,4}\\s*(,\\s*\\d{1,4}\\s*){0,9}$',
+    default: '14,3',
+  }),
   // Abuse protection (docs/guides/protection.md); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
@@ -68,6 +73,8 @@ export interface Config {
   readonly webhookLeaseSeconds: number
   /** Outbound mail; undefined while KEYTURN_SMTP_URL is unset (no mail is queued). */
   readonly mail: MailConfig | undefined
+  /** Days before a license's expiry with a `license.expiring_soon` notice, e.g. [14, 3]. */
+  readonly expiryNoticeDays: readonly number[]
   readonly protection: ProtectionConfig
   /** How far V8 may grow a `keyturn serve` process's heap (flags on its command line: entry/heap-flags.ts). */
   readonly heap: {
@@ -180,6 +187,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
             from: candidate.KEYTURN_MAIL_FROM ?? 'keyturn@localhost',
             templatesFolder: candidate.KEYTURN_MAIL_TEMPLATES,
           }),
+    expiryNoticeDays: Object.freeze(
+      candidate.KEYTURN_EXPIRY_NOTICE_DAYS.split(',').map((days) => Number(days.trim())),
+    ),
     protection: Object.freeze({
       keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
       ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,

@@ -79,6 +79,7 @@ export async function serve(
       },
       eventRetentionDays: config.eventRetentionDays,
       ...(config.mail === undefined ? {} : { mail: config.mail }),
+      expiryNoticeDays: config.expiryNoticeDays,
       dependencies: {
         database: connection.reachability,
         ...(counters.redis === undefined ? {} : { redis: counters.redis }),

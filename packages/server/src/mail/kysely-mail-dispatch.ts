@@ -2,12 +2,14 @@ import type { Kysely } from 'kysely'
 import type { Event } from '../events/event.js'
 import { type Database, toNullableDate } from '../storage/database.js'
 import type { KyselyMailOutbox } from './kysely-mail-outbox.js'
-import type { MailTemplateName, MailTemplates } from './mail-templates.js'
+import { brandingVariables, type MailTemplateName, type MailTemplates } from './mail-templates.js'
 
 /** Which event sends which mail; the license's customer receives it. */
 const mailOf: Partial<Record<string, MailTemplateName>> = {
   'license.created': 'license-issued',
   'license.renewed': 'license-renewed',
+  'license.expiring_soon': 'license-expiring',
+  'license.expired': 'license-expired',
   'activation.deleted': 'machine-deactivated',
 }
 
@@ -53,6 +55,7 @@ export class MailDispatch {
         'customers.email',
         'customers.mail_opt_out',
         'products.name as productName',
+        'products.branding',
       ])
       .where('licenses.id', '=', licenseId as never)
       .executeTakeFirst()
@@ -60,11 +63,10 @@ export class MailDispatch {
       return
     }
     const rendered = this.#templates.render(template, {
-      productName: row.productName,
-      supportEmail: null,
-      portalUrl: null,
+      ...brandingVariables(row.productName, row.branding),
       key: row.key,
       expiresAt: toNullableDate(row.expiration_date)?.toISOString().slice(0, 10) ?? null,
+      expiresInDays: typeof event.data.expiresInDays === 'number' ? event.data.expiresInDays : null,
       machineName:
         typeof event.data.name === 'string' ? event.data.name : String(event.data.fingerprint ?? ''),
     })

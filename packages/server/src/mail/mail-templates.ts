@@ -1,16 +1,39 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { noBranding } from '@keyturn/protocol'
 import { Eta } from 'eta'
 
 /** The mails Keyturn sends; each has a subject, a plain-text and an HTML template. */
-export type MailTemplateName = 'license-issued' | 'license-renewed' | 'machine-deactivated'
+export type MailTemplateName =
+  | 'portal-sign-in'
+  | 'license-issued'
+  | 'license-renewed'
+  | 'license-expiring'
+  | 'license-expired'
+  | 'machine-deactivated'
 
-/** What every template may use (`it.productName`, …); the per-mail fields come beside it. */
+/** What every template may use (`it.productName`, …, from the product's branding); the per-mail fields come beside it. */
 export interface MailVariables {
   readonly productName: string
   readonly supportEmail: string | null
+  readonly supportUrl: string | null
   readonly portalUrl: string | null
+  readonly logoUrl: string | null
+  readonly accentColor: string | null
   readonly [field: string]: unknown
+}
+
+/** The shared variables from a product's name and stored branding (JSON, null when never set). */
+export function brandingVariables(name: string, brandingJson: string | null): MailVariables {
+  const branding = { ...noBranding, ...(brandingJson === null ? {} : (JSON.parse(brandingJson) as object)) }
+  return {
+    productName: branding.displayName ?? name,
+    supportEmail: branding.supportEmail,
+    supportUrl: branding.supportUrl,
+    portalUrl: branding.portalUrl,
+    logoUrl: branding.logoUrl,
+    accentColor: branding.accentColor,
+  }
 }
 
 interface Template {
@@ -20,13 +43,30 @@ interface Template {
 }
 
 const footerText = `<% if (it.supportEmail) { %>
-Questions? Write to <%= it.supportEmail %>.<% } %><% if (it.portalUrl) { %>
+Questions? Write to <%= it.supportEmail %>.<% } %><% if (it.supportUrl) { %>
+Help: <%= it.supportUrl %><% } %><% if (it.portalUrl) { %>
 Manage your licenses: <%= it.portalUrl %><% } %>
 `
-const footerHtml = `<% if (it.supportEmail) { %><p>Questions? Write to <a href="mailto:<%= it.supportEmail %>"><%= it.supportEmail %></a>.</p><% } %>
-<% if (it.portalUrl) { %><p><a href="<%= it.portalUrl %>">Manage your licenses</a></p><% } %>`
+/** The HTML mails start with the product's logo when it has one; links take its accent colour. */
+const headerHtml = `<% if (it.logoUrl) { %><p><img src="<%= it.logoUrl %>" alt="<%= it.productName %>" height="40"></p>
+<% } %>`
+const footerHtml = `<% if (it.supportEmail) { %><p>Questions? Write to <a href="mailto:<%= it.supportEmail %>"<% if (it.accentColor) { %> style="color: <%= it.accentColor %>"<% } %>><%= it.supportEmail %></a>.</p><% } %>
+<% if (it.supportUrl) { %><p><a href="<%= it.supportUrl %>"<% if (it.accentColor) { %> style="color: <%= it.accentColor %>"<% } %>>Help</a></p><% } %>
+<% if (it.portalUrl) { %><p><a href="<%= it.portalUrl %>"<% if (it.accentColor) { %> style="color: <%= it.accentColor %>"<% } %>>Manage your licenses</a></p><% } %>`
 
 const builtIn: Record<MailTemplateName, Template> = {
+  // Essential: sent whatever the customer's mailOptOut says.
+  'portal-sign-in': {
+    subject: 'Your <%= it.productName %> sign-in code',
+    text: `Your code to sign in to <%= it.productName %>: <%= it.code %>
+
+It works once, for <%= it.minutes %> minutes. If you did not ask for it, ignore this mail.
+${footerText}`,
+    html: `${headerHtml}<p>Your code to sign in to <strong><%= it.productName %></strong>:</p>
+<p style="font-size: 24px; letter-spacing: 4px"><strong><%= it.code %></strong></p>
+<p>It works once, for <%= it.minutes %> minutes. If you did not ask for it, ignore this mail.</p>
+${footerHtml}`,
+  },
   'license-issued': {
     subject: 'Your <%= it.productName %> license',
     text: `Your license for <%= it.productName %> is ready.
@@ -34,7 +74,7 @@ const builtIn: Record<MailTemplateName, Template> = {
 License key: <%= it.key %>
 <% if (it.expiresAt) { %>Valid until: <%= it.expiresAt %>
 <% } %>${footerText}`,
-    html: `<p>Your license for <strong><%= it.productName %></strong> is ready.</p>
+    html: `${headerHtml}<p>Your license for <strong><%= it.productName %></strong> is ready.</p>
 <p>License key: <code><%= it.key %></code></p>
 <% if (it.expiresAt) { %><p>Valid until: <%= it.expiresAt %></p><% } %>
 ${footerHtml}`,
@@ -44,15 +84,31 @@ ${footerHtml}`,
     text: `Your license for <%= it.productName %> was renewed.
 <% if (it.expiresAt) { %>It is now valid until <%= it.expiresAt %>.
 <% } %>${footerText}`,
-    html: `<p>Your license for <strong><%= it.productName %></strong> was renewed.</p>
+    html: `${headerHtml}<p>Your license for <strong><%= it.productName %></strong> was renewed.</p>
 <% if (it.expiresAt) { %><p>It is now valid until <%= it.expiresAt %>.</p><% } %>
+${footerHtml}`,
+  },
+  'license-expiring': {
+    subject: 'Your <%= it.productName %> license expires on <%= it.expiresAt %>',
+    text: `Your license for <%= it.productName %> expires on <%= it.expiresAt %> (in <%= it.expiresInDays %> days).
+Renew it to keep using <%= it.productName %>.
+${footerText}`,
+    html: `${headerHtml}<p>Your license for <strong><%= it.productName %></strong> expires on <%= it.expiresAt %> (in <%= it.expiresInDays %> days).</p>
+<p>Renew it to keep using <%= it.productName %>.</p>
+${footerHtml}`,
+  },
+  'license-expired': {
+    subject: 'Your <%= it.productName %> license has expired',
+    text: `Your license for <%= it.productName %> expired on <%= it.expiresAt %>.
+${footerText}`,
+    html: `${headerHtml}<p>Your license for <strong><%= it.productName %></strong> expired on <%= it.expiresAt %>.</p>
 ${footerHtml}`,
   },
   'machine-deactivated': {
     subject: 'A machine was removed from your <%= it.productName %> license',
     text: `The machine "<%= it.machineName %>" no longer uses your <%= it.productName %> license.
 ${footerText}`,
-    html: `<p>The machine <strong><%= it.machineName %></strong> no longer uses your <strong><%= it.productName %></strong> license.</p>
+    html: `${headerHtml}<p>The machine <strong><%= it.machineName %></strong> no longer uses your <strong><%= it.productName %></strong> license.</p>
 ${footerHtml}`,
   },
 }

@@ -48,6 +48,58 @@ describeEachDatabase('Mail sent on license events', (database) => {
     )
   })
 
+  it("brands mails with the product's branding, which a PATCH changes field by field", async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+    })
+    const url = `/products/${test.productId}`
+    await call(test.app, test.headers, 'PATCH', url, 200, {
+      branding: {
+        displayName: 'Acme <b>Pro</b>',
+        logoUrl: 'https://cdn.acme.example/logo.png',
+        accentColor: '#0a5f38',
+        supportEmail: 'help@acme.example',
+      },
+    })
+    const product = await call(test.app, test.headers, 'PATCH', url, 200, {
+      branding: { portalUrl: 'https://licenses.acme.example/portal', supportEmail: null },
+    })
+    assert.deepEqual(product.branding, {
+      displayName: 'Acme <b>Pro</b>',
+      logoUrl: 'https://cdn.acme.example/logo.png',
+      accentColor: '#0a5f38',
+      supportEmail: null,
+      supportUrl: null,
+      portalUrl: 'https://licenses.acme.example/portal',
+    })
+    for (const branding of [
+      { accentColor: 'red;x' },
+      { logoUrl: 'javascript:alert(1)' },
+      { colour: '#000000' },
+    ]) {
+      await call(test.app, test.headers, 'PATCH', url, 400, { branding })
+    }
+    await licenseFor(test, 'ada@example.com')
+    await sendMail(test)
+
+    const raw = smtp.received[0]?.raw.replace(/=\r\n/g, '') ?? ''
+    assert.match(raw, /Subject: Your Acme <b>Pro<\/b> license\r\n/)
+    const html = (raw.split('Content-Type: text/html')[1] ?? '').replace(/=3D/g, '=')
+    assert.ok(
+      html.includes('<img src="https://cdn.acme.example/logo.png" alt="Acme &lt;b&gt;Pro&lt;/b&gt;"'),
+      html,
+    )
+    assert.ok(html.includes('<strong>Acme &lt;b&gt;Pro&lt;/b&gt;</strong>'), html)
+    assert.ok(
+      html.includes(
+        '<a href="https://licenses.acme.example/portal" style="color: #0a5f38">Manage your licenses</a>',
+      ),
+      html,
+    )
+    assert.doesNotMatch(html, /help@acme/)
+  })
+
   it('renders a template from KEYTURN_MAIL_TEMPLATES, still escaping its variables in HTML', async (t) => {
     const folder = mkdtempSync(join(tmpdir(), 'keyturn-mail-'))
     t.after(() => rmSync(folder, { recursive: true, force: true }))

@@ -1,4 +1,4 @@
-import type { ApiKeyId, ProductId } from '@keyturn/protocol'
+import { type ApiKeyId, noBranding, type ProductBranding, type ProductId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ListSlice } from '../core/list-query.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
@@ -20,6 +20,11 @@ import type {
 type ProductRow = Selectable<ProductsTable>
 type ProductKeyRow = Pick<Selectable<ProductKeysTable>, 'id' | 'product_id' | 'public_key_pem' | 'created_at'>
 
+/** Stored branding over the empty one: a field added later reads as null in older rows. */
+function readBranding(json: string | null): ProductBranding {
+  return json === null ? noBranding : { ...noBranding, ...(JSON.parse(json) as Partial<ProductBranding>) }
+}
+
 function rowToProduct(row: ProductRow): Product {
   return {
     id: row.id,
@@ -27,6 +32,7 @@ function rowToProduct(row: ProductRow): Product {
     suspendedAt: toNullableDate(row.suspended_at),
     clientTokenTtl: row.client_token_ttl,
     signResponses: row.sign_responses === 1,
+    branding: readBranding(row.branding),
     metadata: readMetadata(row.metadata),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
@@ -93,6 +99,7 @@ export class KyselyProductStore implements ProductStore {
           suspended_at: null,
           client_token_ttl: product.clientTokenTtl,
           sign_responses: product.signResponses ? 1 : 0,
+          branding: JSON.stringify(product.branding),
           metadata: JSON.stringify(product.metadata),
           created_at: product.createdAt.toISOString(),
           updated_at: product.updatedAt.toISOString(),
@@ -158,6 +165,7 @@ export class KyselyProductStore implements ProductStore {
           : { suspended_at: changes.suspendedAt?.toISOString() ?? null }),
         ...(changes.clientTokenTtl === undefined ? {} : { client_token_ttl: changes.clientTokenTtl }),
         ...(changes.signResponses === undefined ? {} : { sign_responses: changes.signResponses ? 1 : 0 }),
+        ...(changes.branding === undefined ? {} : { branding: JSON.stringify(changes.branding) }),
       })
       .where('id', '=', id)
       .returningAll()

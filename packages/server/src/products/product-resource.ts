@@ -11,6 +11,7 @@ export function toProductResource({ product, currentKey }: ProductView): Product
     status: productStatus(product),
     clientTokenTtl: product.clientTokenTtl,
     signResponses: product.signResponses,
+    branding: product.branding,
     publicKey: currentKey.publicKeyPem,
     publicKeyJwk: publicKeyJwk(currentKey.publicKeyPem, currentKey.keyId),
     keyId: currentKey.keyId,

@@ -3,6 +3,7 @@ import {
   type CreateProductBody,
   defaultClientTokenTtlSeconds,
   type ListProductsQuery,
+  noBranding,
   type Paginated,
   type ProductId,
   type UpdateProductBody,
@@ -62,6 +63,7 @@ export class ProductService {
       suspendedAt: null,
       clientTokenTtl: input.clientTokenTtl ?? defaultClientTokenTtlSeconds,
       signResponses: input.signResponses ?? false,
+      branding: { ...noBranding, ...input.branding },
       metadata: newMetadata(input.metadata),
       createdAt: now,
       updatedAt: now,
@@ -86,6 +88,7 @@ export class ProductService {
       input.name === undefined &&
       input.clientTokenTtl === undefined &&
       input.signResponses === undefined &&
+      input.branding === undefined &&
       input.metadata === undefined
     ) {
       return current
@@ -97,6 +100,9 @@ export class ProductService {
       ...(input.name === undefined ? {} : { name: input.name }),
       ...(input.clientTokenTtl === undefined ? {} : { clientTokenTtl: input.clientTokenTtl }),
       ...(input.signResponses === undefined ? {} : { signResponses: input.signResponses }),
+      ...(input.branding === undefined
+        ? {}
+        : { branding: { ...current.product.branding, ...input.branding } }),
       updatedAt: this.#clock.now(),
       ...(input.metadata === undefined
         ? {}

@@ -26,7 +26,7 @@ export interface ProductListQuery {
 }
 
 export type ProductChanges = Partial<
-  Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl' | 'signResponses' | 'metadata'>
+  Pick<Product, 'name' | 'suspendedAt' | 'clientTokenTtl' | 'signResponses' | 'branding' | 'metadata'>
 > & {
   readonly updatedAt: Date
 }

@@ -1,4 +1,4 @@
-import type { Metadata, ProductId, ProductStatus } from '@keyturn/protocol'
+import type { Metadata, ProductBranding, ProductId, ProductStatus } from '@keyturn/protocol'
 
 export interface Product {
   readonly id: ProductId
@@ -9,6 +9,8 @@ export interface Product {
   readonly clientTokenTtl: number
   /** Its application-facing answers are signed even when the request does not ask (protection/). */
   readonly signResponses: boolean
+  /** How it shows itself to customers (mails, portal); every field null when unset. */
+  readonly branding: ProductBranding
   readonly metadata: Metadata
   readonly createdAt: Date
   readonly updatedAt: Date

@@ -22,6 +22,8 @@ export interface ProductsTable {
   client_token_ttl: number
   /** 0 or 1 (2026-11-23-70-product-sign-responses). */
   sign_responses: ColumnType<number, number | undefined, number>
+  /** ProductBranding as JSON; null in rows written before branding existed. */
+  branding: string | null
   metadata: JsonObject
   created_at: Timestamp
   updated_at: Timestamp
@@ -243,6 +245,13 @@ export interface MailOutboxTable {
   created_at: Timestamp
 }
 
+/** How far the expiry-notice job has read, per notice day (expiry-notices/). */
+export interface ExpiryNoticeCursorsTable {
+  days: number
+  through: Timestamp
+  through_id: string
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -261,6 +270,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable
   secret_check: SecretCheckTable
   mail_outbox: MailOutboxTable
+  expiry_notice_cursors: ExpiryNoticeCursorsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

@@ -50,14 +50,33 @@ function dispatchedUnlessAnEndpointIsEnabled(occurredAt: RawBuilder<unknown>) {
 }
 
 /**
+ * Whether this process queues mail from events (mail configured: KEYTURN_SMTP_URL). While no app of
+ * the process has mail, events that may mail take the fast path like any other. It is per process,
+ * not per app, and once on stays on: a test process may build apps with and without mail, and an
+ * event kept for the dispatch by mistake only costs a dispatch, whereas one skipped by mistake
+ * would lose its mail. Processes sharing a database are expected to share the mail settings.
+ */
+let mailFromEvents = false
+
+/** Called by the composition root of an app with mail configured (app.ts). */
+export function queueMailFromEvents(): void {
+  mailFromEvents = true
+}
+
+/**
  * Whether an event may send a customer mail (mail/kysely-mail-dispatch.ts decides which, in the dispatch
  * step): such an event never takes the fast path below, so the dispatch sees it even while no
  * webhook endpoint is enabled. A license event for a license without a customer cannot send mail.
  */
 function mayQueueMail(event: Event): boolean {
+  if (!mailFromEvents) {
+    return false
+  }
   switch (event.type) {
     case 'license.created':
     case 'license.renewed':
+    case 'license.expiring_soon':
+    case 'license.expired':
       return typeof event.data.customerId === 'string'
     case 'activation.deleted':
       return true

@@ -1,0 +1,59 @@
+/**
+ * The expiry-notice job at the bench's data size (1M licenses): how long one run takes and how many
+ * license rows it reads, through the server's own service and store (packages/server/dist) on the
+ * bench database, with a clock it moves.
+ *
+ * - `first`: the first run (it places one cursor per notice day at "now" and announces what is
+ *   already inside a notice window: the seeded licenses expiring within 14 days).
+ * - `day`: a run one day later: what reached a notice day during that day.
+ * - `idle`: a run right after, with nothing new: it reads nothing.
+ *
+ * The events it wrote and its cursors are removed afterwards, so later scenarios see the table as
+ * seeded.
+ */
+import { sql } from 'kysely'
+import { ExpiryNoticeService } from '../packages/server/dist/expiry-notices/expiry-notice-service.js'
+import { KyselyExpiryNoticeStore } from '../packages/server/dist/expiry-notices/kysely-expiry-notice-store.js'
+import { connect } from '../packages/server/dist/storage/connect.js'
+
+const day = 86_400_000
+
+export async function measureExpiryNotices(location) {
+  const connection = connect(location)
+  let now = Date.now()
+  const clock = { now: () => new Date(now) }
+  const service = new ExpiryNoticeService({
+    store: new KyselyExpiryNoticeStore(connection.db),
+    clock,
+    noticeDays: [14, 3],
+  })
+  const run = async () => {
+    const started = performance.now()
+    let read = 0
+    let noticed = 0
+    let steps = 0
+    for (;;) {
+      const step = await service.tick()
+      read += step.read
+      noticed += step.noticed
+      steps++
+      if (!step.isBatchFull) {
+        break
+      }
+    }
+    return { ms: Math.round(performance.now() - started), steps, rowsRead: read, events: noticed }
+  }
+  try {
+    const first = await run()
+    now += day
+    const oneDay = await run()
+    const idle = await run()
+    return { first, day: oneDay, idle }
+  } finally {
+    await sql`delete from events where type in ('license.expiring_soon', 'license.expired')`.execute(
+      connection.db,
+    )
+    await sql`delete from expiry_notice_cursors`.execute(connection.db)
+    await connection.close()
+  }
+}
