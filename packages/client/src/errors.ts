@@ -77,3 +77,17 @@ export class KeyturnSignatureError extends Error {
     this.code = code
   }
 }
+
+/** Why a license file was refused: the token codes, plus `unknown_key` and `decryption_failed`. */
+export type LicenseFileErrorCode = LicenseTokenErrorCode | 'unknown_key' | 'decryption_failed'
+
+/** A license file failed its offline verification: it is not to be trusted. */
+export class LicenseFileError extends Error {
+  readonly code: LicenseFileErrorCode
+
+  constructor(code: LicenseFileErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'LicenseFileError'
+    this.code = code
+  }
+}

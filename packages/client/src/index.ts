@@ -41,6 +41,8 @@ export {
   KeyturnConnectionError,
   KeyturnSignatureError,
   type KeyturnSignatureErrorCode,
+  LicenseFileError,
+  type LicenseFileErrorCode,
   LicenseTokenError,
   type LicenseTokenErrorCode,
 } from './errors.js'
@@ -65,6 +67,11 @@ export {
   type ValidateLicenseTokenOptions,
   validateLicenseToken,
 } from './validate-license-token.js'
+export {
+  type LicenseFileResult,
+  type VerifyLicenseFileOptions,
+  verifyLicenseFile,
+} from './verify-license-file.js'
 export {
   type VerifyWebhookOptions,
   verifyWebhook,
