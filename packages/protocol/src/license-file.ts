@@ -4,6 +4,10 @@
  * signature over both. Declared once here; the server writes it, `@keyturn/client` reads it.
  */
 import { type Static, Type } from 'typebox'
+import { FingerprintSchema } from './activations.js'
+import { minTokenTtlSeconds, ProductIdSchema, TimestampSchema } from './common.js'
+import { exampleLicense } from './examples.js'
+import { LicenseKeySchema, LicenseResourceSchema } from './licenses.js'
 
 /** The first line of every license file. */
 export const licenseFileBegin = '-----BEGIN KEYTURN LICENSE FILE-----'
@@ -113,3 +117,81 @@ export function canonicalLicenseKey(key: string): string {
   }
   return characters.match(/.{5}/g)?.join('-') ?? key
 }
+
+/** A file's lifetime when neither the request nor the policy gives one (seconds): a year. */
+export const defaultLicenseFileTtlSeconds = 365 * 24 * 60 * 60
+/** The longest lifetime a request may give in seconds (a hundred years); `null` asks for no expiry. */
+export const maxLicenseFileTtlSeconds = 100 * 365 * 24 * 60 * 60
+
+const licenseFileOptions = {
+  ttl: Type.Optional(
+    Type.Union(
+      [Type.Integer({ minimum: minTokenTtlSeconds, maximum: maxLicenseFileTtlSeconds }), Type.Null()],
+      {
+        description: `The file's lifetime in seconds, or \`null\` for a file that never expires (default ${defaultLicenseFileTtlSeconds}, a year). The file never outlives the license. With a client key, at most the product's \`clientTokenTtl\` (longer, or \`null\`, is shortened to it).`,
+      },
+    ),
+  ),
+  encrypt: Type.Optional(
+    Type.Boolean({
+      description:
+        'Encrypt the payload (AES-256-GCM) under a key derived from the license key (plus the machine fingerprint for a machine file): the file is then useless without the key, and on another machine. Default false.',
+    }),
+  ),
+}
+
+export const CreateLicenseFileBodySchema = Type.Object(licenseFileOptions, {
+  additionalProperties: false,
+  examples: [{ ttl: 31536000, encrypt: true }],
+})
+export type CreateLicenseFileBody = Static<typeof CreateLicenseFileBodySchema>
+
+/** For applications: a file for the license whose key they present, bound to an activated machine when `fingerprint` is given. */
+export const CreateLicenseFileByKeyBodySchema = Type.Object(
+  {
+    key: LicenseKeySchema,
+    productId: ProductIdSchema,
+    fingerprint: Type.Optional(
+      Type.String({
+        ...FingerprintSchema,
+        description: 'Makes a machine file for this machine, which must be activated.',
+      }),
+    ),
+    ...licenseFileOptions,
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+        encrypt: true,
+      },
+    ],
+  },
+)
+export type CreateLicenseFileByKeyBody = Static<typeof CreateLicenseFileByKeyBodySchema>
+
+export const LicenseFileResourceSchema = Type.Object(
+  {
+    licenseFile: Type.String({
+      description: `The license file: armoured text between \`${licenseFileBegin}\` and \`${licenseFileEnd}\`, verifiable offline with the product public key (\`@keyturn/client\` \`verifyLicenseFile\`).`,
+    }),
+    expiresAt: Type.Union([TimestampSchema, Type.Null()], {
+      description: 'When the file expires; `null`: never.',
+    }),
+    license: LicenseResourceSchema,
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        licenseFile: `${licenseFileBegin}\neyJmb3JtYXQiOiJrZXl0dXJuLWxpY2Vuc2UtZmlsZS8xIiwiYWxnIjoiRWREU0Ei…\n${licenseFileEnd}\n`,
+        expiresAt: '2031-01-01T00:00:00.000Z',
+        license: exampleLicense,
+      },
+    ],
+  },
+)
+export type LicenseFileResource = Static<typeof LicenseFileResourceSchema>

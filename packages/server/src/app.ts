@@ -59,6 +59,8 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
+import { LicenseFileService } from './license-files/license-file-service.js'
+import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
@@ -152,6 +154,7 @@ export interface Services {
   readonly products: ProductService
   readonly licenses: LicenseService
   readonly tokens: TokenService
+  readonly licenseFiles: LicenseFileService
   readonly activations: ActivationService
   readonly idempotency: IdempotencyService
   readonly events: EventService
@@ -452,6 +455,14 @@ function createServices(deps: AppDeps): Services {
       clock: deps.clock,
     }),
     tokens,
+    licenseFiles: new LicenseFileService({
+      licenses,
+      activations: activationStore,
+      policies,
+      products,
+      signers: tokens,
+      clock: deps.clock,
+    }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
@@ -547,6 +558,7 @@ function registerApi(
 
   registerLicensesRoutes(api, services.licenses)
   registerTokensRoutes(api, services.tokens)
+  registerLicenseFilesRoutes(api, services.licenseFiles)
   registerUsageRoutes(api, services.usage)
   registerActivationsRoutes(api, services.activations)
   registerProductsRoutes(api, services.products)

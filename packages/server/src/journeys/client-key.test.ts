@@ -10,6 +10,7 @@ const allowed = new Set([
   'POST /licenses/activate',
   'POST /licenses/deactivate',
   'POST /licenses/tokens',
+  'POST /licenses/license-file',
   'POST /licenses/heartbeat',
   'POST /licenses/usage',
 ])

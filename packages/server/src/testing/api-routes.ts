@@ -100,6 +100,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: () => '/licenses/tokens',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
   },
+  {
+    method: 'POST',
+    path: '/licenses/:id/license-file',
+    confirmsApiKey: true,
+    url: (f) => `/licenses/${f.licenseId}/license-file`,
+    payload: () => ({ ttl: 86_400 }),
+  },
+  {
+    method: 'POST',
+    path: '/activations/:id/license-file',
+    confirmsApiKey: true,
+    url: (f) => `/activations/${f.activationId}/license-file`,
+    payload: () => ({ encrypt: true }),
+  },
+  {
+    method: 'POST',
+    path: '/licenses/license-file',
+    confirmsApiKey: true,
+    url: () => '/licenses/license-file',
+    payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
+  },
   { method: 'POST', path: '/licenses/:id/revoke', url: (f) => `/licenses/${f.licenseId}/revoke` },
   { method: 'POST', path: '/licenses/:id/reinstate', url: (f) => `/licenses/${f.licenseId}/reinstate` },
   {

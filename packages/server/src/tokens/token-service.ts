@@ -237,6 +237,15 @@ export class TokenService {
     return { token, payload, view }
   }
 
+  /** The product's current signing key, to sign other artefacts (license files) as tokens are signed. */
+  async productSigner(productId: ProductId): Promise<{ readonly keyId: string; readonly sign: Ed25519Sign }> {
+    const key = await this.#currentKey(productId)
+    if (key === undefined) {
+      throw new Error(`Product ${productId} has no current signing key`) // created with the product
+    }
+    return { keyId: key.keyId, sign: this.#signer(key) }
+  }
+
   /** The product's public keys, current first; product keys may read their own product's. */
   async listKeys(
     principal: Principal,

@@ -1,0 +1,191 @@
+import {
+  type ActivationId,
+  type CreateLicenseFileBody,
+  type CreateLicenseFileByKeyBody,
+  defaultClientTokenTtlSeconds,
+  defaultLicenseFileTtlSeconds,
+  type LicenseFilePayload,
+  type LicenseId,
+  type PolicyId,
+  type ProductId,
+} from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError } from '../core/errors.js'
+import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
+import type { ProductLookup } from '../core/product-lookup.js'
+import type { LicenseView } from '../licenses/license.js'
+import type { UsableLicenses } from '../licenses/usable-licenses.js'
+import type { Ed25519Sign } from '../tokens/ed25519.js'
+import { writeLicenseFile } from './license-file-format.js'
+
+/** What license files need of activations (the activation store fits). */
+export interface ActivationLookup {
+  findById(
+    id: ActivationId,
+    at: Date,
+  ): Promise<
+    { readonly id: ActivationId; readonly licenseId: LicenseId; readonly fingerprint: string } | undefined
+  >
+  findByFingerprint(
+    licenseId: LicenseId,
+    fingerprint: string,
+    at: Date,
+  ): Promise<{ readonly id: ActivationId; readonly fingerprint: string } | undefined>
+}
+
+/** The policy's name, for the file (the policies service fits). */
+export interface PolicyNames {
+  findPolicy(id: PolicyId): Promise<{ readonly name: string } | undefined>
+}
+
+/** The product's current signing key (the token service fits). */
+export interface ProductSigners {
+  productSigner(productId: ProductId): Promise<{ readonly keyId: string; readonly sign: Ed25519Sign }>
+}
+
+export interface LicenseFileServiceDeps {
+  readonly licenses: UsableLicenses
+  readonly activations: ActivationLookup
+  readonly policies: PolicyNames
+  readonly products: ProductLookup
+  readonly signers: ProductSigners
+  readonly clock: Clock
+}
+
+export interface IssuedLicenseFile {
+  readonly licenseFile: string
+  readonly expiresAt: Date | null
+  readonly view: LicenseView
+}
+
+interface Machine {
+  readonly activationId: ActivationId
+  readonly fingerprint: string
+}
+
+const noFile = 'a license file is issued only for an active license.'
+
+/** Signed license files (docs/guides/offline.md) for licenses and activated machines. */
+export class LicenseFileService {
+  readonly #deps: LicenseFileServiceDeps
+
+  constructor(deps: LicenseFileServiceDeps) {
+    this.#deps = deps
+  }
+
+  async issue(
+    principal: Principal,
+    licenseId: LicenseId,
+    input: CreateLicenseFileBody,
+  ): Promise<IssuedLicenseFile> {
+    requireManagementKey(principal)
+    const view = await this.#deps.licenses.getUsable(principal, licenseId, noFile)
+    return this.#issue(view, undefined, input.ttl, input.encrypt ?? false)
+  }
+
+  async issueForActivation(
+    principal: Principal,
+    activationId: ActivationId,
+    input: CreateLicenseFileBody,
+  ): Promise<IssuedLicenseFile> {
+    requireManagementKey(principal)
+    const activation = await this.#deps.activations.findById(activationId, this.#deps.clock.now())
+    const notFound = new DomainError('activation_not_found', `No activation ${activationId}.`)
+    if (activation === undefined) {
+      throw notFound
+    }
+    const view = await this.#deps.licenses
+      .getUsable(principal, activation.licenseId, noFile)
+      .catch((error) => {
+        // Another product's activation is invisible to a product key, as its license is.
+        throw error instanceof DomainError && error.code === 'license_not_found' ? notFound : error
+      })
+    if (!canSeeProduct(principal, view.license.productId)) {
+      throw notFound
+    }
+    const machine = { activationId: activation.id, fingerprint: activation.fingerprint }
+    return this.#issue(view, machine, input.ttl, input.encrypt ?? false)
+  }
+
+  /**
+   * For applications: a file for the license whose key they present, for an activated machine when
+   * `fingerprint` is given. With a client key it lives at most the product's `clientTokenTtl`.
+   */
+  async issueByKey(principal: Principal, input: CreateLicenseFileByKeyBody): Promise<IssuedLicenseFile> {
+    const { key, productId, fingerprint, encrypt = false } = input
+    const view = await this.#deps.licenses.getUsableByKey(principal, key, productId, noFile)
+    let machine: Machine | undefined
+    if (fingerprint !== undefined) {
+      const activation = await this.#deps.activations.findByFingerprint(
+        view.license.id,
+        fingerprint,
+        view.state.determinedAt,
+      )
+      if (activation === undefined) {
+        throw new DomainError(
+          'activation_not_found',
+          'A license file can be bound only to an activated machine.',
+          {
+            fieldErrors: [
+              { pointer: '#/fingerprint', detail: 'This machine is not activated for this license.' },
+            ],
+          },
+        )
+      }
+      machine = { activationId: activation.id, fingerprint: activation.fingerprint }
+    }
+    let ttl = input.ttl
+    if (principal.role === 'client') {
+      const product = await this.#deps.products.findProduct(view.license.productId)
+      const cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
+      ttl = Math.min(ttl ?? cap, cap)
+    }
+    return this.#issue(view, machine, ttl, encrypt)
+  }
+
+  async #issue(
+    view: LicenseView,
+    machine: Machine | undefined,
+    ttl: number | null | undefined,
+    encrypt: boolean,
+  ): Promise<IssuedLicenseFile> {
+    const { license, state } = view
+    const issued = state.determinedAt
+    const lifetimeEnd =
+      ttl === null
+        ? Number.POSITIVE_INFINITY
+        : issued.getTime() + (ttl ?? defaultLicenseFileTtlSeconds) * 1000
+    const licenseEnd = license.expirationDate?.getTime() ?? Number.POSITIVE_INFINITY
+    const end = Math.min(lifetimeEnd, licenseEnd)
+    const expiry = Number.isFinite(end) ? new Date(end) : null
+    const policy =
+      license.policyId === null ? undefined : await this.#deps.policies.findPolicy(license.policyId)
+    const payload: LicenseFilePayload = {
+      license: {
+        id: license.id,
+        status: state.status,
+        expirationDate: license.expirationDate?.toISOString() ?? null,
+        policy: policy?.name ?? null,
+        entitlements: [...license.entitlements],
+        maxActivations: license.maxActivations,
+        maxUses: license.maxUses,
+        uses: license.uses,
+      },
+      ...(machine === undefined ? {} : { machine }),
+    }
+    const signer = await this.#deps.signers.productSigner(license.productId)
+    const licenseFile = await writeLicenseFile(
+      {
+        keyId: signer.keyId,
+        productId: license.productId,
+        issued,
+        expiry,
+        payload,
+        licenseKey: license.key,
+        ...(encrypt ? { encrypt: machine === undefined ? {} : { fingerprint: machine.fingerprint } } : {}),
+      },
+      signer.sign,
+    )
+    return { licenseFile, expiresAt: expiry, view }
+  }
+}
