@@ -7,9 +7,10 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { KeyturnSignatureError, LicenseTokenError } from './errors.js'
+import { KeyturnSignatureError, LicenseFileError, LicenseTokenError } from './errors.js'
 import { checkSignedAnswer } from './signed-answers.js'
 import { validateLicenseToken } from './validate-license-token.js'
+import { verifyLicenseFile } from './verify-license-file.js'
 import { verifyWebhook, WebhookSignatureError } from './verify-webhook.js'
 
 type Expect = { valid: true; result?: unknown; event?: unknown } | { valid: false; error: string }
@@ -44,6 +45,19 @@ interface Vectors {
     expect: Expect
   }[]
   fingerprints: { salt: string; machineId: string; fingerprint: string }[]
+  licenseFiles: {
+    name: string
+    file: string
+    options: {
+      productId: string
+      publicKeys: KeyName[]
+      now: string
+      licenseKey?: string
+      fingerprint?: string
+      requireEntitlements?: string[]
+    }
+    expect: Expect
+  }[]
 }
 
 const vectors = JSON.parse(
@@ -59,6 +73,7 @@ async function answer(run: () => Promise<unknown>, field: 'result' | 'event' | u
   } catch (error) {
     if (
       error instanceof LicenseTokenError ||
+      error instanceof LicenseFileError ||
       error instanceof KeyturnSignatureError ||
       error instanceof WebhookSignatureError
     ) {
@@ -145,4 +160,27 @@ describe('conformance vectors: machine fingerprints', () => {
       assert.equal(createHmac('sha256', salt).update(machineId).digest('hex'), fingerprint)
     }
   })
+})
+
+describe('conformance vectors: license files', () => {
+  for (const vector of vectors.licenseFiles) {
+    it(vector.name, async () => {
+      const { options } = vector
+      const got = await answer(
+        () =>
+          verifyLicenseFile(vector.file, {
+            productId: options.productId,
+            publicKey: pems(options.publicKeys),
+            now: new Date(options.now),
+            ...(options.licenseKey === undefined ? {} : { licenseKey: options.licenseKey }),
+            ...(options.fingerprint === undefined ? {} : { fingerprint: options.fingerprint }),
+            ...(options.requireEntitlements === undefined
+              ? {}
+              : { requireEntitlements: options.requireEntitlements }),
+          }),
+        'result',
+      )
+      assert.deepEqual(got, vector.expect)
+    })
+  }
 })

@@ -18,6 +18,7 @@ import {
   signatureLabel,
 } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
+import { writeLicenseFile } from '../license-files/license-file-format.js'
 import { signJwt } from '../tokens/ed25519.js'
 
 /** A test-only Ed25519 key: its seed is the SHA-256 of a public label, so anyone can re-derive it. */
@@ -578,6 +579,206 @@ function webhookVectors(): WebhookVector[] {
   ]
 }
 
+interface LicenseFileVector {
+  readonly name: string
+  readonly description: string
+  readonly file: string
+  readonly options: {
+    readonly productId: string
+    readonly publicKeys: readonly KeyName[]
+    readonly now: string
+    readonly licenseKey?: string
+    readonly fingerprint?: string
+    readonly requireEntitlements?: readonly string[]
+  }
+  readonly expect:
+    | { readonly valid: true; readonly result: Json }
+    | { readonly valid: false; readonly error: string }
+}
+
+/** License files (docs/guides/offline.md), with fixed salts and nonces so the output is stable. */
+async function licenseFileVectors(): Promise<LicenseFileVector[]> {
+  const licenseKey = '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A'
+  const customKey = 'acme-2030-gold'
+  const license = {
+    id: licenseId,
+    status: 'active',
+    expirationDate: '2031-01-01T00:00:00.000Z',
+    policy: 'Pro',
+    entitlements: ['export', 'sync'],
+    maxActivations: 3,
+    maxUses: null,
+    uses: 0,
+  }
+  const machine = { activationId: 'act_2bQx9mNc4RtYp9LkWv3bHs', fingerprint }
+  let counter = 0
+  const random = (size: number) =>
+    createHash('sha256')
+      .update(`keyturn conformance: license-file randomness ${counter++}`)
+      .digest()
+      .subarray(0, size)
+  const file = (
+    options: {
+      key?: ConformanceKey
+      product?: string
+      withMachine?: boolean
+      encrypt?: boolean
+      keyText?: string
+      expiry?: string | null
+    } = {},
+  ) => {
+    const key = options.key ?? productKey
+    return writeLicenseFile(
+      {
+        keyId: key.keyId,
+        productId: options.product ?? productId,
+        issued: new Date(issued),
+        expiry: options.expiry === null ? null : new Date(options.expiry ?? expires),
+        payload: { license, ...(options.withMachine === true ? { machine } : {}) },
+        licenseKey: options.keyText ?? licenseKey,
+        ...(options.encrypt === true ? { encrypt: options.withMachine === true ? { fingerprint } : {} } : {}),
+        random,
+      },
+      (data) => Promise.resolve(sign(null, data, key.privateKey)),
+    )
+  }
+  const base = { productId, publicKeys: ['product'] as KeyName[], now: during }
+  const resultOf = (extra: Record<string, Json> = {}, expiresAt: string | null = expires): Json => ({
+    licenseId,
+    productId,
+    expiresAt,
+    issuedAt: issued,
+    customFields: {},
+    ...extra,
+    entitlements: license.entitlements,
+    license,
+    keyId: productKey.keyId,
+    encrypted: false,
+  })
+  const valid = (
+    name: string,
+    description: string,
+    text: string,
+    result: Json,
+    options = {},
+  ): LicenseFileVector => ({
+    name,
+    description,
+    file: text,
+    options: { ...base, ...options },
+    expect: { valid: true, result },
+  })
+  const invalid = (
+    name: string,
+    description: string,
+    text: string,
+    error: string,
+    options = {},
+  ): LicenseFileVector => ({
+    name,
+    description,
+    file: text,
+    options: { ...base, ...options },
+    expect: { valid: false, error },
+  })
+  const clear = await file()
+  const clearMachine = await file({ withMachine: true })
+  const encrypted = await file({ encrypt: true })
+  const encryptedMachine = await file({ withMachine: true, encrypt: true })
+  const custom = await file({ encrypt: true, keyText: customKey })
+  const [head = '', payload = '', signature = ''] = clear.split('\n').slice(1, -2).join('').split('.')
+  const changed = `${payload.slice(0, 20)}${payload[20] === 'A' ? 'B' : 'A'}${payload.slice(21)}`
+  const tampered = `-----BEGIN KEYTURN LICENSE FILE-----\n${`${head}.${changed}.${signature}`.match(/.{1,64}/g)?.join('\n')}\n-----END KEYTURN LICENSE FILE-----\n`
+  const machineFields = { fingerprint, activationId: machine.activationId }
+  return [
+    valid('valid-clear', 'A clear license file.', clear, resultOf()),
+    valid(
+      'valid-no-expiry',
+      'A file that never expires (expiry null).',
+      await file({ expiry: null }),
+      resultOf({}, null),
+    ),
+    valid(
+      'valid-machine',
+      'A clear machine file, checked against its fingerprint.',
+      clearMachine,
+      resultOf(machineFields),
+      { fingerprint },
+    ),
+    valid(
+      'valid-encrypted-hkdf',
+      'Encrypted with HKDF from a Keyturn key, given in lower case without dashes.',
+      encrypted,
+      { ...(resultOf() as Record<string, Json>), encrypted: true },
+      { licenseKey: '7k3qdm9xtb2vhcr8pnwf4zj6a' },
+    ),
+    valid(
+      'valid-encrypted-machine',
+      'Encrypted for the license key and the machine.',
+      encryptedMachine,
+      { ...(resultOf(machineFields) as Record<string, Json>), encrypted: true },
+      { licenseKey, fingerprint },
+    ),
+    valid(
+      'valid-encrypted-pbkdf2',
+      'Encrypted with PBKDF2 from a custom key, used exactly as given.',
+      custom,
+      { ...(resultOf() as Record<string, Json>), encrypted: true },
+      { licenseKey: customKey },
+    ),
+    invalid('tampered', 'One character of the payload changed.', tampered, 'invalid_signature'),
+    invalid('wrong-product', 'Checked for another product.', clear, 'product_mismatch', {
+      productId: otherProductId,
+    }),
+    invalid('unknown-key', 'Only another key is configured.', clear, 'unknown_key', {
+      publicKeys: ['other'],
+    }),
+    invalid(
+      'forged-kid',
+      'Signed by another key under the product key id.',
+      await file({ key: { ...otherKey, keyId: productKey.keyId } }),
+      'invalid_signature',
+    ),
+    invalid('expired', 'Checked at its expiry.', clear, 'expired', { now: expires }),
+    invalid('not-yet-valid', 'Checked before it was issued.', clear, 'not_yet_valid', {
+      now: '2029-12-31T23:59:59.000Z',
+    }),
+    invalid(
+      'wrong-machine',
+      'A clear machine file checked on another machine.',
+      clearMachine,
+      'fingerprint_mismatch',
+      { fingerprint: 'another-machine' },
+    ),
+    invalid(
+      'wrong-machine-encrypted',
+      'An encrypted machine file read on another machine.',
+      encryptedMachine,
+      'decryption_failed',
+      { licenseKey, fingerprint: 'another-machine' },
+    ),
+    invalid('wrong-license-key', 'An encrypted file read with another key.', encrypted, 'decryption_failed', {
+      licenseKey: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6B',
+    }),
+    invalid('custom-key-case', 'A custom key is never canonicalised.', custom, 'decryption_failed', {
+      licenseKey: customKey.toUpperCase(),
+    }),
+    invalid(
+      'missing-entitlement',
+      'The license lacks a required entitlement.',
+      clear,
+      'entitlements_missing',
+      { requireEntitlements: ['admin'] },
+    ),
+    invalid(
+      'malformed',
+      'Not armoured as a license file.',
+      clear.replace('KEYTURN LICENSE FILE', 'LICENSE'),
+      'malformed',
+    ),
+  ]
+}
+
 /** HMAC-SHA256 keyed by the application's salt over the machine's id, in lowercase hex. */
 function fingerprintVectors() {
   const vector = (salt: string, machineId: string) => ({
@@ -608,6 +809,7 @@ export async function conformanceVectors(): Promise<unknown> {
     signedAnswers: signedAnswerVectors(),
     webhooks: webhookVectors(),
     fingerprints: fingerprintVectors(),
+    licenseFiles: await licenseFileVectors(),
   }
 }
 
