@@ -75,6 +75,8 @@ export const eventTypeExamples = {
   },
   /** The license the token was issued for; the token itself is never recorded. */
   'license.token_issued': exampleLicense,
+  /** The license a license file was issued for; the file itself is never recorded. */
+  'license.file_issued': exampleLicense,
   /** Recorded only when an endpoint subscribes to it or KEYTURN_RECORD_VALIDATIONS=true. */
   'license.validated': { isValid: true, reason: null, timestamp: exampleTime, license: exampleLicense },
   'license.validation_failed': {

@@ -461,6 +461,7 @@ function createServices(deps: AppDeps): Services {
       policies,
       products,
       signers: tokens,
+      storage: unitOfWork(() => ({})),
       clock: deps.clock,
     }),
     apiKeys: new ApiKeyService({

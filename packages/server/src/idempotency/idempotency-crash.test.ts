@@ -161,6 +161,9 @@ describeEachDatabase(
 const rerunTables: Record<string, readonly string[]> = {
   '/licenses/:id/tokens': ['events'],
   '/licenses/tokens': ['events'],
+  '/licenses/:id/license-file': ['events'],
+  '/activations/:id/license-file': ['events'],
+  '/licenses/license-file': ['events'],
   '/licenses/heartbeat': ['activations'],
   '/activations/:id/heartbeat': ['activations'],
   '/webhook-endpoints/:id/test': ['events', 'webhook_deliveries'],

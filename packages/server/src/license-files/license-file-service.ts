@@ -13,7 +13,9 @@ import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
+import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
 import type { Ed25519Sign } from '../tokens/ed25519.js'
 import { writeLicenseFile } from './license-file-format.js'
@@ -49,6 +51,8 @@ export interface LicenseFileServiceDeps {
   readonly policies: PolicyNames
   readonly products: ProductLookup
   readonly signers: ProductSigners
+  /** Records `license.file_issued` (never the file): no change goes with it. */
+  readonly storage: UnitOfWork<object>
   readonly clock: Clock
 }
 
@@ -80,7 +84,7 @@ export class LicenseFileService {
   ): Promise<IssuedLicenseFile> {
     requireManagementKey(principal)
     const view = await this.#deps.licenses.getUsable(principal, licenseId, noFile)
-    return this.#issue(view, undefined, input.ttl, input.encrypt ?? false)
+    return this.#issue(principal, view, undefined, input.ttl, input.encrypt ?? false)
   }
 
   async issueForActivation(
@@ -104,7 +108,7 @@ export class LicenseFileService {
       throw notFound
     }
     const machine = { activationId: activation.id, fingerprint: activation.fingerprint }
-    return this.#issue(view, machine, input.ttl, input.encrypt ?? false)
+    return this.#issue(principal, view, machine, input.ttl, input.encrypt ?? false)
   }
 
   /**
@@ -140,10 +144,11 @@ export class LicenseFileService {
       const cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
       ttl = Math.min(ttl ?? cap, cap)
     }
-    return this.#issue(view, machine, ttl, encrypt)
+    return this.#issue(principal, view, machine, ttl, encrypt)
   }
 
   async #issue(
+    principal: Principal,
     view: LicenseView,
     machine: Machine | undefined,
     ttl: number | null | undefined,
@@ -185,6 +190,12 @@ export class LicenseFileService {
         ...(encrypt ? { encrypt: machine === undefined ? {} : { fingerprint: machine.fingerprint } } : {}),
       },
       signer.sign,
+    )
+    await this.#deps.storage.recordAlone(
+      principal,
+      'license.file_issued',
+      license.productId,
+      toLicenseResource(view),
     )
     return { licenseFile, expiresAt: expiry, view }
   }

@@ -58,6 +58,15 @@ describeEachDatabase(
       })
       assert.equal(capped.json().expiresAt, '2030-03-01T00:00:00.000Z')
 
+      // Each issue is in the audit log, without the file.
+      const events = await app.inject({
+        method: 'GET',
+        url: `/api/v0/events?filter=${encodeURIComponent(`type:eq:license.file_issued,licenseId:eq:${license.id}`)}`,
+        headers,
+      })
+      assert.equal(events.json().data.length, 2, events.body)
+      assert.doesNotMatch(events.body, /BEGIN KEYTURN/)
+
       assertProblem(
         await app.inject({
           method: 'POST',
