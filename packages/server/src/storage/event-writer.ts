@@ -163,7 +163,7 @@ export class KyselyEventWriter {
   }
 
   /**
-   * The outbox's fast path (docs/decisions/0023-sqlite-group-commit.md, bench/history.md "Events: what they cost"): an event committed while no
+   * The outbox's fast path (docs/decisions/0023-sqlite-group-commit.md): an event committed while no
    * webhook endpoint is enabled is stored as dispatched at once. No endpoint could ever get it: the
    * dispatch offers an event only to the endpoints enabled when it runs, never one older than the
    * endpoint. So it takes no entry in the undispatched index and no dispatch transaction reading

@@ -53,8 +53,7 @@ export class KyselyUsageStore implements UsageStore {
    * statement (storage/one-statement.ts), where BEGIN, the update, the event's insert and COMMIT
    * were four round trips: an increment made 5 (with the read that confirms the API key), now 2.
    * It was the slowest write (2,399 increments/s at 357 µs of server CPU in the full run at 1M
-   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (bench/history.md,
-   * "Session 10").
+   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (docs/decisions/0017-fewer-round-trips-postgresql.md).
    *
    * Each event's `uses` is set in SQL from the row the update returned (`jsonb_set` on the jsonb
    * `data`): under concurrent increments each event carries the count its own increment made. A
