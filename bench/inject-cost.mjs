@@ -7,7 +7,7 @@
  * serialisation, the response headers; not Node's HTTP parser or the socket). The parent asks the
  * children for short batches in turn, round after round, and keeps each child's BEST batch (the one
  * the machine's other work disturbed least) and the median; on a shared machine the best batch is
- * the steady figure. Used to find which part of a request costs what (bench/history.md "Session 3: where validate's time went").
+ * the steady figure. Used to find which part of a request costs what.
  *
  *   node bench/inject-cost.mjs --builds=/tmp/kt-old,.,.:KT_X=1 [--only=validate|retrieve]
  *        [--rounds=30] [--batch=300] [--licenses=20000] [--profile=<folder>]

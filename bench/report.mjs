@@ -66,7 +66,7 @@ const derived = [
   // they ran, else the ratio of the two scenarios' own runs.
   // The token's ratio is reported without a target: the target names create and activate, and with
   // its event row dropped a token issue writes nothing, so that ratio compares a durable write with
-  // a read (bench/history.md "Events: what they cost").
+  // a read (docs/decisions/0012-events-and-unit-of-work.md).
   ...['create', 'activate', 'token'].map((id) => ({
     id: `${id}-events-vs-none`,
     title: () =>

@@ -331,8 +331,8 @@ const pairedRounds = { quick: 2, full: 6 }
  * with its event vs the same write with the event rows dropped, a signed answer vs unsigned,
  * retrieve vs validate), measured again in short alternating rounds on the same server
  * after both full runs. One pass of each, one after the other, moved these ratios by ±10% between
- * runs (bench/history.md "Full run, session 3"; signed answers on PostgreSQL: 68% in one full run,
- * 86% interleaved, "Session 9"), as much as the effects judged. Each round runs the two in turn (the
+ * runs (bench/history.md; signed answers on PostgreSQL: 68% in one full run,
+ * 86% interleaved), as much as the effects judged. Each round runs the two in turn (the
  * order alternating), and the ratio is the median of the rounds' ratios, so a change in the
  * machine's load hits both sides.
  */

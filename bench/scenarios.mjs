@@ -142,7 +142,7 @@ export const scenarios = [
       // A fixed mix, whatever the rate: machines activated before the load come back (200), and one
       // request in four (`newMachineShare`) is a machine never seen (201). When machines were first
       // activated during the load, the new ones' share of the measured window followed the
-      // warm-up's rate (21–33% in past full runs; bench/history.md "Session 14").
+      // warm-up's rate (21–33% in past full runs; bench/history.md).
       const activated = pools.unlimitedKeys.slice(0, returningMachines).map((key) => ({
         key,
         productId,

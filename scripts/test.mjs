@@ -22,7 +22,9 @@ const withoutBrowser = args.includes('--no-browser')
 
 /** Whether a test file drives a browser (it imports playwright-core or the browser test helpers). */
 function drivesBrowser(path) {
-  return /from '[^']*(playwright-core|\/browser\.js)'/.test(readFileSync(join(root, path), 'utf8'))
+  return /from '[^']*(playwright-core|\/browser\.js|\/testing\/browser)'/.test(
+    readFileSync(join(root, path), 'utf8'),
+  )
 }
 
 function testFiles() {

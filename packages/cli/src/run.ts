@@ -25,7 +25,7 @@ export async function runKeyturn(args: readonly string[], io: Io): Promise<numbe
 /**
  * A new `keyturn` program (commander keeps the parsed options on it: one per run). For `keyturn
  * serve` it holds that one command: a server process then never loads the API client and the other
- * commands (about 4 MB of live heap; bench/history.md "Session 4: memory").
+ * commands (about 4 MB of live heap; docs/decisions/0025-memory-heap-limits.md).
  */
 async function keyturnProgram(io: Io, commands: 'serve' | 'all'): Promise<Command> {
   const program = new Command('keyturn')

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
-import { sqliteServerEnvironment } from '../../server/dist/testing/server-environments.js'
+import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { keyturn, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 /**

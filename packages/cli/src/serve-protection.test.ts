@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
 import { it, type TestContext } from 'node:test'
-import { redisSkip, startRedis } from '../../server/dist/testing/redis-server.js'
-import { describeEachServerEnvironment } from '../../server/dist/testing/server-environments.js'
+import { redisSkip, startRedis } from '@keyturn/server/testing/redis-server'
+import { describeEachServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 const patience = 60_000

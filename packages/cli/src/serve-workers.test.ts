@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it, type TestContext } from 'node:test'
-import { closedPortUrl } from '../../server/dist/testing/listening-app.js'
-import { describeEachServerEnvironment } from '../../server/dist/testing/server-environments.js'
+import { closedPortUrl } from '@keyturn/server/testing/listening-app'
+import { describeEachServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { keyturn as keyturnInProcess } from './testing/keyturn-in-process.js'
 import {
   exitWithin,

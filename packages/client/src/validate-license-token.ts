@@ -141,7 +141,7 @@ interface Clock {
  * against a CryptoKey imported once per key (`importOnce`), then the JWT rules jose's `jwtVerify`
  * applied (iss, aud, required claims, iat, nbf, exp with the clock tolerance) checked here, in jose's
  * order and with the codes its errors mapped to. It saves decoding the token three times and jose's
- * per-call key and option checks: 43% → see bench/history.md "`validateLicenseToken` (client, in-process)" for the figure.
+ * per-call key and option checks (the figures: docs/performance.md).
  * Returns the verified payload; the caller checks it against LicenseTokenClaimsSchema.
  */
 async function verifyCompactJws(
@@ -218,7 +218,7 @@ const nodeKeys = new WeakMap<CryptoKey, unknown>()
  * An Ed25519 signature check. In Node it is node:crypto's one-shot `verify`, synchronous: WebCrypto's
  * `subtle.verify` runs the same OpenSSL call as a thread-pool job and pays a round trip to the event
  * loop, which made validateLicenseToken 35–55% of a bare verify one call at a time, 67–88% with 8 in
- * flight (bench/history.md "`validateLicenseToken` (client, in-process)"). Elsewhere, WebCrypto.
+ * flight (docs/performance.md). Elsewhere, WebCrypto.
  */
 export async function verifyEd25519(
   key: CryptoKey,

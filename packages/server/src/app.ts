@@ -88,7 +88,7 @@ import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { queueMailFromEvents } from './storage/event-writer.js'
 import { KyselyUnitOfWork } from './storage/kysely-unit-of-work.js'
-import { isSqlite } from './storage/write-transaction.js'
+import { databaseRunsInProcess } from './storage/write-transaction.js'
 import { KyselySigningKeyStore } from './tokens/kysely-signing-key-store.js'
 import { registerTokensRoutes } from './tokens/routes/tokens-routes.js'
 import { TokenService } from './tokens/token-service.js'
@@ -440,7 +440,7 @@ function createServices(deps: AppDeps): Services {
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
     // SQLite works inside this process's event loop, which leaves the thread pool a core;
     // PostgreSQL takes that core for itself (tokens/ed25519.ts).
-    answerSigning: isSqlite(deps.db) ? 'thread-pool' : 'event-loop',
+    answerSigning: databaseRunsInProcess(deps.db) ? 'thread-pool' : 'event-loop',
   })
   return {
     customers,

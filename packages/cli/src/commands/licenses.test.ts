@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { LicenseResource, Paginated } from '@keyturn/client'
 import { endOfDayUtc } from '@keyturn/protocol'
-import { closedPortUrl } from '../../../server/dist/testing/listening-app.js'
+import { closedPortUrl } from '@keyturn/server/testing/listening-app'
 import { keyturn } from '../testing/keyturn-in-process.js'
 import { type CliTestServer, licenseCount, startCliTestServer } from '../testing/test-server.js'
 

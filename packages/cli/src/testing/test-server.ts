@@ -1,9 +1,9 @@
 import type { TestContext } from 'node:test'
 // The server's own test helpers, by path: the CLI package does not depend on the server's internals.
-import { testAdminSecret } from '../../../server/dist/testing/build-test-app.js'
-import type { TestDatabase } from '../../../server/dist/testing/each-database.js'
-import { sqliteTestDatabase } from '../../../server/dist/testing/each-database.js'
-import { type ListeningTestApp, startTestServer } from '../../../server/dist/testing/listening-app.js'
+import { testAdminSecret } from '@keyturn/server/testing/build-test-app'
+import type { TestDatabase } from '@keyturn/server/testing/each-database'
+import { sqliteTestDatabase } from '@keyturn/server/testing/each-database'
+import { type ListeningTestApp, startTestServer } from '@keyturn/server/testing/listening-app'
 
 export interface CliTestServer extends ListeningTestApp {
   /** KEYTURN_URL and KEYTURN_API_KEY (the admin key) for `keyturn` against this server. */

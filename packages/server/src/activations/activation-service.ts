@@ -218,7 +218,7 @@ export class ActivationService {
     if (renewed === 'no_seat') {
       // A new machine: on PostgreSQL, in the common case (a free seat), one statement takes the seat
       // and writes the activation with its event (ActivationStore.activateAlone), where BEGIN, three
-      // statements and COMMIT were (bench/history.md, "Session 9"). Any other case goes on below.
+      // statements and COMMIT were (docs/decisions/0017-fewer-round-trips-postgresql.md). Any other case goes on below.
       const created = newActivationAt(activation, activation.at, activation.heartbeatTtl)
       const done = await this.#storage.writeOne(principal, ({ activations, events }) => {
         events.record('activation.created', license.productId, toActivationResource(created))

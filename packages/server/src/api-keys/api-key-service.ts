@@ -55,7 +55,7 @@ export class ApiKeyService {
    * them), so its answer is as fresh as a read here, and the
    * request costs one statement, not two. A key's role and product never change; deleting it is the only change to confirm.
    * Measured on PostgreSQL (200k licenses, bench/builds.mjs, 6 interleaved rounds): 4,440 → 6,858
-   * validations/s, 185 → 121 µs of main-thread CPU each (bench/history.md, "Session 7").
+   * validations/s, 185 → 121 µs of main-thread CPU each (docs/decisions/0016-api-key-confirmation.md).
    */
   async authenticate(
     secret: string,

@@ -55,7 +55,7 @@ function randomBase62(length: number): string {
  * first puts each new row's id at the end of its primary-key B-tree, and of every index on it
  * (events.request_id, events.license_id), instead of at a random leaf that must be read and
  * rewritten: on SQLite an event row cost 77 µs with random request and license ids and 27 µs with
- * these (bench/history.md "Session 5", "Ids that sort by time"). The base62 digits are in ASCII order,
+ * these (docs/decisions/0024-time-ordered-ids.md). The base62 digits are in ASCII order,
  * so the ids sort by time bytewise; the price is that an id tells when it was made, as ULIDs and
  * UUIDv7 do.
  */

@@ -122,7 +122,7 @@ const scalarTypes = new Set(['string', 'number', 'integer', 'boolean', 'null'])
  * ajv-formats' `date_time`, `date` and `time` took 2.7% of a validation's busy time). TypeBox's
  * `Type.Union([X, Type.Null()])` becomes X with `nullable: true` (one `=== null`); a union of
  * scalars (metadata values, enums) becomes a list of types (one `typeof`). Validation by key on
- * PostgreSQL: +7% in turns (bench/history.md, "Session 12"). The OpenAPI document and the request
+ * PostgreSQL: +7% in turns (docs/decisions/0029-responses-without-anyof.md). The OpenAPI document and the request
  * validators keep the schema as it is: the server produces these values itself, so there is
  * nothing for the writer to check.
  */

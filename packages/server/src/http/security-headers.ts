@@ -9,7 +9,7 @@
  * Fastify (`reply.headers`) rather than to the raw response as helmet did, so Node writes all of a
  * response's headers from Fastify's one object instead of storing each with `setHeader`. Measured in-process on validate by key (bench/inject-cost.mjs,
  * 2026-11-23, load average ~3): ~70 µs of CPU per request less (297 → 225 µs with @fastify/helmet
- * switched off); see bench/history.md "Session 3: where validate's time went".
+ * switched off); docs/decisions/0030-api-security-headers.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import helmet, { type HelmetOptions } from 'helmet'

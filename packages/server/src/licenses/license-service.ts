@@ -107,7 +107,7 @@ export class LicenseService {
     // Fast path (docs/decisions/0017-fewer-round-trips-postgresql.md): a license that names no policy and no entitlements needs nothing read
     // before its insert, which itself confirms the product and the caller's API key (the route's
     // config.confirmsApiKey; LicenseStore.insert's `onlyFor`). On PostgreSQL that is one statement
-    // where the product's read made two (bench/history.md, "Session 9"). Whatever it refuses takes
+    // where the product's read made two. Whatever it refuses takes
     // the way below, which reads first and says why.
     const readsNothing = (input.policyId ?? null) === null && (input.entitlements ?? []).length === 0
     if (readsNothing && principal.role !== 'client' && canSeeProduct(principal, input.productId)) {

@@ -21,7 +21,7 @@ const require = createRequire(import.meta.url)
 
 /**
  * PostgreSQL's driver loads with the first PostgreSQL connection: a server on SQLite never holds
- * pg's modules (about 2.7 MB of heap; bench/history.md "Session 4: memory"). require, not import():
+ * pg's modules (about 2.7 MB of heap; docs/decisions/0025-memory-heap-limits.md). require, not import():
  * `connect` stays synchronous.
  */
 function pgDriver(): typeof pg {
@@ -209,7 +209,7 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
  * node-postgres sends every query unnamed unless it is given a name. Named, a statement is parsed
  * once per connection, and PostgreSQL keeps a generic plan for it once five runs have shown that
  * planning for the given values gains nothing: validation by key runs about half again as many
- * requests per second (bench/history.md). Names go to the first `maxNamedStatements` distinct SQL
+ * requests per second (docs/decisions/0027-postgresql-shared-statements.md). Names go to the first `maxNamedStatements` distinct SQL
  * texts only (list queries vary with their filters), so no connection holds more prepared
  * statements than that. Off behind a pooler that cannot keep them.
  */

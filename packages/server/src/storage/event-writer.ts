@@ -136,22 +136,24 @@ export class KyselyEventWriter {
   /**
    * The inserts of `events`, one each, for a statement (`executeAsOne`) whose write number `index`
    * says whether its change happened: each event is written only if that write returned a row
-   * (`insertIfReturned`). `dataOf` rewrites each event's JSON in SQL from that row (`changed`), for
-   * a field only the statement knows (UsageStore.increment: the count its update made).
+   * (`insertIfReturned`). `fromReturned` names data fields only the statement knows, each with the
+   * column of that returned row it takes its value from (UsageStore.increment: `{ uses: 'uses' }`,
+   * the count its update made); the JSON is completed in SQL, so adapters never write JSON SQL.
    */
   insertIfReturnedQueries(
     events: readonly Event[],
     index: number,
-    dataOf?: (json: string) => RawBuilder<string>,
+    fromReturned: Readonly<Record<string, string>> = {},
   ) {
+    const fields = Object.entries(fromReturned)
     return events.map((event) => {
       const row = this.#row(event)
-      return insertIfReturned(
-        this.#db,
-        'events',
-        dataOf === undefined ? row : { ...row, data: dataOf(row.data) },
-        index,
+      const data = fields.reduce<RawBuilder<string> | string>(
+        (json, [field, column]) =>
+          sql<string>`jsonb_set(cast(${json} as jsonb), cast(${`{${field}}`} as text[]), to_jsonb(${sql.ref(`changed.${column}`)}))`,
+        row.data,
       )
+      return insertIfReturned(this.#db, 'events', { ...row, data }, index)
     })
   }
 
@@ -163,7 +165,7 @@ export class KyselyEventWriter {
   }
 
   /**
-   * The outbox's fast path (docs/decisions/0023-sqlite-group-commit.md, bench/history.md "Events: what they cost"): an event committed while no
+   * The outbox's fast path (docs/decisions/0023-sqlite-group-commit.md): an event committed while no
    * webhook endpoint is enabled is stored as dispatched at once. No endpoint could ever get it: the
    * dispatch offers an event only to the endpoints enabled when it runs, never one older than the
    * endpoint. So it takes no entry in the undispatched index and no dispatch transaction reading

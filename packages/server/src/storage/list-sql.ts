@@ -164,7 +164,7 @@ export async function selectPage<Row, S extends string, F extends string>(
   // Fast path: with a histogram, the total and the page's position come from kept counts
   // plus at most a bucket of index entries, not from visiting every matching entry (1M licenses,
   // starting_after deep in the list, one client: SQLite 91 → 12 ms per list, PostgreSQL 125 → 17 ms;
-  // bench/history.md "Session 4: lists at 1M").
+  // docs/decisions/0026-list-totals-from-counts.md).
   const buckets =
     histogram === undefined ? undefined : await countBuckets(db, spec, histogram, matching, sqlite)
   // Buckets locate positions only when they divide the list's own sort.
@@ -216,7 +216,7 @@ export async function selectPage<Row, S extends string, F extends string>(
         : sql<SqlBool>`(${here} <= ${position.value} and (${here} < ${position.value} or ${id} < ${cursor}))`
     // The items before the cursor, as a plain range on the sort expression (exactly `not after`:
     // neither side is ever NULL), so the count is an index-only range scan of the sort index rather
-    // than a heap scan of every matching row (PostgreSQL at 1M: bench/history.md, "Lists at 1M").
+    // than a heap scan of every matching row (docs/decisions/0003-lists.md).
     const notAfter =
       request.sort.order === 'asc'
         ? sql<SqlBool>`(${here} <= ${position.value} and (${here} < ${position.value} or ${id} <= ${cursor}))`
@@ -247,7 +247,7 @@ export async function selectPage<Row, S extends string, F extends string>(
   // Fast path, a deferred join: the page's ids are found first, reading only the sort
   // index (the filter columns ride along in it, migration 03), and only those `limit` rows are then
   // read from the table. Reading whole rows while skipping OFFSET made PostgreSQL sort every
-  // matching row instead (bench/history.md, "Lists at 1M": EXPLAIN before/after and the figures).
+  // matching row instead (docs/decisions/0003-lists.md).
   const ordering = sql`order by ${sortBy(spec.table)} ${order}, ${id} ${order}`
   const selected = spec.columns === undefined ? sql`*` : sql`${table}.*, ${spec.columns}`
   const rows = await sql<Row>`

@@ -13,7 +13,7 @@ import type { Database } from './database.js'
  * before the commit are through, and only then does each of them return. A failed commit fails every
  * write of the group; none has been acknowledged.
  *
- * What it saves: measured with `npm run bench` (bench/history.md, "Session 4: group commit").
+ * What it saves: measured with `npm run bench` (docs/decisions/0023-sqlite-group-commit.md).
  *
  * Reads on this connection (the only one) see a group's writes before its commit, as they see a
  * write transaction's own rows: a read may answer with a change whose request has not returned yet,

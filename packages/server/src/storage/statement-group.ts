@@ -37,7 +37,7 @@ export class StatementGroup<Item, Answer = void> {
    * arrived meanwhile) is sent before this one's requests are answered, so the database runs it
    * while this process answers; still one statement in flight at a time. Fast path: the
    * server sat idle while PostgreSQL ran the next read, sent only once the previous ~24 answers
-   * were written (bench/history.md, "Session 12"). Not on SQLite, whose statements block the thread.
+   * were written (docs/decisions/0031-one-store-two-engines.md). Not on SQLite, whose statements block the thread.
    */
   constructor(
     run: (items: readonly Item[]) => Promise<readonly Answer[]>,

@@ -58,3 +58,12 @@ function groupCommitOf(db: Kysely<Database>): SqliteGroupCommit {
 export function isSqlite(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter
 }
+
+/**
+ * Whether the database's work runs on this process's event loop (SQLite), leaving libuv's thread
+ * pool a core of its own; PostgreSQL's work takes that core in another process. Code outside
+ * storage/ asks this, not which engine it is (tokens/ed25519.ts: where answers are signed).
+ */
+export function databaseRunsInProcess(db: Kysely<Database>): boolean {
+  return isSqlite(db)
+}

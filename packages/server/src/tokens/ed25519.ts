@@ -6,7 +6,7 @@ export type Ed25519Sign = (data: Uint8Array) => Promise<Buffer>
 
 /**
  * Where a signature is made. Both give the same bytes (Ed25519 is deterministic); they differ in
- * which CPU pays (bench/history.md, Session 10, "Signing where the cores are"):
+ * which CPU pays (docs/decisions/0019-signed-answers.md):
  * - `thread-pool`: node:crypto's callback form, on libuv's thread pool. The event loop pays ~5 µs
  *   to hand it over; the process pays ~60 µs in all (the hand-over, the wake-ups, the signature).
  *   Best when a core is left over beside the event loop: one process on SQLite answered signed
@@ -56,7 +56,7 @@ function sodiumSecretKey(privateKey: KeyObject): Buffer {
  * jose's (Ed25519 is deterministic; ed25519.test.ts compares them). What it saves is SignJWT's own
  * work per token, ~45 µs on this machine (jose signs 14,851 tokens/s in a hot loop, one Ed25519
  * signature takes ~14-21 µs), and on SQLite it signs on the thread pool like the signed answers.
- * bench/history.md, "Session 11".
+ * docs/decisions/0028-token-signing-without-signjwt.md.
  */
 export async function signJwt(header: object, claims: object, sign: Ed25519Sign): Promise<string> {
   const input = `${base64urlJson(header)}.${base64urlJson(claims)}`

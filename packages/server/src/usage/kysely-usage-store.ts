@@ -53,12 +53,11 @@ export class KyselyUsageStore implements UsageStore {
    * statement (storage/one-statement.ts), where BEGIN, the update, the event's insert and COMMIT
    * were four round trips: an increment made 5 (with the read that confirms the API key), now 2.
    * It was the slowest write (2,399 increments/s at 357 µs of server CPU in the full run at 1M
-   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (bench/history.md,
-   * "Session 10").
+   * licenses); builds.mjs at 200k: 2,300 → 3,193/s, 359 → 255 µs, paired 147% (docs/decisions/0017-fewer-round-trips-postgresql.md).
    *
-   * Each event's `uses` is set in SQL from the row the update returned (`jsonb_set` on the jsonb
-   * `data`): under concurrent increments each event carries the count its own increment made. A
-   * refused update returns no row: then no event is inserted either (`insertIfReturnedQueries`),
+   * Each event's `uses` is taken from the row the update returned (the event writer completes the
+   * JSON in SQL): under concurrent increments each event carries the count its own increment made.
+   * A refused update returns no row: then no event is inserted either (`insertIfReturnedQueries`),
    * and the statement returns nothing.
    */
   async #incrementInOneStatement(
@@ -66,11 +65,9 @@ export class KyselyUsageStore implements UsageStore {
     increment: number,
     events: readonly Event[],
   ): Promise<IncrementOutcome | undefined> {
-    const withUses = (json: string) =>
-      sql<string>`jsonb_set(cast(${json} as jsonb), '{uses}', to_jsonb(${sql.ref('changed.uses')}))`
     const [row] = await executeAsOne<{ readonly uses: number | string }>(this.#db, [
       guardedIncrement(this.#db, licenseId, increment),
-      ...new KyselyEventWriter(this.#db).insertIfReturnedQueries(events, 0, withUses),
+      ...new KyselyEventWriter(this.#db).insertIfReturnedQueries(events, 0, { uses: 'uses' }),
       sql`select uses from ${returnedBy(0)}`,
     ])
     if (row !== undefined) {

@@ -71,8 +71,8 @@ export class UsageService {
   ): Promise<LicenseView> {
     const { license, state } = view
     const counted = (uses: number) => viewAt({ ...license, uses }, state.determinedAt)
-    // The count and its event in one statement on PostgreSQL (UsageStore.increment, bench/history.md
-    // "Session 10"). The event is recorded before the count is known: the store sets its `uses`.
+    // The count and its event in one statement on PostgreSQL (UsageStore.increment;
+    // docs/decisions/0017-fewer-round-trips-postgresql.md). The event is recorded before the count is known: the store sets its `uses`.
     const outcome = await this.#storage.writeOne(principal, ({ usage, events }) => {
       const expected = toLicenseResource(counted(license.uses + increment))
       events.record('license.usage_incremented', license.productId, expected)

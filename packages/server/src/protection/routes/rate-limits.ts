@@ -44,7 +44,7 @@ interface Counted {
  * limiter (`createRateLimit`) awaited four promises per count (key, max, window, store) inside an
  * async hook; the memory store answers synchronously, so a count in one process now allocates no
  * promise. The hooks below are callback-style for the same reason. Measured with the rest of the
- * per-request hooks in bench/history.md "Session 3: where validate's time went".
+ * per-request hooks by bench/inject-cost.mjs (docs/decisions/0018-abuse-protection.md).
  */
 export class Limits {
   readonly options: ProtectionOptions

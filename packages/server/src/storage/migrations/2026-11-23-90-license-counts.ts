@@ -9,8 +9,8 @@ const neverExpires = '9999-12-31T23:59:59.999Z'
  * (`coalesce(expiration_date, <bound>)`, so "never expires" is the bound's day) and per revoked or
  * not, kept by triggers in the same transaction as every write to `licenses`. Lists count their
  * matching licenses from these rows plus an index count of at most the days a filter cuts through,
- * instead of visiting every matching index entry (licenses/kysely-license-counts.ts; bench/history.md
- * "Session 4: lists at 1M"). A license's status is revoked, or follows its expiration date and the
+ * instead of visiting every matching index entry (licenses/kysely-license-counts.ts;
+ * docs/decisions/0026-list-totals-from-counts.md). A license's status is revoked, or follows its expiration date and the
  * instant of the request, so these three dimensions answer every status and expiry filter.
  *
  * Triggers rather than code in the stores: every write path (create, PATCH, revoke, reinstate,

@@ -12,7 +12,7 @@ const entriesOf = (row: 'new' | 'licenses') =>
 
 /**
  * What makes `filter=metadata.<key>:eq:<value>` fast on each engine (licenses/kysely-license-store.ts,
- * sparseMetadataLimit; bench/history.md "Session 6").
+ * sparseMetadataLimit; docs/decisions/0021-metadata-lookups.md).
  *
  * SQLite: `license_metadata`, one row per key of each license's metadata, indexed by key and value,
  * so that a value few licenses hold (a billing system's subscription id) is found through an index

@@ -8,9 +8,9 @@ import {
   type Paginated,
   validateLicenseToken,
 } from '@keyturn/client'
-import { testAdminSecret, testStart } from '../testing/build-test-app.js'
-import { describeEachDatabase } from '../testing/each-database.js'
-import { closedPortUrl, serveHttp, startTestServer } from '../testing/listening-app.js'
+import { testAdminSecret, testStart } from '@keyturn/server/testing/build-test-app'
+import { describeEachDatabase } from '@keyturn/server/testing/each-database'
+import { closedPortUrl, serveHttp, startTestServer } from '@keyturn/server/testing/listening-app'
 
 const at = testStart // the server's fixed clock
 const second = 1000

@@ -7,9 +7,9 @@ import {
   type KeyturnClientOptions,
   KeyturnConnectionError,
 } from '@keyturn/client'
-import { testAdminSecret } from '../testing/build-test-app.js'
-import { describeEachDatabase } from '../testing/each-database.js'
-import { serveHttp, startTestServer } from '../testing/listening-app.js'
+import { testAdminSecret } from '@keyturn/server/testing/build-test-app'
+import { describeEachDatabase } from '@keyturn/server/testing/each-database'
+import { serveHttp, startTestServer } from '@keyturn/server/testing/listening-app'
 
 /** What the test server does with the n-th request it gets. */
 type Step = (request: IncomingMessage, response: ServerResponse) => void

@@ -3,10 +3,10 @@ import { generateKeyPairSync, sign } from 'node:crypto'
 import { it } from 'node:test'
 import { KeyturnClient, KeyturnSignatureError, type KeyturnSignatureErrorCode } from '@keyturn/client'
 import { answerSignatureBase, answerSignatureParams } from '@keyturn/protocol'
-import { createProduct, testAdminSecret } from '../testing/build-test-app.js'
-import { describeEachDatabase } from '../testing/each-database.js'
-import { createLicense } from '../testing/licenses.js'
-import { serveHttp, startTestServer } from '../testing/listening-app.js'
+import { createProduct, testAdminSecret } from '@keyturn/server/testing/build-test-app'
+import { describeEachDatabase } from '@keyturn/server/testing/each-database'
+import { createLicense } from '@keyturn/server/testing/licenses'
+import { serveHttp, startTestServer } from '@keyturn/server/testing/listening-app'
 
 async function signatureError(promise: Promise<unknown>, code: KeyturnSignatureErrorCode) {
   const error = await promise.then(

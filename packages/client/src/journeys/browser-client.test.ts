@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { build } from 'esbuild'
 import {
   browserBundleOptions,
   bundleClientForBrowser,
   launchChromium,
   skipWithoutChromium,
-} from '../testing/browser.js'
-import { buildTestApp } from '../testing/build-test-app.js'
-import { sqliteTestDatabase } from '../testing/each-database.js'
-import { serveHttp, startTestServer } from '../testing/listening-app.js'
+} from '@keyturn/server/testing/browser'
+import { buildTestApp } from '@keyturn/server/testing/build-test-app'
+import { sqliteTestDatabase } from '@keyturn/server/testing/each-database'
+import { serveHttp, startTestServer } from '@keyturn/server/testing/listening-app'
+import { build } from 'esbuild'
 
 const page = '<!doctype html><meta charset="utf-8"><title>Keyturn offline validation</title>'
 
