@@ -655,32 +655,17 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
     keyId: productKey.keyId,
     encrypted: false,
   })
-  const valid = (
+  const vector = (
     name: string,
     description: string,
     text: string,
-    result: Json,
+    expect: LicenseFileVector['expect'],
     options = {},
-  ): LicenseFileVector => ({
-    name,
-    description,
-    file: text,
-    options: { ...base, ...options },
-    expect: { valid: true, result },
-  })
-  const invalid = (
-    name: string,
-    description: string,
-    text: string,
-    error: string,
-    options = {},
-  ): LicenseFileVector => ({
-    name,
-    description,
-    file: text,
-    options: { ...base, ...options },
-    expect: { valid: false, error },
-  })
+  ): LicenseFileVector => ({ name, description, file: text, options: { ...base, ...options }, expect })
+  const valid = (name: string, description: string, text: string, result: Json, options = {}) =>
+    vector(name, description, text, { valid: true, result }, options)
+  const invalid = (name: string, description: string, text: string, error: string, options = {}) =>
+    vector(name, description, text, { valid: false, error }, options)
   const clear = await file()
   const clearMachine = await file({ withMachine: true })
   const encrypted = await file({ encrypt: true })
