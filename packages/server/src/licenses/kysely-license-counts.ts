@@ -6,10 +6,10 @@
  * a day outside as nothing, and only the (at most two) days a range's ends cut through are counted
  * from the index. The same days locate a deep page or a cursor (storage/list-sql.ts, Histogram).
  *
- * What it saved, 1M licenses, the benchmark's list (~240,000 matching; bench/history.md "Session 4:
- * lists at 1M"): the exact total visited every matching index entry, 11.6 ms on SQLite and 18-25 ms
- * on PostgreSQL per list, and a deep page or a cursor as many again; now no statement of the list
- * takes more than ~1 ms on SQLite (~4 ms on PostgreSQL, the ~1,000 days read).
+ * What it saved, 1M licenses, the benchmark's list (~240,000 matching): the exact total visited
+ * every matching index entry, 11.6 ms on SQLite and 18-25 ms on PostgreSQL per list, and a deep page
+ * or a cursor as many again; now no statement of the list takes more than ~1 ms on SQLite (~4 ms on
+ * PostgreSQL, the ~1,000 days read).
  */
 import type { LicenseStatus } from '@keyturn/protocol'
 import { type Kysely, type SqlBool, sql } from 'kysely'

@@ -51,7 +51,7 @@ const overlapped = { overlap: true }
  * Fast path (docs/decisions/0027-postgresql-shared-statements.md): on PostgreSQL, the requests that arrive together share their statements
  * (storage/statement-group.ts). Each statement is a round trip, a parse and bind, and for a write a
  * commit; on this 2-core machine, the server's CPU per create fell from ~175 to ~75 µs once creates
- * shared them, and PostgreSQL's by about a third (bench/history.md, "Session 11").
+ * shared them, and PostgreSQL's by about a third.
  *
  * - Creates: the licenses, entitlement links and events of all of them in one INSERT each, in one
  *   statement (`executeAsOne`); each request is answered once that statement has committed. A

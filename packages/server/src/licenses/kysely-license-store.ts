@@ -51,16 +51,16 @@ function metadataValues(rule: FilterRule<LicenseFilterField>) {
  * name); `#sparseMetadataRules` counts up to it first, through an index.
  * - SQLite, sparse: the licenses come from the license_metadata index (migration 2026-11-27-00) and
  *   are then sorted. At 1M licenses a lookup by subscription id took ~8 s of the server's one thread,
- *   reading every license's JSON; now well under a millisecond (bench/history.md "Session 6").
+ *   reading every license's JSON; now well under a millisecond.
  * - SQLite, common: licenses are read in the list's order and their JSON checked, which stops at the
  *   page's end; through the index all of them would be sorted first (a value all 1M hold: 2.7 s
  *   instead of 0.4 ms).
  * - PostgreSQL, sparse: the ids of the licenses holding the value are collected first from the GIN
  *   index (migration 50), `id = any(array(…))`, with the value hidden from the planner
  *   (`(select $1::jsonb)`), so the named statement settles on one generic plan instead of being
- *   planned again for each value: that planning was 0.33 of the 0.46 ms PostgreSQL spent on a lookup
- *   (bench/history.md "Session 6"). Hidden in a plain condition, the value would read as common, and
- *   PostgreSQL would walk the list's order looking for it (1.4 s at 1M).
+ *   planned again for each value: that planning was 0.33 of the 0.46 ms PostgreSQL spent on a
+ *   lookup. Hidden in a plain condition, the value would read as common, and PostgreSQL would walk
+ *   the list's order looking for it (1.4 s at 1M).
  * - PostgreSQL, common: the GIN index or the list's order, as planned for the value.
  */
 const sparseMetadataLimit = 10_000
