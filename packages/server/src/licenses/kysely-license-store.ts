@@ -26,6 +26,7 @@ import {
   type LicenseForUse,
   type LicenseGuard,
   type LicenseListQuery,
+  type LicenseRef,
   type LicenseSortField,
   type LicenseStore,
   licenseStatuses,
@@ -276,11 +277,12 @@ export class KyselyLicenseStore implements LicenseStore {
     }
   }
 
-  async findById(id: LicenseId): Promise<License | undefined> {
-    if (!isStorableText(id)) {
+  async find(which: LicenseRef): Promise<License | undefined> {
+    const [column, value] = 'id' in which ? (['id', which.id] as const) : (['key', which.key] as const)
+    if (!isStorableText(value)) {
       return undefined
     }
-    return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, this.#db)
+    return this.#findOne(sql<SqlBool>`${sql.ref(`licenses.${column}`)} = ${value}`, this.#db)
   }
 
   async findForUpdate(id: LicenseId): Promise<License | undefined> {
@@ -291,31 +293,26 @@ export class KyselyLicenseStore implements LicenseStore {
     return this.#findOne(sql<SqlBool>`licenses.id = ${id}`, this.#db)
   }
 
-  async findByKey(key: string): Promise<License | undefined> {
-    if (!isStorableText(key)) {
-      return undefined
-    }
-    return this.#findOne(sql<SqlBool>`licenses.key = ${key}`, this.#db)
-  }
-
-  async findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined> {
-    // A retrieval needs no product: its statement stays the license and the key (retrieve ≥ validate).
-    const found = await this.#findConfirming({ column: 'id', value: id, apiKeyId, withProduct: false })
-    return typeof found === 'object' ? found.license : found
-  }
-
-  async findByIdForUse(
-    id: LicenseId,
-    apiKeyId: ApiKeyId,
-  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming({ column: 'id', value: id, apiKeyId, withProduct: true })
-  }
-
-  async findByKeyForValidation(
-    key: string,
-    apiKeyId: ApiKeyId,
-  ): Promise<LicenseForUse | 'api_key_gone' | undefined> {
-    return this.#findConfirming({ column: 'key', value: key, apiKeyId, withProduct: true })
+  findForCaller(
+    which: LicenseRef,
+    caller: ApiKeyId,
+    purpose: 'view',
+  ): Promise<License | 'api_key_gone' | undefined>
+  findForCaller(
+    which: LicenseRef,
+    caller: ApiKeyId,
+    purpose: 'use',
+  ): Promise<LicenseForUse | 'api_key_gone' | undefined>
+  async findForCaller(
+    which: LicenseRef,
+    caller: ApiKeyId,
+    purpose: 'view' | 'use',
+  ): Promise<License | LicenseForUse | 'api_key_gone' | undefined> {
+    const [column, value] = 'id' in which ? (['id', which.id] as const) : (['key', which.key] as const)
+    // A view needs no product: its statement stays the license and the key (retrieve ≥ validate).
+    const withProduct = purpose === 'use'
+    const found = await this.#findConfirming({ column, value, apiKeyId: caller, withProduct })
+    return withProduct || typeof found !== 'object' ? found : found.license
   }
 
   /**

@@ -233,7 +233,7 @@ export class LicenseService {
 
   async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
     const now = this.#clock.now()
-    const found = await this.#licenses.findByIdConfirming(id, principal.apiKeyId)
+    const found = await this.#licenses.findForCaller({ id }, principal.apiKeyId, 'view')
     return this.viewOf(this.#visibleConfirmed(principal, id, found), now)
   }
 
@@ -244,7 +244,7 @@ export class LicenseService {
    */
   async getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView> {
     const now = this.#clock.now()
-    const found = await this.#licenses.findByIdForUse(id, principal.apiKeyId)
+    const found = await this.#licenses.findForCaller({ id }, principal.apiKeyId, 'use')
     const license = this.#visibleConfirmed(principal, id, typeof found === 'object' ? found.license : found)
     const view = await this.viewOf(license, now)
     refuseUnusable(view, unusableReasonOf(view, typeof found === 'object' && found.productUsable), refusal)
@@ -411,13 +411,13 @@ export class LicenseService {
   /** A license by its key, as the caller may see it: an unknown key, or one of another product, is not found. */
   async getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView> {
     const now = this.#clock.now()
-    const license = await this.#licenses.findByKey(normalizeLicenseKey(key))
+    const license = await this.#licenses.find({ key: normalizeLicenseKey(key) })
     return this.viewOf(requireKeyOfProduct(principal, license, productId), now)
   }
 
   /**
    * `getUsable` by key: the license, its product's suspension and the key are read by one
-   * statement (LicenseStore.findByKeyForValidation), where reading them apart took three.
+   * statement (LicenseStore.findForCaller), where reading them apart took three.
    */
   async getUsableByKey(
     principal: Principal,
@@ -426,7 +426,11 @@ export class LicenseService {
     refusal: string,
   ): Promise<LicenseView> {
     const now = this.#clock.now()
-    const found = await this.#licenses.findByKeyForValidation(normalizeLicenseKey(key), principal.apiKeyId)
+    const found = await this.#licenses.findForCaller(
+      { key: normalizeLicenseKey(key) },
+      principal.apiKeyId,
+      'use',
+    )
     if (found === 'api_key_gone') {
       throw apiKeyGone()
     }
@@ -444,10 +448,11 @@ export class LicenseService {
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const now = this.#clock.now()
     // The license, its product's suspension and the caller's API key in one statement
-    // (LicenseStore.findByKeyForValidation; the route's config.confirmsApiKey).
-    const found = await this.#licenses.findByKeyForValidation(
-      normalizeLicenseKey(input.key),
+    // (LicenseStore.findForCaller; the route's config.confirmsApiKey).
+    const found = await this.#licenses.findForCaller(
+      { key: normalizeLicenseKey(input.key) },
       principal.apiKeyId,
+      'use',
     )
     if (found === 'api_key_gone') {
       throw apiKeyGone()
@@ -501,7 +506,7 @@ export class LicenseService {
   }
 
   async #visible(principal: Principal, id: LicenseId): Promise<License> {
-    const license = await this.#licenses.findById(id)
+    const license = await this.#licenses.find({ id })
     if (license === undefined || !canSeeProduct(principal, license.productId)) {
       throw licenseNotFound(id)
     }

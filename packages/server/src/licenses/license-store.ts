@@ -97,6 +97,9 @@ export interface LicenseGuard {
 /** A license to insert: `entitlements` are filled in by the store when read back. */
 export type NewLicense = Omit<License, 'entitlements'>
 
+/** Which license a read is for: by id, or by its (canonical) key. */
+export type LicenseRef = { readonly id: LicenseId } | { readonly key: string }
+
 /** A license and whether its product may be used (it exists and is not suspended). */
 export interface LicenseForUse {
   readonly license: License
@@ -118,28 +121,30 @@ export interface LicenseStore {
     events: readonly Event[],
     onlyFor?: ApiKeyId,
   ): Promise<'ok' | 'reference_gone' | 'product_refused'>
-  /** With its entitlement codes, read in the same query. */
-  findById(id: LicenseId): Promise<License | undefined>
+  /** The license, with its entitlement codes read in the same query: by key, validation costs one query. */
+  find(which: LicenseRef): Promise<License | undefined>
   /**
-   * As `findById`, locking the license's row until the transaction the store was made on ends
+   * As `find` by id, locking the license's row until the transaction the store was made on ends
    * (`storage/lock-license.ts`): a read-modify-write of the license takes turns with any other.
    */
   findForUpdate(id: LicenseId): Promise<License | undefined>
-  /** With its entitlement codes, read in the same query: validation by key costs one query. */
-  findByKey(key: string): Promise<License | undefined>
   /**
-   * As `findById`, and whether the caller's API key still exists, read in ONE statement
-   * (config.confirmsApiKey): `api_key_gone` when the key is deleted; an id that matches no license
-   * costs a second statement, for the API key alone.
+   * The license an API caller asked for, and whether the caller's API key still exists
+   * (`api_key_gone` when it was deleted: see the route's `config.confirmsApiKey`). For `'use'`, also
+   * whether the license's product may be used (it exists and is not suspended): the online
+   * validation's whole read. How the key's existence is confirmed with the read (one statement,
+   * shared between concurrent reads on PostgreSQL) is the adapter's business.
    */
-  findByIdConfirming(id: LicenseId, apiKeyId: ApiKeyId): Promise<License | 'api_key_gone' | undefined>
-  /** As `findByIdConfirming`, and whether the license's product is suspended (or gone). */
-  findByIdForUse(id: LicenseId, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
-  /**
-   * As `findByIdForUse`, by key: the online validation's whole read, authentication's confirmation
-   * included.
-   */
-  findByKeyForValidation(key: string, apiKeyId: ApiKeyId): Promise<LicenseForUse | 'api_key_gone' | undefined>
+  findForCaller(
+    which: LicenseRef,
+    caller: ApiKeyId,
+    purpose: 'view',
+  ): Promise<License | 'api_key_gone' | undefined>
+  findForCaller(
+    which: LicenseRef,
+    caller: ApiKeyId,
+    purpose: 'use',
+  ): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**
    * Applies the changes and returns the license as stored afterwards; undefined if it is gone,
    * `conflict` if a guard was given and no longer holds, `reference_gone` if a customer given was
