@@ -1,6 +1,6 @@
 /**
- * Connections that take a server's sockets without using them (issue 37, "slow clients and many
- * connections"): keep-alive connections served one request each and then left open, and
+ * Connections that take a server's sockets without using them: slow clients and many
+ * connections, keep-alive connections served one request each and then left open, and
  * slowloris-style requests whose headers are begun and never finished. Opened from this process
  * (not the load generator's), around a measured run.
  */

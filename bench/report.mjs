@@ -86,7 +86,7 @@ const derived = [
     min: { sqlite: 1, postgres: 1 },
   },
   {
-    // Issue #37: 10,000 idle connections (and 100 slowloris requests) keep validate's p99 within
+    // Slow clients: 10,000 idle connections (and 100 slowloris requests) keep validate's p99 within
     // 3x of its p99 without them. A ratio of p99s (`by: 'p99'`, judged by `max`), not of rates.
     id: 'validate-idle-connections-p99',
     title: () => "validate's p99 with 10,000 idle connections vs without",

@@ -53,7 +53,7 @@ export const scenarios = [
     }),
   },
   {
-    // Issue #37: the same validations while 10,000 idle keep-alive connections and 100 unfinished
+    // Slow clients: the same validations while 10,000 idle keep-alive connections and 100 unfinished
     // (slowloris) requests hold sockets of the server; judged on p99 against `validate`'s.
     id: 'validate-idle-connections',
     title: 'validate by key, 10,000 idle connections held open',
