@@ -15,6 +15,7 @@ import type {
   CreateWebhookEndpointBody,
   CustomerResource,
   DeactivateByKeyBody,
+  EmailResource,
   EntitlementResource,
   EventResource,
   HeartbeatByKeyBody,
@@ -26,6 +27,7 @@ import type {
   ListAllActivationsQuery,
   ListApiKeysQuery,
   ListCustomersQuery,
+  ListEmailsQuery,
   ListEntitlementsQuery,
   ListEventsQuery,
   ListLicensesQuery,
@@ -611,6 +613,15 @@ export class KeyturnClient {
 
   getEvent(id: string, options: RequestOptions = {}): Promise<EventResource> {
     return this.#request('GET', `/events/${encodeURIComponent(id)}`, options)
+  }
+
+  // The mail delivery log (admin keys): what was mailed to which customer and how it went, never the message
+
+  listEmails(
+    query: Loose<ListEmailsQuery> = {},
+    options: RequestOptions = {},
+  ): Promise<Paginated<EmailResource>> {
+    return this.#request('GET', '/emails', { query, ...options })
   }
 
   // Webhook endpoints and deliveries

@@ -12,6 +12,7 @@ import { EventsScreen } from './events/events-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
+import { MailScreen } from './mail/mail-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
 import { PoliciesScreen } from './policies/policies-screen.js'
 import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
@@ -127,9 +128,14 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
               <NavLink to="/webhooks">Webhooks</NavLink>
             </li>
             {isAdmin(session) && (
-              <li>
-                <NavLink to="/api-keys">API keys</NavLink>
-              </li>
+              <>
+                <li>
+                  <NavLink to="/mail">Mail</NavLink>
+                </li>
+                <li>
+                  <NavLink to="/api-keys">API keys</NavLink>
+                </li>
+              </>
             )}
           </ul>
         </nav>
@@ -162,6 +168,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="events" element={<EventsScreen />} />
           <Route path="webhooks" element={<WebhooksScreen />} />
           <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
+          {isAdmin(session) && <Route path="mail" element={<MailScreen />} />}
           {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>

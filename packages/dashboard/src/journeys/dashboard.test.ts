@@ -14,6 +14,7 @@ import { KeyturnClient, validateLicenseToken } from '@keyturn/client'
 import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
+import { startSmtpServer } from '@keyturn/server/testing/smtp-server'
 import { startWebhookReceiver } from '@keyturn/server/testing/webhook-receiver'
 import type { Page } from 'playwright-core'
 
@@ -110,9 +111,11 @@ it('runs the licensing business from the dashboard in Chromium', {
   mkdirSync(screenshotDir, { recursive: true })
   await buildDashboard()
   const env = await sqliteServerEnvironment().fresh(t)
+  const smtp = await startSmtpServer(t)
   const server = await startServerProcess(t, {
     ...env,
     KEYTURN_ADMIN_KEY: adminKey,
+    KEYTURN_SMTP_URL: smtp.url,
     // The test's webhook receiver listens on loopback over plain HTTP: the SSRF guard must let it through.
     KEYTURN_WEBHOOK_ALLOW_HTTP: 'true',
     KEYTURN_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -422,6 +425,23 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test("follows the customer's license mails in the delivery log until they are sent", async () => {
+    await navigate(page, 'Mail')
+    const log = page.getByRole('table', { name: 'Mail delivery log' })
+    for (const template of ['license-issued', 'license-renewed']) {
+      await log
+        .getByRole('row', { name: new RegExp(template) })
+        .getByText('sent', { exact: true })
+        .waitFor()
+    }
+    assert.deepEqual(
+      smtp.received.map((mail) => mail.to),
+      [['ada@example.com'], ['ada@example.com']],
+    )
+    assert.equal(await log.getByText('ada@example.com').count(), 0, 'the log never shows an address')
+    await checkScreen(page, '23-mail')
+  })
+
   await t.test("meters a license's usage and resets it after a confirmation", async () => {
     await page.goto(`${base}/dashboard/licenses/${licenseId}`)
     await page.getByLabel('Maximum uses').fill('5')
@@ -535,10 +555,13 @@ it('runs the licensing business from the dashboard in Chromium', {
     apiAnswers.length = 0
     await signIn(page, base, productKey)
     await page.getByText('Product key').waitFor()
-    assert.equal(
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).count(),
-      0,
-    )
+    for (const adminOnly of ['API keys', 'Mail']) {
+      assert.equal(
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: adminOnly }).count(),
+        0,
+        adminOnly,
+      )
+    }
     await navigate(page, 'Products')
     await page.getByRole('link', { name: 'Acme Photo Editor' }).waitFor()
     assert.equal(await page.getByRole('link', { name: hostileName }).count(), 0)
