@@ -278,7 +278,7 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   async find(which: LicenseRef): Promise<License | undefined> {
-    const [column, value] = 'id' in which ? (['id', which.id] as const) : (['key', which.key] as const)
+    const [column, value] = columnOf(which)
     if (!isStorableText(value)) {
       return undefined
     }
@@ -308,7 +308,7 @@ export class KyselyLicenseStore implements LicenseStore {
     caller: ApiKeyId,
     purpose: 'view' | 'use',
   ): Promise<License | LicenseForUse | 'api_key_gone' | undefined> {
-    const [column, value] = 'id' in which ? (['id', which.id] as const) : (['key', which.key] as const)
+    const [column, value] = columnOf(which)
     // A view needs no product: its statement stays the license and the key (retrieve ≥ validate).
     const withProduct = purpose === 'use'
     const found = await this.#findConfirming({ column, value, apiKeyId: caller, withProduct })
@@ -487,4 +487,9 @@ export class KyselyLicenseStore implements LicenseStore {
  */
 function usableProductId(productId: ProductId, apiKeyId: ApiKeyId): RawBuilder<ProductId> {
   return sql<ProductId>`(select products.id from products where products.id = ${productId} and products.suspended_at is null and ${apiKeyLive(apiKeyId)} is not null)`
+}
+
+/** The column a read by `which` looks up, and the value it looks for. */
+function columnOf(which: LicenseRef): readonly ['id' | 'key', string] {
+  return 'id' in which ? ['id', which.id] : ['key', which.key]
 }
