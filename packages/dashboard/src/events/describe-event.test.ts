@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { describeActor, describeEvent } from './describe-event.js'
+
+const license = { id: 'lic_a', key: '7K3QD-8M2XW-QF4TN-R9HCV-J6PBL', productId: 'prd_a' }
+const event = (type: string, data: Record<string, unknown>) => ({
+  type,
+  productId: 'prd_a',
+  actor: { system: true },
+  data,
+})
+
+describe('events said as a person would', () => {
+  it('names a license by the first group of its key and links to it', () => {
+    assert.deepEqual(describeEvent(event('license.revoked', license)), {
+      text: 'License 7K3QD-… revoked',
+      link: '/licenses/lic_a',
+    })
+  })
+
+  it('names the license of a validation answer, which nests it', () => {
+    assert.deepEqual(describeEvent(event('license.validation_failed', { license, reason: 'expired' })), {
+      text: 'License 7K3QD-… failed validation',
+      link: '/licenses/lic_a',
+    })
+  })
+
+  it('says an expiry notice with its days', () => {
+    assert.equal(
+      describeEvent(event('license.expiring_soon', { ...license, expiresInDays: 14 })).text,
+      'License 7K3QD-… expires in 14 days',
+    )
+  })
+
+  it("says machines by their name, else their fingerprint's start, and links to their license", () => {
+    assert.deepEqual(
+      describeEvent(event('activation.created', { id: 'act_a', licenseId: 'lic_a', name: 'Ada’s laptop' })),
+      { text: 'Machine Ada’s laptop activated', link: '/licenses/lic_a' },
+    )
+    assert.equal(
+      describeEvent(
+        event('activation.deleted', { id: 'act_a', licenseId: 'lic_a', fingerprint: '4f9c2b7e1a6d3f08c5e2' }),
+      ).text,
+      'Machine 4f9c2b7e1a6d deactivated',
+    )
+  })
+
+  it('links a customer, but not one that was deleted', () => {
+    assert.deepEqual(describeEvent(event('customer.created', { id: 'cus_a', email: 'ada@example.com' })), {
+      text: 'Customer ada@example.com created',
+      link: '/customers/cus_a',
+    })
+    assert.deepEqual(describeEvent(event('customer.deleted', { id: 'cus_a', email: 'ada@example.com' })), {
+      text: 'Customer ada@example.com deleted',
+    })
+  })
+
+  it('says an event type it does not know from its words', () => {
+    assert.deepEqual(describeEvent(event('integration.purchase_received', { id: 'int_a' })), {
+      text: 'integration int_a purchase received',
+    })
+  })
+})
+
+describe('who did it', () => {
+  it('says API keys with their role, Keyturn itself, and actor kinds it does not know', () => {
+    assert.equal(describeActor({ apiKeyId: 'key_a', role: 'admin' }), 'admin key key_a')
+    assert.equal(describeActor({ system: true }), 'Keyturn')
+    assert.equal(describeActor({ type: 'system', id: null }), 'Keyturn')
+    assert.equal(describeActor({ type: 'customer', id: 'cus_a' }), 'customer cus_a')
+  })
+})
