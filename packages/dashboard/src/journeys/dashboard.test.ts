@@ -482,9 +482,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByText('1–1 of 1 event').waitFor()
       const revoked = await admin.getLicense(licenseId as `lic_${string}`)
       const events = page.getByRole('table', { name: 'Events' })
-      await events
-        .getByRole('link', { name: `License ${revoked.key.split('-')[0]}-… revoked` })
-        .waitFor()
+      await events.getByRole('link', { name: `License ${revoked.key.split('-')[0]}-… revoked` }).waitFor()
       await events.locator('summary').first().click()
       await events.getByText(`"id": "${licenseId}"`).waitFor()
       await checkScreen(page, '19-events')
