@@ -207,3 +207,30 @@ describe('licenses export, then import into another product', () => {
     assert.match(run.stderr, /--policy-map must be old=new pairs/)
   })
 })
+
+describe('licenses update --policy', () => {
+  it('moves a license to another policy, resetting its expiry when asked, and back to none', async (t) => {
+    const server = await startCliTestServer(t)
+    const { productId, policyId } = await aProduct(server, server.productId)
+    const license = await post<LicenseResource>(server, '/licenses', { productId, maxActivations: 7 })
+
+    const moved = await keyturn(
+      ['licenses', 'update', license.id, '--policy', policyId, '--expiry', 'reset', '--json'],
+      server.env,
+    )
+    assert.equal(moved.code, 0, moved.stderr)
+    const body = JSON.parse(moved.stdout) as LicenseResource
+    assert.deepEqual([body.policyId, body.maxActivations, body.entitlements], [policyId, 2, ['export-pdf']])
+
+    const detached = await keyturn(
+      ['licenses', 'update', license.id, '--policy', 'none', '--json'],
+      server.env,
+    )
+    assert.equal(detached.code, 0, detached.stderr)
+    assert.deepEqual((JSON.parse(detached.stdout) as LicenseResource).policyId, null)
+
+    const refused = await keyturn(['licenses', 'update', license.id, '--expiry', 'reset'], server.env)
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /expiry is given only with policyId/)
+  })
+})

@@ -41,6 +41,11 @@ const exampleProduct = {
 export const eventTypeExamples = {
   'license.created': exampleLicense,
   'license.updated': { ...exampleLicense, maxActivations: 5 },
+  /**
+   * `PATCH /licenses/:id` with `policyId`: the license after the move, with the policy it left
+   * (`previousPolicyId`, null when it had none).
+   */
+  'license.policy_changed': { ...exampleLicense, maxActivations: 5, previousPolicyId: null },
   'license.revoked': {
     ...exampleLicense,
     status: 'revoked',

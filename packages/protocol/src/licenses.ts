@@ -159,10 +159,25 @@ export const UpdateLicenseBodySchema = Type.Object(
     ),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    policyId: Type.Optional(
+      Type.Union([PolicyIdSchema, Type.Null()], {
+        description:
+          "Moves the license to this policy of its product (`null`: to none). The fields a policy gives a license (`maxActivations`, `heartbeatTtl`, `maxUses`) take the new policy's values unless this request gives them; the license's own entitlements stay, its policy's become the new policy's. Machines above a lower limit keep working; new activations are refused until the count is under it. Recorded as `license.policy_changed`.",
+      }),
+    ),
+    expiry: Type.Optional(
+      Type.Union([Type.Literal('keep'), Type.Literal('reset')], {
+        description:
+          'With `policyId` only. `keep` (default): the expiration date stays. `reset`: it becomes what a license made from the new policy now would get (its duration from now, from the first activation, or none).',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    examples: [{ maxActivations: 5, expirationDate: '2032-01-01T00:00:00.000Z' }],
+    examples: [
+      { maxActivations: 5, expirationDate: '2032-01-01T00:00:00.000Z' },
+      { policyId: 'pol_8sKd2LqW5nXv3BzTm7YcRf', expiry: 'reset' },
+    ],
   },
 )
 export type UpdateLicenseBody = Static<typeof UpdateLicenseBodySchema>

@@ -45,6 +45,7 @@ const fieldFlags = {
   entitlements: '--entitlement',
   metadata: '--metadata',
   duration: '--duration',
+  expiry: '--expiry',
 }
 
 /** What the flags take for null. */
@@ -54,6 +55,7 @@ const nullWords = {
   heartbeatTtl: 'none',
   maxUses: 'unlimited',
   customerId: 'none',
+  policyId: 'none',
 }
 
 interface TermsOptions {
@@ -181,8 +183,11 @@ export function registerLicenses(program: Command, io: Io): void {
     apiCommand(
       licenses,
       'update <id>',
-      "Change a license's terms: activations, expiry, heartbeat TTL, uses",
-      ['keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never'],
+      "Change a license's terms (activations, expiry, heartbeat TTL, uses) or move it to another policy",
+      [
+        'keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --max-activations 5 --expiration-date never',
+        'keyturn licenses update lic_7fQx2mNc4RtYp9LkWv3bHs --policy pol_8sKd2LqW5nXv3BzTm7YcRf --expiry reset',
+      ],
     ),
   )
     .option('--max-activations <n>', 'machines it may be activated on, or "unlimited"')
@@ -194,11 +199,25 @@ export function registerLicenses(program: Command, io: Io): void {
     .option('--entitlement <code>', 'its own entitlement codes (repeatable; replaces them)', collect)
     .option('--no-entitlements', "remove its own entitlement codes (its policy's stay)")
     .option('--metadata <key=value>', 'a metadata key to set, or key= to remove (repeatable)', collect)
-    .action(async (id: LicenseId, options: ApiOptions & TermsOptions) => {
-      const body = checked(UpdateLicenseBodySchema, terms(options), fieldFlags, nullWords)
-      const license = await clientFor(io, options).updateLicense(id, body)
-      printLicense(io, options, license, `Updated license ${license.id}.`)
-    })
+    .option(
+      '--policy <id>',
+      'move it to this policy of its product, or "none": its activations, heartbeat TTL and uses become the policy\'s unless given here',
+    )
+    .option(
+      '--expiry <keep|reset>',
+      'with --policy: keep the expiration date (default) or reset it from the new policy',
+    )
+    .action(
+      async (id: LicenseId, options: ApiOptions & TermsOptions & { policy?: string; expiry?: string }) => {
+        const move = defined({
+          policyId: options.policy === undefined ? undefined : orNull(options.policy, 'none', (text) => text),
+          expiry: options.expiry,
+        })
+        const body = checked(UpdateLicenseBodySchema, { ...terms(options), ...move }, fieldFlags, nullWords)
+        const license = await clientFor(io, options).updateLicense(id, body)
+        printLicense(io, options, license, `Updated license ${license.id}.`)
+      },
+    )
 
   apiCommand(
     licenses,

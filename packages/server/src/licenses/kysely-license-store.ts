@@ -364,6 +364,7 @@ export class KyselyLicenseStore implements LicenseStore {
       ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
       ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
       ...(changes.customerId === undefined ? {} : { customer_id: changes.customerId }),
+      ...(changes.policyId === undefined ? {} : { policy_id: changes.policyId }),
       ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
       ...(changes.firstActivationDuration === undefined
         ? {}

@@ -282,8 +282,16 @@ export class LicenseService {
       input.entitlements === undefined
         ? undefined
         : await this.#entitlements.resolve(current.productId, input.entitlements, '#/entitlements')
+    if (input.expiry !== undefined && input.policyId === undefined) {
+      throw new InvalidInputError(
+        '#/expiry',
+        'expiry is given only with policyId: it says what a move to a policy does to the expiration date.',
+      )
+    }
+    const move = input.policyId === undefined ? undefined : await this.#policyMove(current, input, now)
     const changes: LicenseChanges = {
       updatedAt: now,
+      ...move,
       ...(input.maxActivations === undefined ? {} : { maxActivations: input.maxActivations }),
       // An explicit date replaces one a first activation would have set.
       ...(input.expirationDate === undefined
@@ -302,7 +310,9 @@ export class LicenseService {
       await this.#products.findProduct(current.productId),
       'its licenses cannot be changed',
     )
-    return this.#apply(principal, 'license.updated', current, changes, now).catch((error: unknown) =>
+    const type = move === undefined ? 'license.updated' : 'license.policy_changed'
+    const extra = move === undefined ? undefined : { previousPolicyId: current.policyId }
+    return this.#apply(principal, type, current, changes, now, extra).catch((error: unknown) =>
       error instanceof ReferenceGone
         ? this.#sayWhichReferenceWent(current.productId, input)
         : Promise.reject(error),
@@ -515,10 +525,11 @@ export class LicenseService {
 
   async #apply(
     principal: Principal,
-    type: 'license.updated' | 'license.revoked' | 'license.reinstated',
+    type: 'license.updated' | 'license.policy_changed' | 'license.revoked' | 'license.reinstated',
     current: License,
     changes: LicenseChanges,
     now: Date,
+    extra?: Readonly<Record<string, unknown>>,
   ): Promise<LicenseView> {
     // Lapsed seats stay lapsed through any change (a new heartbeatTtl renews only the alive ones):
     // counted before the transaction, they make the event's activationCount the one shown.
@@ -535,9 +546,40 @@ export class LicenseService {
         throw licenseNotFound(current.id)
       }
       const view = viewAt({ ...updated, activationCount: updated.activationCount - lapsed }, now)
-      events.record(type, updated.productId, toLicenseResource(view))
+      events.record(type, updated.productId, { ...toLicenseResource(view), ...extra })
       return view
     })
+  }
+
+  /**
+   * What moving `current` to the policy `input.policyId` changes: the policy, and the fields a policy
+   * gives a license, from the new one (null: no policy, the fields keep their values); the request's
+   * own values for them are laid over this by the caller. `expiry: 'reset'` makes the expiration
+   * what a license made from the new policy now would get.
+   */
+  async #policyMove(current: License, input: UpdateLicenseBody, now: Date): Promise<LicenseChanges> {
+    const policyId = input.policyId ?? null
+    const policy = await this.#policyFor(policyId, current.productId)
+    const expiry: Partial<LicenseChanges> =
+      input.expiry !== 'reset'
+        ? {}
+        : policy === undefined || policy.duration === null
+          ? { expirationDate: null, firstActivationDuration: null }
+          : policy.expirationBasis === 'firstActivation' && current.activationCount === 0
+            ? { expirationDate: null, firstActivationDuration: policy.duration }
+            : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
+    return {
+      updatedAt: now,
+      policyId,
+      ...(policy === undefined
+        ? {}
+        : {
+            maxActivations: policy.maxActivations,
+            heartbeatTtl: policy.heartbeatTtl,
+            maxUses: policy.maxUses,
+          }),
+      ...expiry,
+    }
   }
 
   /** The policy a new license of `productId` is made from: it must be of the same product (else 400). */

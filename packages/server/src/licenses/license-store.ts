@@ -81,6 +81,7 @@ export type LicenseChanges = Partial<
     | 'customerId'
     | 'metadata'
     | 'firstActivationDuration'
+    | 'policyId'
   >
 > & {
   readonly updatedAt: Date
