@@ -419,6 +419,21 @@ it('runs the licensing business from the dashboard in Chromium', {
       )
       await checkScreen(page, '17-license-from-policy')
 
+      const team = await admin.createPolicy({
+        productId: fromPolicy.productId,
+        name: 'Team',
+        maxActivations: 10,
+      })
+      await page.reload()
+      await page.getByLabel('Move to policy').selectOption({ label: 'Team' })
+      await page.getByRole('button', { name: 'Move license' }).click()
+      await page.getByText(/^Moved to Team: 10 activations, expires/).waitFor()
+      const moved = await admin.getLicense(fromPolicy.id)
+      assert.deepEqual(
+        [moved.policyId, moved.maxActivations, moved.expirationDate],
+        [team.id, 10, renewed.expirationDate],
+      )
+
       await page.goto(`${base}/dashboard/licenses?customerId=${customerId}&metaKey=seller&metaValue=shop`)
       await page.getByText('1–1 of 1 license').waitFor()
       await page.getByRole('link', { name: fromPolicy.key }).waitFor()

@@ -114,6 +114,7 @@ export function LicenseDetailScreen() {
           <RevokeOrReinstate license={license.data} />
           <RenewForm license={license.data} />
           <UpdateLicenseForm license={license.data} />
+          <ChangePolicyForm license={license.data} />
           <IssueTokenForm license={license.data} />
           <ValidateForm license={license.data} />
           <LicenseUsage license={license.data} />
@@ -281,6 +282,79 @@ function UpdateLicenseForm({ license }: { license: LicenseResource }) {
       </form>
       <ProblemMessage error={update.error} />
       {update.isSuccess && <p role="status">Saved.</p>}
+    </section>
+  )
+}
+
+/**
+ * A plan change: the license moves to another policy of its product (or none), its seats, lease and
+ * uses from the new policy, its expiry kept or reset. Machines above a lower limit stay activated.
+ */
+function ChangePolicyForm({ license }: { license: LicenseResource }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const policies = useQuery({
+    queryKey: ['policies', 'of', license.productId],
+    queryFn: () =>
+      client.listPolicies({ limit: 100, sort: 'name:asc', filter: `productId:eq:${license.productId}` }),
+  })
+  const move = useMutation({
+    mutationFn: (form: FormData) => {
+      const policyId = String(form.get('policyId') ?? '')
+      return client.updateLicense(license.id, {
+        policyId: (policyId === '' ? null : policyId) as UpdateLicenseBody['policyId'], // one of the listed ids
+        expiry: form.get('expiry') === 'reset' ? 'reset' : 'keep',
+      })
+    },
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  const names = new Map((policies.data?.data ?? []).map((policy) => [policy.id, policy.name]))
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Change plan</h2>
+      <form
+        className="filters"
+        aria-labelledby={`${id}-heading`}
+        key={license.updatedAt}
+        onSubmit={(event) => {
+          event.preventDefault()
+          move.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <div>
+          <label htmlFor={`${id}-policy`}>Move to policy</label>
+          <select id={`${id}-policy`} name="policyId" defaultValue={license.policyId ?? ''}>
+            <option value="">No policy</option>
+            {(policies.data?.data ?? []).map((policy) => (
+              <option key={policy.id} value={policy.id}>
+                {policy.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor={`${id}-expiry`}>Expiry</label>
+          <select id={`${id}-expiry`} name="expiry" defaultValue="keep">
+            <option value="keep">Keep the expiration date</option>
+            <option value="reset">Start again from the new policy</option>
+          </select>
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={move.isPending || !policies.isSuccess}>
+            Move license
+          </button>
+        </div>
+      </form>
+      <ProblemMessage error={policies.error ?? move.error} />
+      {move.isSuccess && (
+        <p role="status">
+          Moved to{' '}
+          {move.data.policyId === null ? 'no policy' : (names.get(move.data.policyId) ?? move.data.policyId)}:{' '}
+          {move.data.maxActivations === null ? 'unlimited' : move.data.maxActivations} activations, expires{' '}
+          <Time value={move.data.expirationDate} empty="never" />.
+        </p>
+      )}
     </section>
   )
 }
