@@ -33,6 +33,8 @@ export interface ImportOptions extends ApiOptions {
   readonly concurrency: string
   /** `pol_old=pol_new,pol_other=none`: policies of the file replaced by the target product's. */
   readonly policyMap?: string
+  /** Each row's `key` becomes its license's key (keys from another licensing system). */
+  readonly keepKeys?: boolean
 }
 
 /** Fields a row may set. */
@@ -131,7 +133,8 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
   const requests: Request[] = []
   const prepared: Request[] = []
   for (const row of rows) {
-    const request = 'problem' in row ? row : toRequest(row, options.product, fileHash, policyMap)
+    const request =
+      'problem' in row ? row : toRequest(row, options.product, fileHash, policyMap, options.keepKeys === true)
     if ('problem' in request) {
       outcomes.push({ line: request.line, kind: 'failed', detail: request.problem })
     } else {
@@ -330,11 +333,18 @@ function toRequest(
   product: string | undefined,
   fileHash: string,
   policyMap: PolicyMap,
+  keepKeys: boolean,
 ): Request | Problem {
   const { line, fields } = row
   const body = Object.fromEntries(
     bodyFields.flatMap((field) => (fields[field] === undefined ? [] : [[field, fields[field]]])),
   )
+  if (keepKeys) {
+    if (fields.key === undefined || fields.key === null || fields.key === '') {
+      return { line, problem: 'key is empty: with --keep-keys every row needs its key' }
+    }
+    body.key = fields.key
+  }
   if (product !== undefined) {
     body.productId = product
   }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
@@ -232,5 +232,39 @@ describe('licenses update --policy', () => {
     const refused = await keyturn(['licenses', 'update', license.id, '--expiry', 'reset'], server.env)
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /expiry is given only with policyId/)
+  })
+})
+
+describe('keys of your own', () => {
+  it('creates a license with --key and imports rows keeping their keys with --keep-keys', async (t) => {
+    const server = await startCliTestServer(t)
+    const created = await keyturn(
+      ['licenses', 'create', '--product', server.productId, '--key', 'OLD-SYSTEM-0001', '--json'],
+      server.env,
+    )
+    assert.equal(created.code, 0, created.stderr)
+    assert.equal((JSON.parse(created.stdout) as LicenseResource).key, 'OLD-SYSTEM-0001')
+
+    const dir = aDirectory(t)
+    const file = join(dir, 'old.jsonl')
+    writeFileSync(
+      file,
+      [
+        { productId: server.productId, key: 'OLD-SYSTEM-0002', maxActivations: 2 },
+        { productId: server.productId, key: 'OLD-SYSTEM-0001' },
+        { productId: server.productId },
+      ]
+        .map((row) => JSON.stringify(row))
+        .join('\n'),
+    )
+    const run = await keyturn(['licenses', 'import', file, '--keep-keys'], server.env)
+    assert.equal(run.code, 1, run.stdout)
+    assert.match(run.stderr, /line 2: .*license_key_taken/)
+    assert.match(run.stderr, /line 3: key is empty/)
+    const valid = await post<{ license: LicenseResource }>(server, '/licenses/validate', {
+      key: 'OLD-SYSTEM-0002',
+      productId: server.productId,
+    })
+    assert.equal(valid.license.maxActivations, 2)
   })
 })

@@ -33,6 +33,7 @@ export const ErrorCodeSchema = Type.Enum([
   'policy_in_use',
   'entitlement_code_taken',
   'license_does_not_expire',
+  'license_key_taken',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
   'idempotency_key_unrecoverable',
@@ -277,6 +278,13 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'A customer with this email exists',
     meaning: 'Another customer has this email (emails are unique, compared case-insensitively).',
     action: 'Look the customer up with `filter=email:eq:<email>` and use it.',
+  },
+  license_key_taken: {
+    status: 409,
+    title: 'The license key is taken',
+    meaning: 'Another license already has this key (keys are unique across the server).',
+    action:
+      'Look the license up by its key (`POST /licenses/validate`) and use it, or give another key; keys from two old systems that collide need a prefix.',
   },
   policy_in_use: {
     status: 409,

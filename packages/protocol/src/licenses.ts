@@ -52,9 +52,20 @@ export const MaxUsesSchema = Type.Union([Type.Integer({ minimum: 1, maximum: max
 
 export const LicenseKeySchema = Type.String({
   minLength: 1,
-  maxLength: 64,
-  description: 'The license key: 25 Crockford base32 characters in five dash-separated groups.',
+  maxLength: 256,
+  description:
+    "The license key: Keyturn's own are 25 Crockford base32 characters in five dash-separated groups (matched in any case, with or without dashes, O read as 0 and I or L as 1); a key of your own, given when the license was created, is matched exactly.",
   examples: ['7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A'],
+})
+
+/** A key of the vendor's own, given at creation (keys from another licensing system). */
+export const CustomLicenseKeySchema = Type.String({
+  minLength: 8,
+  maxLength: 256,
+  pattern: '^[!-~](?:[ -~]*[!-~])?$',
+  description:
+    'A key of your own instead of a generated one: 8 to 256 printable ASCII characters, no space at either end. Stored and matched exactly as given, unless it is shaped like a Keyturn key (then it is stored in canonical form). Unique across the server: a taken key is 409 `license_key_taken`.',
+  examples: ['ACME-PRO-2024-000183'],
 })
 
 export const StatusDetailsSchema = Type.Object(
@@ -128,6 +139,7 @@ export const CreateLicenseBodySchema = Type.Object(
     customerId: Type.Optional(Type.Union([CustomerIdSchema, Type.Null()], { description: 'Must exist.' })),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    key: Type.Optional(CustomLicenseKeySchema),
   },
   {
     additionalProperties: false,
@@ -137,6 +149,7 @@ export const CreateLicenseBodySchema = Type.Object(
         maxActivations: 3,
         expirationDate: '2031-01-01T00:00:00.000Z',
       },
+      { productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ', key: 'ACME-PRO-2024-000183' },
     ],
   },
 )

@@ -119,6 +119,10 @@ export function registerLicenses(program: Command, io: Io): void {
       'when it expires, in the future: ISO 8601 (2031-01-01T12:00:00Z) or a plain date (2031-01-01 = the end of that day, 23:59:59.999 UTC), or "never" (the default)',
     )
     .option('--policy <id>', 'a policy of the product: its seats and expiry apply unless given here')
+    .option(
+      '--key <key>',
+      'a key of your own (8 to 256 printable ASCII characters) instead of a generated one',
+    )
     .option('--customer <id>', 'the customer who owns it')
     .option(
       '--entitlement <code>',
@@ -130,16 +134,22 @@ export function registerLicenses(program: Command, io: Io): void {
       'a metadata key, e.g. stripeSubscriptionId=sub_123 (repeatable)',
       collect,
     )
-    .action(async (options: ApiOptions & TermsOptions & { product: string; policy?: string }) => {
-      const body = checked(
-        CreateLicenseBodySchema,
-        { productId: options.product, ...defined({ policyId: options.policy }), ...terms(options) },
-        fieldFlags,
-        nullWords,
-      )
-      const license = await clientFor(io, options).createLicense(body)
-      printLicense(io, options, license, `Created license ${license.id} with key ${license.key}.`)
-    })
+    .action(
+      async (options: ApiOptions & TermsOptions & { product: string; policy?: string; key?: string }) => {
+        const body = checked(
+          CreateLicenseBodySchema,
+          {
+            productId: options.product,
+            ...defined({ policyId: options.policy, key: options.key }),
+            ...terms(options),
+          },
+          { ...fieldFlags, key: '--key' },
+          nullWords,
+        )
+        const license = await clientFor(io, options).createLicense(body)
+        printLicense(io, options, license, `Created license ${license.id} with key ${license.key}.`)
+      },
+    )
 
   withListOptions(
     apiCommand(licenses, 'list', 'List licenses', [
@@ -372,6 +382,7 @@ export function registerLicenses(program: Command, io: Io): void {
       '--policy-map <old=new,…>',
       'policies of the file replaced by policies of the target product (new: a pol_ id, or none)',
     )
+    .option('--keep-keys', "each row's key column becomes its license's key (moving from another system)")
     .addHelpText(
       'after',
       `
@@ -391,7 +402,8 @@ maxUses, customerEmail, customerId, policyId, entitlements, metadata, status, ex
                   empty: left as created
   externalId      optional: your id for the row; without it a row is known by the file and line
 The other columns keyturn licenses export writes (id, key, uses, …) are accepted and ignored: keys,
-uses and activations are not carried over, the server makes new keys. The summary says what was
+uses and activations are not carried over, the server makes new keys, unless --keep-keys: then each
+row's key is kept (keys are unique across the server: a taken one fails its row, license_key_taken). The summary says what was
 created, what an earlier run had already created, what was revoked and which policies were mapped.
 
 Each row is sent with an Idempotency-Key, so running the same import again (within 24 hours)

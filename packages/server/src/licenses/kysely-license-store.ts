@@ -3,7 +3,11 @@ import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
-import { isForeignKeyViolation, isNotNullViolation } from '../storage/constraint-violations.js'
+import {
+  isForeignKeyViolation,
+  isNotNullViolation,
+  isUniqueViolation,
+} from '../storage/constraint-violations.js'
 import type { Database } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
@@ -226,7 +230,7 @@ export class KyselyLicenseStore implements LicenseStore {
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
     onlyFor?: ApiKeyId,
-  ): Promise<'ok' | 'reference_gone' | 'product_refused'> {
+  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken'> {
     const row = {
       id: license.id,
       product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
@@ -272,6 +276,9 @@ export class KyselyLicenseStore implements LicenseStore {
       }
       if (onlyFor !== undefined && isNotNullViolation(error)) {
         return 'product_refused'
+      }
+      if (isUniqueViolation(error)) {
+        return 'key_taken' // a key given by the request (a generated one has 125 random bits)
       }
       throw error
     }

@@ -183,7 +183,9 @@ export class LicenseService {
     return {
       id: newId('license'),
       productId: input.productId,
-      key: newLicenseKey(), // 125 random bits: a collision is not a case to handle
+      // A key of the vendor's own, canonical if shaped like Keyturn's; else 125 random bits (a
+      // collision of those is not a case to handle; a given key may be taken: license_key_taken).
+      key: input.key === undefined ? newLicenseKey() : normalizeLicenseKey(input.key),
       maxActivations,
       ...expiry,
       revokedAt: null,
@@ -214,10 +216,17 @@ export class LicenseService {
     now: Date,
   ): Promise<LicenseView | 'product_refused' | 'reference_gone'> {
     const view = viewAt({ ...license, entitlements: [...entitlements.codes].sort() }, now)
+    const keyTaken = () =>
+      new DomainError('license_key_taken', 'Another license already has this key; nothing was created.', {
+        fieldErrors: [{ pointer: '#/key', detail: 'Taken.' }],
+      })
     try {
       await this.#storage.writeOne(principal, async ({ licenses, events }) => {
         events.record('license.created', license.productId, toLicenseResource(view))
         const inserted = await licenses.insert(license, entitlements.ids, events.take(), principal.apiKeyId)
+        if (inserted === 'key_taken') {
+          throw keyTaken()
+        }
         if (inserted !== 'ok') {
           throw new Refused(inserted) // undoes the transaction's other writes, on SQLite
         }

@@ -114,14 +114,14 @@ export interface LicenseStore {
    * PostgreSQL); `reference_gone` when its customer or policy was deleted meanwhile (the foreign
    * keys refuse it, and nothing is written). With `onlyFor`, the same statement also confirms that
    * the product is active and that API key still exists; `product_refused` (nothing written) when
-   * either is not so.
+   * either is not so; `key_taken` when another license has its key (nothing written).
    */
   insert(
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
     onlyFor?: ApiKeyId,
-  ): Promise<'ok' | 'reference_gone' | 'product_refused'>
+  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken'>
   /** The license, with its entitlement codes read in the same query: by key, validation costs one query. */
   find(which: LicenseRef): Promise<License | undefined>
   /**
