@@ -186,6 +186,26 @@ func (c *Client) CreateLicenseToken(ctx context.Context, request LicenseKeyReque
 	return resultOrNil(&token, err)
 }
 
+// IssuedLicenseFile is the answer of CreateLicenseFile: check LicenseFile offline with VerifyLicenseFile.
+type IssuedLicenseFile struct {
+	LicenseFile string         `json:"licenseFile"`
+	ExpiresAt   *string        `json:"expiresAt"`
+	License     map[string]any `json:"license"`
+}
+
+// CreateLicenseFile asks for a license file, for the machine request.Fingerprint when given
+// (which must be activated); encrypt makes it readable only with the license key (and on that
+// machine).
+func (c *Client) CreateLicenseFile(ctx context.Context, request LicenseKeyRequest, encrypt bool) (*IssuedLicenseFile, error) {
+	body := map[string]any{"key": request.Key, "productId": request.ProductID, "encrypt": encrypt}
+	if request.Fingerprint != "" {
+		body["fingerprint"] = request.Fingerprint
+	}
+	var file IssuedLicenseFile
+	err := c.call(ctx, call{method: "POST", path: "/licenses/license-file", body: body}, &file)
+	return resultOrNil(&file, err)
+}
+
 // Request makes any other API call (path under /api/v0; body nil or JSON-encodable) into out
 // (nil to discard), with the same errors and retry rules.
 func (c *Client) Request(ctx context.Context, method, path string, body any, out any) error {

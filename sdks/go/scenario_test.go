@@ -73,6 +73,25 @@ func TestLiveScenario(t *testing.T) {
 		t.Fatalf("offline check on another machine: %v", err)
 	}
 
+	// A license file for this machine, encrypted: read offline here, useless on another machine.
+	made, err := client.CreateLicenseFile(ctx, onMachine, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := keyturn.VerifyLicenseFile(made.LicenseFile, keyturn.LicenseFileOptions{
+		PublicKeyPEM: s.PublicKeyPEM, ProductID: s.ProductID, LicenseKey: main.Key, Fingerprint: machine,
+	})
+	if err != nil || checked.LicenseID != main.ID || checked.Fingerprint != machine || !checked.Encrypted {
+		t.Fatalf("license file: %+v %v", checked, err)
+	}
+	_, err = keyturn.VerifyLicenseFile(made.LicenseFile, keyturn.LicenseFileOptions{
+		PublicKeyPEM: s.PublicKeyPEM, ProductID: s.ProductID, LicenseKey: main.Key, Fingerprint: "another-machine",
+	})
+	var unreadable *keyturn.LicenseFileError
+	if !errors.As(err, &unreadable) || unreadable.Code != "decryption_failed" {
+		t.Fatalf("license file on another machine: %v", err)
+	}
+
 	// Deactivate: the machine is no longer activated.
 	if err := client.DeactivateLicense(ctx, onMachine); err != nil {
 		t.Fatal(err)

@@ -66,6 +66,19 @@ type vectors struct {
 		Now     string            `json:"now"`
 		Expect  expectation       `json:"expect"`
 	} `json:"webhooks"`
+	LicenseFiles []struct {
+		Name    string `json:"name"`
+		File    string `json:"file"`
+		Options struct {
+			ProductID           string   `json:"productId"`
+			PublicKeys          []string `json:"publicKeys"`
+			Now                 string   `json:"now"`
+			LicenseKey          string   `json:"licenseKey"`
+			Fingerprint         string   `json:"fingerprint"`
+			RequireEntitlements []string `json:"requireEntitlements"`
+		} `json:"options"`
+		Expect expectation `json:"expect"`
+	} `json:"licenseFiles"`
 	Fingerprints []struct {
 		Salt        string `json:"salt"`
 		MachineID   string `json:"machineId"`
@@ -83,7 +96,7 @@ func loadVectors(t testing.TB) *vectors {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Tokens) == 0 || len(v.SignedAnswers) == 0 || len(v.Webhooks) == 0 || len(v.Fingerprints) == 0 {
+	if len(v.Tokens) == 0 || len(v.SignedAnswers) == 0 || len(v.Webhooks) == 0 || len(v.Fingerprints) == 0 || len(v.LicenseFiles) == 0 {
 		t.Fatal("conformance/vectors.json has an empty section")
 	}
 	return &v

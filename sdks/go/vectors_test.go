@@ -17,6 +17,7 @@ func answerOf(err error) expectation {
 	var token *keyturn.TokenError
 	var signature *keyturn.SignatureError
 	var webhook *keyturn.WebhookError
+	var file *keyturn.LicenseFileError
 	switch {
 	case err == nil:
 		return expectation{Valid: true}
@@ -26,6 +27,8 @@ func answerOf(err error) expectation {
 		return expectation{Error: signature.Code}
 	case errors.As(err, &webhook):
 		return expectation{Error: webhook.Code}
+	case errors.As(err, &file):
+		return expectation{Error: file.Code}
 	}
 	return expectation{Error: "unexpected: " + err.Error()}
 }
@@ -151,6 +154,47 @@ func TestAnInvalidClockToleranceIsRefusedNeverReadAsNoLimit(t *testing.T) {
 		var token *keyturn.TokenError
 		if err == nil || errors.As(err, &token) {
 			t.Fatalf("tolerance %s: %v", tolerance, err)
+		}
+	}
+}
+
+func TestLicenseFileVectors(t *testing.T) {
+	v := loadVectors(t)
+	for _, vector := range v.LicenseFiles {
+		vector := vector
+		t.Run(vector.Name, func(t *testing.T) {
+			result, err := keyturn.VerifyLicenseFile(vector.File, keyturn.LicenseFileOptions{
+				PublicKeys:          v.pems(vector.Options.PublicKeys),
+				ProductID:           vector.Options.ProductID,
+				LicenseKey:          vector.Options.LicenseKey,
+				Fingerprint:         vector.Options.Fingerprint,
+				Now:                 instant(t, vector.Options.Now),
+				RequireEntitlements: vector.Options.RequireEntitlements,
+			})
+			got := answerOf(err)
+			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
+				t.Fatalf("got %+v, want %+v", got, vector.Expect)
+			}
+			if got.Valid {
+				sameJSON(t, result, vector.Expect.Result)
+			}
+		})
+	}
+}
+
+func TestAnInvalidClockToleranceIsRefusedForLicenseFiles(t *testing.T) {
+	v := loadVectors(t)
+	for _, tolerance := range []time.Duration{-time.Second, time.Hour + time.Second} {
+		_, err := keyturn.VerifyLicenseFile(v.LicenseFiles[0].File, keyturn.LicenseFileOptions{
+			PublicKeys: v.pems([]string{"product"}),
+			ProductID:  v.LicenseFiles[0].Options.ProductID,
+			Now:        instant(t, v.LicenseFiles[0].Options.Now),
+
+			ClockTolerance: tolerance,
+		})
+		var file *keyturn.LicenseFileError
+		if err == nil || errors.As(err, &file) {
+			t.Fatalf("ClockTolerance %s: want a refusal of the option, got %v", tolerance, err)
 		}
 	}
 }

@@ -57,6 +57,26 @@ class LiveScenario(unittest.TestCase):
             )
         self.assertEqual(refused.exception.code, "fingerprint_mismatch")
 
+        # A license file for this machine, encrypted: read offline here, useless on another machine.
+        made = client.create_license_file(main["key"], product, fingerprint=MACHINE, encrypt=True)
+        checked = keyturn.verify_license_file(
+            made["licenseFile"],
+            public_key=s["publicKeyPem"],
+            product_id=product,
+            license_key=main["key"],
+            fingerprint=MACHINE,
+        )
+        self.assertEqual((checked.license_id, checked.fingerprint, checked.encrypted), (main["id"], MACHINE, True))
+        with self.assertRaises(keyturn.LicenseFileError) as unreadable:
+            keyturn.verify_license_file(
+                made["licenseFile"],
+                public_key=s["publicKeyPem"],
+                product_id=product,
+                license_key=main["key"],
+                fingerprint="another-machine",
+            )
+        self.assertEqual(unreadable.exception.code, "decryption_failed")
+
         # Deactivate: the machine is no longer activated.
         self.assertIsNone(client.deactivate_license(main["key"], product, MACHINE))
         validation = client.validate_license(main["key"], product, fingerprint=MACHINE)

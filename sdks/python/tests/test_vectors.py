@@ -150,3 +150,41 @@ class FingerprintVectors(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LicenseFileVectors(unittest.TestCase):
+    def test_every_license_file_vector(self) -> None:
+        for vector in VECTORS["licenseFiles"]:
+            with self.subTest(vector["name"]):
+                options = vector["options"]
+                try:
+                    result = keyturn.verify_license_file(
+                        vector["file"],
+                        public_key=keys(options["publicKeys"]),
+                        product_id=options["productId"],
+                        license_key=options.get("licenseKey"),
+                        fingerprint=options.get("fingerprint"),
+                        now=instant(options["now"]),
+                        require_entitlements=options.get("requireEntitlements"),
+                    )
+                except keyturn.LicenseFileError as error:
+                    self.assertEqual({"valid": False, "error": error.code}, vector["expect"])
+                    continue
+                self.assertTrue(vector["expect"]["valid"], vector["expect"])
+                fields = {camel(name): value for name, value in dataclasses.asdict(result).items()}
+                for optional in ("fingerprint", "activationId"):
+                    if fields[optional] is None:
+                        del fields[optional]
+                self.assertEqual(fields, vector["expect"]["result"])
+
+    def test_refuses_an_invalid_clock_before_anything_else(self) -> None:
+        vector = VECTORS["licenseFiles"][0]
+        for bad in (float("nan"), float("inf")):
+            with self.assertRaises(ValueError):
+                keyturn.verify_license_file(
+                    vector["file"], public_key=keys(["product"]), product_id="prd_x", now=bad
+                )
+        with self.assertRaises(ValueError):
+            keyturn.verify_license_file(
+                vector["file"], public_key=keys(["product"]), product_id="prd_x", clock_tolerance_seconds=-1
+            )

@@ -1,4 +1,4 @@
-"""Keyturn for Python: check license tokens, signed answers and webhooks offline, and call the
+"""Keyturn for Python: check license tokens, license files, signed answers and webhooks offline, and call the
 Keyturn API (activate, validate, heartbeat, usage, tokens, deactivate) with retries."""
 
 from ._client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, Client
@@ -6,12 +6,14 @@ from ._errors import (
     ApiError,
     KeyturnConnectionError,
     KeyturnError,
+    LicenseFileError,
     SignatureError,
     TokenError,
     WebhookError,
 )
 from ._fingerprint import machine_fingerprint, machine_id
 from ._keys import PublicKey, PublicKeys
+from ._license_files import MAX_LICENSE_FILE_LENGTH, LicenseFileResult, canonical_license_key, verify_license_file
 from ._signed_answers import answer_signature_base, new_nonce, verify_signed_answer
 from ._time import Instant
 from ._tokens import MAX_LICENSE_TOKEN_LENGTH, OfflineValidationResult, validate_license_token
@@ -22,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_SECONDS",
+    "MAX_LICENSE_FILE_LENGTH",
     "MAX_LICENSE_TOKEN_LENGTH",
     "WEBHOOK_TOLERANCE_SECONDS",
     "ApiError",
@@ -29,6 +32,8 @@ __all__ = [
     "Instant",
     "KeyturnConnectionError",
     "KeyturnError",
+    "LicenseFileError",
+    "LicenseFileResult",
     "OfflineValidationResult",
     "PublicKey",
     "PublicKeys",
@@ -36,10 +41,12 @@ __all__ = [
     "TokenError",
     "WebhookError",
     "answer_signature_base",
+    "canonical_license_key",
     "machine_fingerprint",
     "machine_id",
     "new_nonce",
     "validate_license_token",
+    "verify_license_file",
     "verify_signed_answer",
     "verify_webhook",
 ]

@@ -156,6 +156,25 @@ class Client:
             body["ttl"] = ttl
         return _object(self._call("POST", "/licenses/tokens", body, signed=True))
 
+    def create_license_file(
+        self,
+        key: str,
+        product_id: str,
+        *,
+        fingerprint: Optional[str] = None,
+        ttl: Optional[int] = None,
+        encrypt: bool = False,
+    ) -> Dict[str, Any]:
+        """``{"licenseFile", "expiresAt", "license"}``: a file to check offline with
+        :func:`keyturn.verify_license_file`; for an activated machine when ``fingerprint`` is given,
+        readable only with the license key (and that machine) when ``encrypt``."""
+        body: Dict[str, Any] = {"key": key, "productId": product_id, "encrypt": encrypt}
+        if fingerprint is not None:
+            body["fingerprint"] = fingerprint
+        if ttl is not None:
+            body["ttl"] = ttl
+        return _object(self._call("POST", "/licenses/license-file", body))
+
     def request(
         self,
         method: str,

@@ -50,6 +50,16 @@ class TokenError(KeyturnError):
     """
 
 
+class LicenseFileError(KeyturnError):
+    """An offline license-file check failed: the file is not to be trusted, or cannot be read.
+
+    ``code`` is one of the token codes (``malformed``, ``invalid_signature``, ``expired``,
+    ``not_yet_valid``, ``product_mismatch``, ``unsupported_algorithm``, ``fingerprint_mismatch``,
+    ``entitlements_missing``) or ``unknown_key`` (no configured key has the file's key id) or
+    ``decryption_failed`` (another license key or machine, or none given for an encrypted file).
+    """
+
+
 class SignatureError(KeyturnError):
     """A signed answer was missing, altered, replayed, stale or signed by another key.
 
