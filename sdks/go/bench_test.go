@@ -103,3 +103,42 @@ func BenchmarkCheckVsVerify(b *testing.B) {
 		})
 	}
 }
+
+// A clear license file's check vs a bare Ed25519 verify of its signed bytes, interleaved as above:
+//
+//	go test -run '^$' -bench FileVsVerify
+func BenchmarkFileVsVerify(b *testing.B) {
+	v := loadVectors(b)
+	vector := v.LicenseFiles[0] // valid-clear
+	options := keyturn.LicenseFileOptions{
+		PublicKeyPEM: v.Keys["product"].PublicKeyPEM, ProductID: vector.Options.ProductID,
+		Now: instant(b, vector.Options.Now),
+	}
+	block, _ := pem.Decode([]byte(options.PublicKeyPEM))
+	parsed, _ := x509.ParsePKIXPublicKey(block.Bytes)
+	key := parsed.(ed25519.PublicKey)
+	lines := strings.Split(strings.TrimSpace(vector.File), "\n")
+	body := strings.Join(lines[1:len(lines)-1], "")
+	last := strings.LastIndexByte(body, '.')
+	signature, _ := base64.RawURLEncoding.DecodeString(body[last+1:])
+	input := []byte(body[:last])
+	const batch = 200
+	best := func(current time.Duration, run func()) time.Duration {
+		start := time.Now()
+		for i := 0; i < batch; i++ {
+			run()
+		}
+		if elapsed := time.Since(start); current == 0 || elapsed < current {
+			return elapsed
+		}
+		return current
+	}
+	var check, verify time.Duration
+	for round := 0; round < 30 || round*batch < b.N; round++ {
+		check = best(check, func() { _, _ = keyturn.VerifyLicenseFile(vector.File, options) })
+		verify = best(verify, func() { ed25519.Verify(key, input, signature) })
+	}
+	b.ReportMetric(float64(check.Nanoseconds())/batch, "check-ns")
+	b.ReportMetric(float64(verify.Nanoseconds())/batch, "verify-ns")
+	b.ReportMetric(100*float64(verify)/float64(check), "ratio-%")
+}

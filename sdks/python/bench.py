@@ -1,4 +1,5 @@
-"""Offline token check vs a bare Ed25519 verify, in process: python3 bench.py (from sdks/python).
+"""Offline token and license-file checks vs a bare Ed25519 verify, in process: python3 bench.py
+(from sdks/python).
 
 Both verify the same signature over the same bytes with the same key; the token check adds the
 parsing, the key lookup (imported once per process) and the claims checks. Reports calls per second
@@ -55,10 +56,34 @@ def bare() -> object:
     return None
 
 
+file_vector = next(v for v in vectors["licenseFiles"] if v["name"] == "valid-clear")
+file_now = datetime.fromisoformat(file_vector["options"]["now"].replace("Z", "+00:00"))
+file_body = "".join(file_vector["file"].strip().splitlines()[1:-1])
+file_header, file_payload, file_signature = file_body.split(".")
+file_signature_bytes = _decode_canonical(file_signature) or b""
+
+
+def check_file() -> object:
+    return keyturn.verify_license_file(
+        file_vector["file"], public_key=pem, product_id=file_vector["options"]["productId"], now=file_now
+    )
+
+
+def bare_file() -> object:
+    key.verify(file_signature_bytes, f"{file_header}.{file_payload}".encode("ascii"))  # type: ignore[union-attr]
+    return None
+
+
 # Interleaved short rounds, best of each: the machine is shared, so a slow round says little.
 rounds = [(rate(check, 0.3), rate(check_plain, 0.3), rate(bare, 0.3)) for _ in range(10)]
 best_check, best_plain, best_bare = (max(r[i] for r in rounds) for i in range(3))
 print(
     f"validate_license_token: {best_check:,.0f}/s with custom fields and entitlements ({best_check / best_bare:.0%}), "
     f"{best_plain:,.0f}/s plain ({best_plain / best_bare:.0%}); bare Ed25519 verify: {best_bare:,.0f}/s"
+)
+file_rounds = [(rate(check_file, 0.3), rate(bare_file, 0.3)) for _ in range(10)]
+best_file, best_file_bare = (max(r[i] for r in file_rounds) for i in range(2))
+print(
+    f"verify_license_file (clear): {best_file:,.0f}/s ({best_file / best_file_bare:.0%}); "
+    f"bare Ed25519 verify of its bytes: {best_file_bare:,.0f}/s"
 )
