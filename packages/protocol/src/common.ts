@@ -30,6 +30,8 @@ export const IdParamsSchema = <T extends TSchema>(id: T) =>
 /** Shortest and longest lifetime a license token may be given (seconds): 1 hour and 1 year. */
 export const minTokenTtlSeconds = 60 * 60
 export const maxTokenTtlSeconds = 365 * 24 * 60 * 60
+/** The longest lifetime a policy may allow a token or a license file (seconds): a hundred years. */
+export const maxLongLifetimeSeconds = 100 * 365 * 24 * 60 * 60
 
 /** Page size when no `limit` is given (docs/decisions/0003-lists.md). */
 export const defaultPageLimit = 30

@@ -90,4 +90,7 @@ export const examplePolicy = {
   metadata: {},
   createdAt: exampleTime,
   updatedAt: exampleTime,
+  licenseFileTtl: 31_536_000,
+  tokenTtlMax: null,
+  licenseFileMetadata: false,
 } as const

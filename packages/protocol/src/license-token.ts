@@ -3,6 +3,7 @@ import { FingerprintSchema } from './activations.js'
 import {
   LicenseIdSchema,
   listQueryProperties,
+  maxLongLifetimeSeconds,
   maxTokenTtlSeconds,
   minTokenTtlSeconds,
   PaginatedSchema,
@@ -40,8 +41,8 @@ const tokenOptions = {
   ttl: Type.Optional(
     Type.Integer({
       minimum: minTokenTtlSeconds,
-      maximum: maxTokenTtlSeconds,
-      description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license. With a client key, at most the product's \`clientTokenTtl\` (longer is shortened to it).`,
+      maximum: maxLongLifetimeSeconds,
+      description: `Token lifetime in seconds (default ${defaultTokenTtlSeconds}, 30 days); the token never outlives the license. At most ${maxTokenTtlSeconds} (a year) unless the license's policy sets a longer \`tokenTtlMax\` (else 400). With a client key, at most the product's \`clientTokenTtl\` (longer is shortened to it).`,
     }),
   ),
   fingerprint: Type.Optional(

@@ -1,6 +1,9 @@
 import { type Static, Type } from 'typebox'
 import {
   listQueryProperties,
+  maxLongLifetimeSeconds,
+  maxTokenTtlSeconds,
+  minTokenTtlSeconds,
   PaginatedSchema,
   PolicyIdSchema,
   ProductIdSchema,
@@ -30,6 +33,30 @@ export const ExpirationBasisSchema = Type.Enum(['creation', 'firstActivation'], 
 export type ExpirationBasis = Static<typeof ExpirationBasisSchema>
 export const defaultExpirationBasis: ExpirationBasis = 'creation'
 
+/** A license file's lifetime when neither the request nor a policy gives one (seconds): a year. */
+export const defaultPolicyLicenseFileTtl = 365 * 24 * 60 * 60
+
+export const LicenseFileTtlSchema = Type.Union(
+  [Type.Integer({ minimum: minTokenTtlSeconds, maximum: maxLongLifetimeSeconds }), Type.Null()],
+  {
+    description: `Seconds a license file made for its licenses lives when the request gives no \`ttl\` (default ${defaultPolicyLicenseFileTtl}, a year; \`null\`: files that never expire). Read live from the policy. Client keys stay bounded by the product's \`clientTokenTtl\`.`,
+    examples: [31_536_000],
+  },
+)
+
+export const TokenTtlMaxSchema = Type.Union(
+  [Type.Integer({ minimum: minTokenTtlSeconds, maximum: maxLongLifetimeSeconds }), Type.Null()],
+  {
+    description: `The longest \`ttl\` a token for its licenses may ask for, in seconds (\`null\`: the standard ${maxTokenTtlSeconds}, a year); set it longer for applications that stay offline for years. Read live from the policy.`,
+    examples: [null],
+  },
+)
+
+export const LicenseFileMetadataSchema = Type.Boolean({
+  description:
+    "Whether license files made for its licenses carry the license's metadata (default false: metadata may hold what the vendor does not want on customers' disks). Read live from the policy.",
+})
+
 export const PolicyNameSchema = Type.String({
   minLength: 1,
   maxLength: 200,
@@ -51,6 +78,9 @@ export const PolicyResourceSchema = Type.Object(
     metadata: MetadataSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
+    licenseFileTtl: LicenseFileTtlSchema,
+    tokenTtlMax: TokenTtlMaxSchema,
+    licenseFileMetadata: LicenseFileMetadataSchema,
   },
   { additionalProperties: false, examples: [examplePolicy] },
 )
@@ -67,6 +97,9 @@ export const CreatePolicyBodySchema = Type.Object(
     maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
+    tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
+    licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
   },
   {
     additionalProperties: false,
@@ -94,6 +127,9 @@ export const UpdatePolicyBodySchema = Type.Object(
     maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
+    tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
+    licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

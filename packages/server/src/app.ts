@@ -438,6 +438,7 @@ function createServices(deps: AppDeps): Services {
     storage: unitOfWork((trx) => ({ signingKeys: new KyselySigningKeyStore(trx) })),
     clock: deps.clock,
     signingKeyEncryption: deps.secretKeys.signingKeyEncryption,
+    policies,
     // SQLite works inside this process's event loop, which leaves the thread pool a core;
     // PostgreSQL takes that core for itself (tokens/ed25519.ts).
     answerSigning: databaseRunsInProcess(deps.db) ? 'thread-pool' : 'event-loop',

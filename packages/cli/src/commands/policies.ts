@@ -20,8 +20,16 @@ const fieldFlags = {
   expirationBasis: '--expiration-basis',
   entitlements: '--entitlement',
   metadata: '--metadata',
+  licenseFileTtl: '--license-file-ttl',
+  tokenTtlMax: '--token-ttl-max',
+  licenseFileMetadata: '--license-file-metadata',
 }
-const nullWords = { maxActivations: 'unlimited', duration: 'never' }
+const nullWords = {
+  maxActivations: 'unlimited',
+  duration: 'never',
+  licenseFileTtl: 'never',
+  tokenTtlMax: 'default',
+}
 
 interface PolicyOptions {
   readonly name?: string
@@ -32,6 +40,9 @@ interface PolicyOptions {
   /** false with --no-entitlements (update). */
   readonly entitlements?: boolean
   readonly metadata?: string[]
+  readonly licenseFileTtl?: string
+  readonly tokenTtlMax?: string
+  readonly licenseFileMetadata?: string
 }
 
 function policyFields(options: PolicyOptions) {
@@ -43,6 +54,18 @@ function policyFields(options: PolicyOptions) {
     expirationBasis: options.expirationBasis,
     entitlements: entitlementFlags(options),
     metadata: metadataFlags(options.metadata),
+    licenseFileTtl:
+      options.licenseFileTtl === undefined ? undefined : orNull(options.licenseFileTtl, 'never', integer),
+    tokenTtlMax:
+      options.tokenTtlMax === undefined ? undefined : orNull(options.tokenTtlMax, 'default', integer),
+    licenseFileMetadata:
+      options.licenseFileMetadata === undefined
+        ? undefined
+        : options.licenseFileMetadata === 'true'
+          ? true
+          : options.licenseFileMetadata === 'false'
+            ? false
+            : options.licenseFileMetadata,
   })
 }
 
@@ -63,6 +86,15 @@ export function registerPolicies(program: Command, io: Io): void {
       .option('--expiration-basis <basis>', 'creation (default) or firstActivation')
       .option('--entitlement <code>', 'an entitlement code (repeatable; replaces the set on update)', collect)
       .option('--metadata <key=value>', 'a metadata key (repeatable; key= removes one on update)', collect)
+      .option(
+        '--license-file-ttl <seconds>',
+        'lifetime of license files for its licenses when not asked for (default a year), or "never"',
+      )
+      .option(
+        '--token-ttl-max <seconds>',
+        'the longest token ttl its licenses may ask for, or "default" (a year)',
+      )
+      .option('--license-file-metadata <true|false>', "whether license files carry the license's metadata")
 
   withPolicyOptions(
     apiCommand(policies, 'create', 'Create a policy', [

@@ -35,9 +35,16 @@ export interface ActivationLookup {
   ): Promise<{ readonly id: ActivationId; readonly fingerprint: string } | undefined>
 }
 
-/** The policy's name, for the file (the policies service fits). */
+/** What files take from the license's policy, read live (the policies service fits). */
 export interface PolicyNames {
-  findPolicy(id: PolicyId): Promise<{ readonly name: string } | undefined>
+  findPolicy(id: PolicyId): Promise<
+    | {
+        readonly name: string
+        readonly licenseFileTtl: number | null
+        readonly licenseFileMetadata: boolean
+      }
+    | undefined
+  >
 }
 
 /** The product's current signing key (the token service fits). */
@@ -84,7 +91,7 @@ export class LicenseFileService {
   ): Promise<IssuedLicenseFile> {
     requireManagementKey(principal)
     const view = await this.#deps.licenses.getUsable(principal, licenseId, noFile)
-    return this.#issue(principal, view, undefined, input.ttl, input.encrypt ?? false)
+    return this.#issue(principal, view, undefined, input.ttl, undefined, input.encrypt ?? false)
   }
 
   async issueForActivation(
@@ -108,7 +115,7 @@ export class LicenseFileService {
       throw notFound
     }
     const machine = { activationId: activation.id, fingerprint: activation.fingerprint }
-    return this.#issue(principal, view, machine, input.ttl, input.encrypt ?? false)
+    return this.#issue(principal, view, machine, input.ttl, undefined, input.encrypt ?? false)
   }
 
   /**
@@ -138,33 +145,39 @@ export class LicenseFileService {
       }
       machine = { activationId: activation.id, fingerprint: activation.fingerprint }
     }
-    let ttl = input.ttl
+    let cap: number | undefined
     if (principal.role === 'client') {
       const product = await this.#deps.products.findProduct(view.license.productId)
-      const cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
-      ttl = Math.min(ttl ?? cap, cap)
+      cap = product?.clientTokenTtl ?? defaultClientTokenTtlSeconds
     }
-    return this.#issue(principal, view, machine, ttl, encrypt)
+    return this.#issue(principal, view, machine, input.ttl, cap, encrypt)
   }
 
   async #issue(
     principal: Principal,
     view: LicenseView,
     machine: Machine | undefined,
-    ttl: number | null | undefined,
+    requested: number | null | undefined,
+    cap: number | undefined,
     encrypt: boolean,
   ): Promise<IssuedLicenseFile> {
     const { license, state } = view
     const issued = state.determinedAt
-    const lifetimeEnd =
-      ttl === null
-        ? Number.POSITIVE_INFINITY
-        : issued.getTime() + (ttl ?? defaultLicenseFileTtlSeconds) * 1000
+    const policy =
+      license.policyId === null ? undefined : await this.#deps.policies.findPolicy(license.policyId)
+    // The request's lifetime, else the policy's (read live), else a year; a client key's at most `cap`.
+    // Not `??`: a policy's null asks for files that never expire.
+    const wanted =
+      requested !== undefined
+        ? requested
+        : policy !== undefined
+          ? policy.licenseFileTtl
+          : defaultLicenseFileTtlSeconds
+    const ttl = cap === undefined ? wanted : Math.min(wanted ?? cap, cap)
+    const lifetimeEnd = ttl === null ? Number.POSITIVE_INFINITY : issued.getTime() + ttl * 1000
     const licenseEnd = license.expirationDate?.getTime() ?? Number.POSITIVE_INFINITY
     const end = Math.min(lifetimeEnd, licenseEnd)
     const expiry = Number.isFinite(end) ? new Date(end) : null
-    const policy =
-      license.policyId === null ? undefined : await this.#deps.policies.findPolicy(license.policyId)
     const payload: LicenseFilePayload = {
       license: {
         id: license.id,
@@ -175,6 +188,8 @@ export class LicenseFileService {
         maxActivations: license.maxActivations,
         maxUses: license.maxUses,
         uses: license.uses,
+        // Only where the policy opts in: metadata may hold what a vendor keeps off customers' disks.
+        ...(policy?.licenseFileMetadata === true ? { metadata: license.metadata } : {}),
       },
       ...(machine === undefined ? {} : { machine }),
     }

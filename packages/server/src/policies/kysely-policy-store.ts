@@ -24,6 +24,9 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
     entitlements,
     metadata: readMetadata(row.metadata),
+    licenseFileTtl: row.license_file_ttl === null ? null : Number(row.license_file_ttl),
+    tokenTtlMax: row.token_ttl_max === null ? null : Number(row.token_ttl_max),
+    licenseFileMetadata: Number(row.license_file_metadata) === 1,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -97,6 +100,9 @@ export class KyselyPolicyStore implements PolicyStore {
             heartbeat_ttl: policy.heartbeatTtl,
             max_uses: policy.maxUses,
             metadata: JSON.stringify(policy.metadata),
+            license_file_ttl: policy.licenseFileTtl,
+            token_ttl_max: policy.tokenTtlMax,
+            license_file_metadata: policy.licenseFileMetadata ? 1 : 0,
             created_at: policy.createdAt.toISOString(),
             updated_at: policy.updatedAt.toISOString(),
           })
@@ -136,6 +142,11 @@ export class KyselyPolicyStore implements PolicyStore {
             ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
             ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
             ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+            ...(changes.licenseFileTtl === undefined ? {} : { license_file_ttl: changes.licenseFileTtl }),
+            ...(changes.tokenTtlMax === undefined ? {} : { token_ttl_max: changes.tokenTtlMax }),
+            ...(changes.licenseFileMetadata === undefined
+              ? {}
+              : { license_file_metadata: changes.licenseFileMetadata ? 1 : 0 }),
           })
           .where('id', '=', id)
           .returning('id')

@@ -17,5 +17,8 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     metadata: policy.metadata,
     createdAt: policy.createdAt.toISOString(),
     updatedAt: policy.updatedAt.toISOString(),
+    licenseFileTtl: policy.licenseFileTtl,
+    tokenTtlMax: policy.tokenTtlMax,
+    licenseFileMetadata: policy.licenseFileMetadata,
   }
 }

@@ -2,6 +2,7 @@ import {
   type CreatePolicyBody,
   defaultExpirationBasis,
   defaultMaxActivations,
+  defaultPolicyLicenseFileTtl,
   type ListPoliciesQuery,
   type Paginated,
   type PolicyId,
@@ -73,6 +74,10 @@ export class PolicyService {
       heartbeatTtl: input.heartbeatTtl ?? null,
       maxUses: input.maxUses ?? null,
       metadata: newMetadata(input.metadata),
+      // Not `??`: null means files that never expire (or the standard token cap).
+      licenseFileTtl: input.licenseFileTtl === undefined ? defaultPolicyLicenseFileTtl : input.licenseFileTtl,
+      tokenTtlMax: input.tokenTtlMax ?? null,
+      licenseFileMetadata: input.licenseFileMetadata ?? false,
       createdAt: now,
       updatedAt: now,
     }

@@ -18,7 +18,16 @@ export const policyListSpec = {
 export type PolicyChanges = Partial<
   Pick<
     Policy,
-    'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'heartbeatTtl' | 'maxUses' | 'metadata'
+    | 'name'
+    | 'maxActivations'
+    | 'duration'
+    | 'expirationBasis'
+    | 'heartbeatTtl'
+    | 'maxUses'
+    | 'metadata'
+    | 'licenseFileTtl'
+    | 'tokenTtlMax'
+    | 'licenseFileMetadata'
   >
 > & {
   readonly updatedAt: Date

@@ -17,6 +17,12 @@ export interface Policy {
   /** Entitlement codes, sorted. */
   readonly entitlements: readonly string[]
   readonly metadata: Metadata
+  /** Seconds a license file lives when its request gives no ttl (read live); null: no expiry. */
+  readonly licenseFileTtl: number | null
+  /** The longest token ttl its licenses may ask for (read live); null: the standard year. */
+  readonly tokenTtlMax: number | null
+  /** Whether license files carry the license's metadata (read live). */
+  readonly licenseFileMetadata: boolean
   readonly createdAt: Date
   readonly updatedAt: Date
 }

@@ -100,6 +100,11 @@ export interface PoliciesTable {
   metadata: JsonObject
   created_at: Timestamp
   updated_at: Timestamp
+  /** Migration 2026-11-29-10: seconds (bigint in PostgreSQL, read back as a string); null: files never expire. */
+  license_file_ttl: number | string | null
+  token_ttl_max: number | string | null
+  /** 0 or 1. */
+  license_file_metadata: number
 }
 
 export interface PolicyEntitlementsTable {

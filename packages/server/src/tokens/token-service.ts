@@ -11,7 +11,9 @@ import {
   licenseTokenIssuer,
   licenseTokenType,
   maxCustomPayloadBytes,
+  maxTokenTtlSeconds,
   type Paginated,
+  type PolicyId,
   type ProductId,
 } from '@keyturn/protocol'
 import type { ActivationCheck } from '../core/activation-check.js'
@@ -79,8 +81,14 @@ export interface IssuedToken {
   readonly view: LicenseView
 }
 
+/** The longest token a policy allows (the policies service fits); read only for a ttl past a year. */
+export interface TokenPolicies {
+  findPolicy(id: PolicyId): Promise<{ readonly tokenTtlMax: number | null } | undefined>
+}
+
 export interface TokenServiceDeps {
   readonly licenses: LicenseReader
+  readonly policies: TokenPolicies
   readonly products: ProductLookup
   readonly activations: ActivationCheck
   readonly signingKeys: SigningKeyStore
@@ -94,6 +102,7 @@ export interface TokenServiceDeps {
 
 export class TokenService {
   readonly #licenses: LicenseReader
+  readonly #policies: TokenPolicies
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
   readonly #signingKeys: SigningKeyStore
@@ -108,6 +117,7 @@ export class TokenService {
 
   constructor(deps: TokenServiceDeps) {
     this.#licenses = deps.licenses
+    this.#policies = deps.policies
     this.#products = deps.products
     this.#activations = deps.activations
     this.#signingKeys = deps.signingKeys
@@ -166,6 +176,17 @@ export class TokenService {
         '#/customPayload',
         `customPayload must be at most ${maxCustomPayloadBytes} bytes as JSON.`,
       )
+    }
+    if (input.ttl !== undefined && input.ttl > maxTokenTtlSeconds) {
+      // Past a year only where the license's policy allows it (read live, and only then).
+      const policy = license.policyId === null ? undefined : await this.#policies.findPolicy(license.policyId)
+      const allowed = policy?.tokenTtlMax ?? maxTokenTtlSeconds
+      if (input.ttl > allowed) {
+        throw new InvalidInputError(
+          '#/ttl',
+          `ttl may be at most ${allowed} seconds for this license (its policy's tokenTtlMax, else a year).`,
+        )
+      }
     }
     const seat =
       input.fingerprint === undefined

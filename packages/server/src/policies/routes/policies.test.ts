@@ -29,6 +29,9 @@ describeEachDatabase('/api/v0/policies', (database) => {
       metadata: {},
       createdAt: testStart,
       updatedAt: testStart,
+      licenseFileTtl: 365 * 86_400,
+      tokenTtlMax: null,
+      licenseFileMetadata: false,
     })
     assert.deepEqual(await call(app, headers, 'GET', `/policies/${basic.id}`, 200), basic)
 
