@@ -19,6 +19,7 @@ import { licenseCounts } from './migrations/2026-11-23-90-license-counts.js'
 import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 import { secretCheck } from './migrations/2026-11-28-70-secret-check.js'
 import { mailOutbox } from './migrations/2026-11-28-80-mail-outbox.js'
+import { sessions } from './migrations/2026-11-29-30-sessions.js'
 import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 
@@ -49,6 +50,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-27-00-license-metadata': licenseMetadata(kind),
     '2026-11-28-70-secret-check': secretCheck(),
     '2026-11-28-80-mail-outbox': mailOutbox(kind),
+    '2026-11-29-30-sessions': sessions(kind),
     '2026-11-29-40-expiry-notices': expiryNotices(kind),
     '2026-11-29-41-product-branding': productBranding(),
   }
