@@ -6,6 +6,7 @@
 import { type Static, Type } from 'typebox'
 import {
   ApiKeyIdSchema,
+  CustomerIdSchema,
   listQueryProperties,
   PaginatedSchema,
   ProductIdSchema,
@@ -214,13 +215,17 @@ export const EventIdSchema = Type.TemplateLiteral([Type.Literal('evt_'), Type.St
 })
 export type EventId = Static<typeof EventIdSchema>
 
-/** Who made the change: an API key, or the server itself (a background job). */
+/** Who made the change: an API key, the server itself (a background job), or a customer in the customer portal. */
 export const EventActorSchema = Type.Union([
   Type.Object(
     { apiKeyId: ApiKeyIdSchema, role: Type.Enum(['admin', 'product', 'client']) },
     { additionalProperties: false },
   ),
   Type.Object({ system: Type.Literal(true) }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('customer'), id: CustomerIdSchema },
+    { additionalProperties: false, description: 'A customer, signed in to the customer portal.' },
+  ),
 ])
 export type EventActor = Static<typeof EventActorSchema>
 

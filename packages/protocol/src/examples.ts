@@ -90,4 +90,6 @@ export const examplePolicy = {
   metadata: {},
   createdAt: exampleTime,
   updatedAt: exampleTime,
+  maxTransfers: 3,
+  transferPeriod: 2_592_000,
 } as const

@@ -30,6 +30,24 @@ export const ExpirationBasisSchema = Type.Enum(['creation', 'firstActivation'], 
 export type ExpirationBasis = Static<typeof ExpirationBasisSchema>
 export const defaultExpirationBasis: ExpirationBasis = 'creation'
 
+/** Portal transfers of a license made from a policy without the fields, or of a license without a policy. */
+export const defaultMaxTransfers = 3
+/** Seconds: 30 days. */
+export const defaultTransferPeriod = 30 * 86_400
+
+export const MaxTransfersSchema = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000 }), Type.Null()], {
+  description:
+    'How many machines a customer may deactivate from the customer portal per `transferPeriod`, counted per license in a rolling window; `null`: unlimited. API deactivations do not count. Read live from the policy.',
+  examples: [3],
+})
+
+export const TransferPeriodSchema = Type.Integer({
+  minimum: 3600,
+  maximum: 366 * 86_400,
+  description: 'Seconds: the rolling window `maxTransfers` counts in (one hour to 366 days).',
+  examples: [2_592_000],
+})
+
 export const PolicyNameSchema = Type.String({
   minLength: 1,
   maxLength: 200,
@@ -51,6 +69,8 @@ export const PolicyResourceSchema = Type.Object(
     metadata: MetadataSchema,
     createdAt: TimestampSchema,
     updatedAt: TimestampSchema,
+    maxTransfers: MaxTransfersSchema,
+    transferPeriod: TransferPeriodSchema,
   },
   { additionalProperties: false, examples: [examplePolicy] },
 )
@@ -67,6 +87,8 @@ export const CreatePolicyBodySchema = Type.Object(
     maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    maxTransfers: Type.Optional(MaxTransfersSchema),
+    transferPeriod: Type.Optional(TransferPeriodSchema),
   },
   {
     additionalProperties: false,
@@ -94,6 +116,8 @@ export const UpdatePolicyBodySchema = Type.Object(
     maxUses: Type.Optional(MaxUsesSchema),
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
+    maxTransfers: Type.Optional(MaxTransfersSchema),
+    transferPeriod: Type.Optional(TransferPeriodSchema),
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

@@ -24,6 +24,8 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     maxUses: row.max_uses === null ? null : Number(row.max_uses), // pg reads bigint as a string
     entitlements,
     metadata: readMetadata(row.metadata),
+    maxTransfers: row.max_transfers === null ? null : Number(row.max_transfers),
+    transferPeriod: Number(row.transfer_period),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -97,6 +99,8 @@ export class KyselyPolicyStore implements PolicyStore {
             heartbeat_ttl: policy.heartbeatTtl,
             max_uses: policy.maxUses,
             metadata: JSON.stringify(policy.metadata),
+            max_transfers: policy.maxTransfers,
+            transfer_period: policy.transferPeriod,
             created_at: policy.createdAt.toISOString(),
             updated_at: policy.updatedAt.toISOString(),
           })
@@ -136,6 +140,8 @@ export class KyselyPolicyStore implements PolicyStore {
             ...(changes.heartbeatTtl === undefined ? {} : { heartbeat_ttl: changes.heartbeatTtl }),
             ...(changes.maxUses === undefined ? {} : { max_uses: changes.maxUses }),
             ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
+            ...(changes.maxTransfers === undefined ? {} : { max_transfers: changes.maxTransfers }),
+            ...(changes.transferPeriod === undefined ? {} : { transfer_period: changes.transferPeriod }),
           })
           .where('id', '=', id)
           .returning('id')

@@ -17,5 +17,7 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     metadata: policy.metadata,
     createdAt: policy.createdAt.toISOString(),
     updatedAt: policy.updatedAt.toISOString(),
+    maxTransfers: policy.maxTransfers,
+    transferPeriod: policy.transferPeriod,
   }
 }

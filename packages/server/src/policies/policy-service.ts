@@ -2,6 +2,8 @@ import {
   type CreatePolicyBody,
   defaultExpirationBasis,
   defaultMaxActivations,
+  defaultMaxTransfers,
+  defaultTransferPeriod,
   type ListPoliciesQuery,
   type Paginated,
   type PolicyId,
@@ -73,6 +75,9 @@ export class PolicyService {
       heartbeatTtl: input.heartbeatTtl ?? null,
       maxUses: input.maxUses ?? null,
       metadata: newMetadata(input.metadata),
+      // Not `??`: null means unlimited.
+      maxTransfers: input.maxTransfers === undefined ? defaultMaxTransfers : input.maxTransfers,
+      transferPeriod: input.transferPeriod ?? defaultTransferPeriod,
       createdAt: now,
       updatedAt: now,
     }

@@ -18,7 +18,7 @@ export const policyListSpec = {
 export type PolicyChanges = Partial<
   Pick<
     Policy,
-    'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'heartbeatTtl' | 'maxUses' | 'metadata'
+    'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'heartbeatTtl' | 'maxUses' | 'metadata' | 'maxTransfers' | 'transferPeriod'
   >
 > & {
   readonly updatedAt: Date

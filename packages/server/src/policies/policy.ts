@@ -17,6 +17,10 @@ export interface Policy {
   /** Entitlement codes, sorted. */
   readonly entitlements: readonly string[]
   readonly metadata: Metadata
+  /** Portal deactivations per `transferPeriod` (read live by the portal); null: unlimited. */
+  readonly maxTransfers: number | null
+  /** Seconds. */
+  readonly transferPeriod: number
   readonly createdAt: Date
   readonly updatedAt: Date
 }
