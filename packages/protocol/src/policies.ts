@@ -35,11 +35,14 @@ export const defaultMaxTransfers = 3
 /** Seconds: 30 days. */
 export const defaultTransferPeriod = 30 * 86_400
 
-export const MaxTransfersSchema = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000 }), Type.Null()], {
-  description:
-    'How many machines a customer may deactivate from the customer portal per `transferPeriod`, counted per license in a rolling window; `null`: unlimited. API deactivations do not count. Read live from the policy.',
-  examples: [3],
-})
+export const MaxTransfersSchema = Type.Union(
+  [Type.Integer({ minimum: 0, maximum: 1_000_000 }), Type.Null()],
+  {
+    description:
+      'How many machines a customer may deactivate from the customer portal per `transferPeriod`, counted per license in a rolling window; `null`: unlimited. API deactivations do not count. Read live from the policy.',
+    examples: [3],
+  },
+)
 
 export const TransferPeriodSchema = Type.Integer({
   minimum: 3600,

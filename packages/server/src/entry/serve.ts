@@ -80,6 +80,7 @@ export async function serve(
       eventRetentionDays: config.eventRetentionDays,
       ...(config.mail === undefined ? {} : { mail: config.mail }),
       expiryNoticeDays: config.expiryNoticeDays,
+      portal: { enabled: config.portal, url: `http://${config.host}:${config.port}/portal` },
       dependencies: {
         database: connection.reachability,
         ...(counters.redis === undefined ? {} : { redis: counters.redis }),

@@ -18,7 +18,15 @@ export const policyListSpec = {
 export type PolicyChanges = Partial<
   Pick<
     Policy,
-    'name' | 'maxActivations' | 'duration' | 'expirationBasis' | 'heartbeatTtl' | 'maxUses' | 'metadata' | 'maxTransfers' | 'transferPeriod'
+    | 'name'
+    | 'maxActivations'
+    | 'duration'
+    | 'expirationBasis'
+    | 'heartbeatTtl'
+    | 'maxUses'
+    | 'metadata'
+    | 'maxTransfers'
+    | 'transferPeriod'
   >
 > & {
   readonly updatedAt: Date

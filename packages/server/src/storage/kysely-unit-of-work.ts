@@ -2,7 +2,14 @@ import type { EventType, ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../core/clock.js'
 import { newEventId } from '../core/ids.js'
-import type { Actor, ChangeActor, Event, EventRecorder, StatementEvents, UnitOfWork } from '../core/unit-of-work.js'
+import type {
+  Actor,
+  ChangeActor,
+  Event,
+  EventRecorder,
+  StatementEvents,
+  UnitOfWork,
+} from '../core/unit-of-work.js'
 import type { Database } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
 import { EventGroup } from './event-group.js'
