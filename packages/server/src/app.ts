@@ -80,6 +80,7 @@ import { KyselyPortalStore } from './portal/kysely-portal-store.js'
 import { PortalService } from './portal/portal-service.js'
 import { registerPortalLink } from './portal/routes/portal-link.js'
 import { registerPortalRoutes } from './portal/routes/portal-routes.js'
+import { registerPortalSessions } from './portal/routes/portal-sessions.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
@@ -612,6 +613,7 @@ function registerApi(
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
   registerPortalLink(api, services.portal, portalEnabled)
+  registerPortalSessions(api, services.portal)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)
   registerApiKeysRoutes(api, services.apiKeys)

@@ -305,6 +305,31 @@ export class PortalService {
     })
   }
 
+  /** The customer's live portal sessions (admin keys). */
+  async listSessions(principal: Principal, customerId: CustomerId): Promise<readonly Session[]> {
+    requireAdmin(principal, "list a customer's portal sessions")
+    if ((await this.#portal.findCustomer(customerId)) === undefined) {
+      throw new DomainError('customer_not_found', `No customer ${customerId} exists.`)
+    }
+    return this.sessions.listOf('customer', customerId)
+  }
+
+  /**
+   * Ends one of the customer's portal sessions (admin keys); the event says who did it. A session
+   * that is gone already (ended, expired, another customer's) leaves nothing to do: no error.
+   */
+  async revokeSession(principal: Principal, customerId: CustomerId, sessionId: string): Promise<void> {
+    requireAdmin(principal, "revoke a customer's portal session")
+    const sessions = await this.listSessions(principal, customerId)
+    if (!sessions.some((session) => session.id === sessionId)) {
+      return
+    }
+    await this.sessions.revoke('customer', sessionId)
+    await this.#storage.write(principal, async ({ events }) => {
+      events.record('portal.signed_out', null, { customerId, sessionId, revoked: true })
+    })
+  }
+
   /** Ends the session (or, with `everywhere`, every session of the customer). */
   async signOut(session: Session, caller: Caller, everywhere: boolean): Promise<void> {
     const customerId = session.subjectId as CustomerId

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { codeIn, isSignInMail, PortalVisitor } from '../testing/portal-visitor.js'
 import { startSmtpServer } from '../testing/smtp-server.js'
-import { call } from '../testing/vendors.js'
+import { call, roleHeaders } from '../testing/vendors.js'
 
 const portal = { enabled: true, url: 'https://licenses.example.com/portal' }
 
@@ -261,6 +261,30 @@ describeEachDatabase('Customer portal', (database) => {
     assert.ok(!page.body.includes(hostile), 'licenses page')
     const emails = await call(test.app, test.headers, 'GET', '/emails', 200)
     assert.ok(emails.data.every((entry: Record<string, unknown>) => !JSON.stringify(entry).match(/\d{6}/)))
+  })
+
+  it('lists a customer’s portal sessions for admin keys, which may revoke one', async (t) => {
+    const { smtp, test, send } = await portalApp(t, database)
+    const ada = await owner(test, 'ada@example.com', 0)
+    const phone = new PortalVisitor(test.app)
+    const laptop = new PortalVisitor(test.app)
+    await phone.signIn('ada@example.com', smtp, send)
+    test.clock.advance(1000)
+    await laptop.signIn('ada@example.com', smtp, send)
+    const url = `/customers/${ada.customer.id}/portal-sessions`
+    const listed = await call(test.app, test.headers, 'GET', url, 200)
+    assert.equal(listed.data.length, 2)
+    const [newest, oldest] = listed.data
+    assert.equal(newest.object, 'PortalSession')
+    assert.equal(newest.customerId, ada.customer.id)
+    assert.ok(newest.createdAt > oldest.createdAt)
+    await call(test.app, test.headers, 'DELETE', `${url}/${oldest.id}`, 204)
+    assert.equal((await phone.get('/portal/licenses')).statusCode, 303, 'the phone is signed out')
+    assert.equal((await laptop.get('/portal/licenses')).statusCode, 200, 'the laptop is not')
+    assert.equal((await call(test.app, test.headers, 'GET', url, 200)).data.length, 1)
+    const productKey = await roleHeaders(test.app, test.headers, 'product', test.productId)
+    await call(test.app, productKey, 'GET', url, 403)
+    await call(test.app, test.headers, 'GET', '/customers/cus_nobody/portal-sessions', 404)
   })
 
   it('is not there while KEYTURN_PORTAL is off, and the portal link says why', async (t) => {

@@ -235,6 +235,16 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: '/customers/:id/portal-link',
     url: (f) => `/customers/${f.customerId}/portal-link`,
   },
+  {
+    method: 'GET',
+    path: '/customers/:id/portal-sessions',
+    url: (f) => `/customers/${f.customerId}/portal-sessions`,
+  },
+  {
+    method: 'DELETE',
+    path: '/customers/:id/portal-sessions/:sessionId',
+    url: (f) => `/customers/${f.customerId}/portal-sessions/0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90`,
+  },
 
   { method: 'GET', path: '/policies', url: () => '/policies' },
   {
