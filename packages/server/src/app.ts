@@ -77,7 +77,7 @@ import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
 import { KyselyPortalStore } from './portal/kysely-portal-store.js'
-import { PortalService } from './portal/portal-service.js'
+import { PortalService, portalPurgeJob } from './portal/portal-service.js'
 import { registerPortalLink } from './portal/routes/portal-link.js'
 import { registerPortalRoutes } from './portal/routes/portal-routes.js'
 import { registerPortalSessions } from './portal/routes/portal-sessions.js'
@@ -214,6 +214,7 @@ export function buildApp(deps: AppDeps): {
     retentionJob(services.eventRetention),
     seatSweepJob(services.seatSweep),
     expiryNoticeJob(services.expiryNotices),
+    portalPurgeJob(services.portal),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()

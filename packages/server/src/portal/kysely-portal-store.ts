@@ -270,6 +270,18 @@ export class KyselyPortalStore implements PortalStore {
     return Number(row?.count ?? 0)
   }
 
+  async purge(codesBefore: Date, transfersBefore: Date): Promise<number> {
+    const codes = await this.#db
+      .deleteFrom('portal_sign_in_codes')
+      .where('expires_at', '<', codesBefore.toISOString())
+      .executeTakeFirst()
+    const transfers = await this.#db
+      .deleteFrom('license_transfers')
+      .where('occurred_at', '<', transfersBefore.toISOString())
+      .executeTakeFirst()
+    return Number(codes.numDeletedRows) + Number(transfers.numDeletedRows)
+  }
+
   async recordTransfer(transfer: {
     readonly licenseId: LicenseId
     readonly activationId: ActivationId

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto'
 import type { ActivationId, CustomerId, LicenseId, ProductId } from '@keyturn/protocol'
 import { toActivationResource } from '../activations/activation-resource.js'
 import type { ActivationStore } from '../activations/activation-store.js'
+import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
@@ -21,6 +22,18 @@ export const codeLifetimeMs = 10 * 60_000
 export const codeTries = 5
 /** The portal shows at most this many licenses of a customer (newest first). */
 export const maxLicensesShown = 100
+
+/** The portal's housekeeping, every 10 minutes in every serving process. */
+export function portalPurgeJob(portal: PortalService): BackgroundJob {
+  return {
+    name: 'portal purge',
+    idleMs: 10 * 60_000,
+    async tick() {
+      await portal.purge()
+      return false
+    },
+  }
+}
 
 /** Where a request came from, for limits and events. */
 export interface Caller {
@@ -303,6 +316,17 @@ export class PortalService {
     await this.#storage.write('system', async ({ events }) => {
       events.record('portal.sign_in_failed', null, { customerId, reason, ip: caller.ip })
     })
+  }
+
+  /**
+   * Housekeeping (a background job in every process): ends the rows of sessions past their expiry,
+   * of codes expired for a day, and of transfers older than the longest transfer window.
+   */
+  async purge(): Promise<number> {
+    const now = this.#clock.now().getTime()
+    const sessions = await this.sessions.deleteExpired()
+    const rows = await this.#portal.purge(new Date(now - 86_400_000), new Date(now - 366 * 86_400_000))
+    return sessions + rows
   }
 
   /** The customer's live portal sessions (admin keys). */

@@ -76,6 +76,11 @@ export interface PortalStore {
   lockLicense(id: LicenseId): Promise<void>
   /** Portal deactivations of the license since `since`. */
   countTransfers(licenseId: LicenseId, since: Date): Promise<number>
+  /**
+   * Deletes sign-in codes that expired before `codesBefore` and transfers older than
+   * `transfersBefore` (past any transfer window). Returns how many rows went.
+   */
+  purge(codesBefore: Date, transfersBefore: Date): Promise<number>
   recordTransfer(transfer: {
     readonly licenseId: LicenseId
     readonly activationId: ActivationId

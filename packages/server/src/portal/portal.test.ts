@@ -174,6 +174,12 @@ describeEachDatabase('Customer portal', (database) => {
     })
     assert.equal(expired.statusCode, 400)
 
+    // Housekeeping removes codes a day after they expired, and expired sessions.
+    test.clock.advance(86_400_000 + 3_600_000)
+    assert.equal(await test.services.portal.purge(), 3, 'the three codes asked so far')
+    const dead = await visitor.post('/portal/code', { email: 'ada@example.com', code })
+    assert.match(dead.body, /no longer works/)
+
     // Asking for codes is limited per address.
     const limits = []
     for (let request = 0; request < 6; request++) {

@@ -28,6 +28,11 @@ export function portal(kind: DatabaseKind) {
         .columns(['email_digest', 'created_at'])
         .execute()
       await db.schema
+        .createIndex('portal_sign_in_codes_expiry')
+        .on('portal_sign_in_codes')
+        .column('expires_at')
+        .execute()
+      await db.schema
         .createTable('license_transfers')
         .addColumn('id', 'text', (col) => col.primaryKey())
         .addColumn('license_id', 'text', (col) => col.notNull())
@@ -39,6 +44,11 @@ export function portal(kind: DatabaseKind) {
         .createIndex('license_transfers_license')
         .on('license_transfers')
         .columns(['license_id', 'occurred_at'])
+        .execute()
+      await db.schema
+        .createIndex('license_transfers_time')
+        .on('license_transfers')
+        .column('occurred_at')
         .execute()
       // null: unlimited. Existing policies get the default limit, 3 per 30 days.
       await db.schema
