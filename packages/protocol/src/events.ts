@@ -277,9 +277,13 @@ export const EventResourceSchema = Type.Object(
           ? null
           : exampleProductId,
       actor:
-        type === 'webhook_endpoint.disabled'
+        type === 'webhook_endpoint.disabled' ||
+        type === 'portal.sign_in_requested' ||
+        type === 'portal.sign_in_failed'
           ? { system: true }
-          : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
+          : type.startsWith('portal.')
+            ? { type: 'customer', id: exampleCustomer.id }
+            : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
       requestId: type === 'webhook_endpoint.disabled' ? null : 'req_6Gm2TqVx9LpRk4NcYb8WsH',
       data,
     })),
