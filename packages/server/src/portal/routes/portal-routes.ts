@@ -7,7 +7,7 @@ import {
   isSecureRequest,
   readSessionCookie,
   sessionCookie,
-} from '../../sessions/routes/session-cookie.js'
+} from '../../http/session-cookie.js'
 import type { Session } from '../../sessions/session.js'
 import { accentCss, portalCss, portalJs } from '../portal-assets.js'
 import { codePage, licensesPage, messagePage, neutralBranding, signInPage } from '../portal-pages.js'

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { AudienceSettings } from '../session.js'
+import type { AudienceSettings } from '../sessions/session.js'
 
 /**
  * Whether the request came over HTTPS: Fastify's `request.protocol` believes `X-Forwarded-Proto`
