@@ -186,6 +186,13 @@ describeEachDatabase('Customer portal', (database) => {
       limits.push((await visitor.post('/portal/sign-in', { email: 'eve@example.com' })).statusCode)
     }
     assert.deepEqual(limits, [200, 200, 200, 200, 200, 429])
+    // And per IP address: 30 in 15 minutes, whatever the addresses.
+    const crawler = new PortalVisitor(test.app, '203.0.113.9')
+    const fromOneIp = []
+    for (let request = 0; request < 31; request++) {
+      fromOneIp.push((await crawler.post('/portal/sign-in', { email: `x${request}@example.com` })).statusCode)
+    }
+    assert.deepEqual(fromOneIp, [...Array(30).fill(200), 429])
   })
 
   it('never shows or touches another customer’s license or machine, on any portal route', async (t) => {
