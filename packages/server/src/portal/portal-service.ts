@@ -251,7 +251,8 @@ export class PortalService {
     customerId: CustomerId | null,
     productId: ProductId | undefined,
   ): Promise<MailVariables> {
-    const licenses = customerId === null ? [] : await this.#portal.licensesOf(customerId, maxLicensesShown)
+    // Read for any address (no license has the placeholder customer): the same query either way.
+    const licenses = await this.#portal.licensesOf(customerId ?? ('cus_' as CustomerId), maxLicensesShown)
     const chosen = licenses.find((license) => license.productId === productId) ?? licenses[0]
     return (
       chosen?.branding ?? {
