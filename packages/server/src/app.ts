@@ -463,6 +463,15 @@ function createServices(deps: AppDeps): Services {
     // PostgreSQL takes that core for itself (tokens/ed25519.ts).
     answerSigning: databaseRunsInProcess(deps.db) ? 'thread-pool' : 'event-loop',
   })
+  const licenseFiles = new LicenseFileService({
+    licenses,
+    activations: activationStore,
+    policies,
+    products,
+    signers: tokens,
+    storage: unitOfWork(() => ({})),
+    clock: deps.clock,
+  })
   const sessions = new SessionService({ store: new KyselySessionStore(db), clock })
   const activations = new ActivationService({
     activations: activationStore,
@@ -484,6 +493,9 @@ function createServices(deps: AppDeps): Services {
     templates: mailTemplates,
     clock,
     digestKey: deps.secretKeys.portalCodeDigest,
+    licenseFiles: {
+      issueForCustomerMachine: (by, view, machine) => licenseFiles.issueForCustomerMachine(by, view, machine),
+    },
     portalUrl: deps.portal?.url,
   })
   return {
@@ -496,15 +508,7 @@ function createServices(deps: AppDeps): Services {
     licenses,
     activations,
     tokens,
-    licenseFiles: new LicenseFileService({
-      licenses,
-      activations: activationStore,
-      policies,
-      products,
-      signers: tokens,
-      storage: unitOfWork(() => ({})),
-      clock: deps.clock,
-    }),
+    licenseFiles,
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),

@@ -44,6 +44,7 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .machines { list-style: none; padding: 0; margin: 0; }
 .machines li { display: flex; justify-content: space-between; align-items: center; gap: 0.5rem; padding: 0.5rem 0; border-top: 1px solid var(--line); flex-wrap: wrap; }
 .machines li div { overflow-wrap: anywhere; }
+.machines .actions form.inline { margin: 0.25rem 0 0.25rem 0.5rem; }
 `
 
 /** Copies a license key; the buttons stay hidden where the script does not run (the key is selectable anyway). */

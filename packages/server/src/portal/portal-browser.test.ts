@@ -1,7 +1,7 @@
 /**
  * @module The customer portal in a real browser (Debian's Chromium) at phone width (390 px), with
- * a real SMTP server: sign in with the mailed code, see the license, deactivate a machine, hit the
- * transfer limit, sign out. Every page is checked with axe-core and for CSP violations.
+ * a real SMTP server: sign in with the mailed code, see the license, download a license file,
+ * deactivate a machine, hit the transfer limit, sign out. Every page is checked with axe-core and for CSP violations.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -96,6 +96,12 @@ it('a customer signs in with the mailed code, deactivates a machine, meets the t
   await page.getByText(license.key).waitFor()
   assert.equal(await page.getByRole('button', { name: 'Copy' }).isVisible(), true, 'the copy button appears')
   await checkPage(page, 'licenses')
+
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download a license file for Studio iMac' }).click(),
+  ])
+  assert.equal(download.suggestedFilename(), 'license-Studio-iMac.lic')
 
   await page.getByRole('button', { name: 'Deactivate Studio iMac' }).click()
   await page.getByText('The machine was deactivated.').waitFor()

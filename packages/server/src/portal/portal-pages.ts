@@ -138,7 +138,6 @@ ${message}
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <button type="submit" class="secondary">Mail me this key</button>
 </form>
-<%~ item.licenseFile %>
 <h3>Machines</h3>
 <p class="muted"><%= item.transfers %></p>
 <% if (item.machines.length === 0) { %><p>No machine uses this license.</p><% } else { %>
@@ -146,10 +145,16 @@ ${message}
 <% for (const machine of item.machines) { %>
 <li>
 <div><strong><%= machine.name %></strong><% if (machine.platform) { %> · <%= machine.platform %><% } %><br><span class="muted">Last seen <%= machine.lastSeen %></span></div>
-<form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/deactivate">
+<div class="actions">
+<form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/license-file" class="inline">
+<input type="hidden" name="csrf" value="<%= it.csrf %>">
+<button type="submit" class="secondary" aria-label="Download a license file for <%= machine.name %>">License file</button>
+</form>
+<form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/deactivate" class="inline">
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <button type="submit" class="danger" aria-label="Deactivate <%= machine.name %>">Deactivate</button>
 </form>
+</div>
 </li>
 <% } %>
 </ul>
@@ -169,12 +174,6 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`
 }
 
-/**
- * Where a license's offline license file will be offered for download once the portal issues
- * license files: a per-license slot of the licenses page. Empty until then.
- */
-export type LicenseFileSlot = (licenseId: string) => string
-
 export function licensesPage(input: {
   readonly brand: MailVariables
   readonly accentProductId: string | null
@@ -182,7 +181,6 @@ export function licensesPage(input: {
   readonly overview: PortalOverview
   readonly error: string | null
   readonly notice: string | null
-  readonly licenseFileSlot?: LicenseFileSlot
 }): string {
   const items = input.overview.licenses.map(({ view, owned, machines, transfersLeft }) => {
     const { license, state } = view
@@ -203,7 +201,6 @@ export function licensesPage(input: {
         transfersLeft === null || owned.maxTransfers === null
           ? 'You may deactivate machines to move the license to another.'
           : `You may deactivate ${plural(transfersLeft, 'more machine')} in the last ${plural(periodDays, 'day')} (at most ${owned.maxTransfers}).`,
-      licenseFile: input.licenseFileSlot?.(license.id) ?? '',
       machines: machines.map((machine) => ({
         id: machine.id,
         name: machine.name ?? machine.fingerprint,

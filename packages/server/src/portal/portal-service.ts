@@ -47,6 +47,20 @@ export interface PortalLicenses {
   viewOf(license: License, now: Date): Promise<LicenseView>
 }
 
+/** What the portal needs to issue license files (LicenseFileService fits). */
+export interface PortalLicenseFiles {
+  issueForCustomerMachine(
+    by: CustomerActor,
+    view: LicenseView,
+    machine: { readonly activationId: ActivationId; readonly fingerprint: string },
+  ): Promise<{ readonly licenseFile: string } | 'license_not_active'>
+}
+
+export type LicenseFileOutcome =
+  | { readonly kind: 'issued'; readonly licenseFile: string; readonly fileName: string }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'license_not_active' }
+
 export type SignInOutcome =
   | { readonly kind: 'signed_in'; readonly started: StartedSession }
   | { readonly kind: 'refused'; readonly reason: 'wrong_code' | 'no_code' | 'too_many_tries' }
@@ -87,6 +101,7 @@ export interface PortalServiceDeps {
   readonly templates: MailTemplates | undefined
   readonly clock: Clock
   readonly digestKey: Buffer
+  readonly licenseFiles: PortalLicenseFiles
   /** The portal's address for mails (a product's `branding.portalUrl` wins); undefined: none given. */
   readonly portalUrl?: string | undefined
 }
@@ -104,6 +119,7 @@ export class PortalService {
   readonly #clock: Clock
   readonly #key: Buffer
   readonly #portalUrl: string | null
+  readonly #licenseFiles: PortalLicenseFiles
   readonly sessions: SessionService
   /** Code requests: 5 per address and 30 per IP address within 15 minutes. */
   readonly #requestLimits: SignInLimits
@@ -118,6 +134,7 @@ export class PortalService {
     this.#clock = deps.clock
     this.#key = deps.digestKey
     this.#portalUrl = deps.portalUrl ?? null
+    this.#licenseFiles = deps.licenseFiles
     this.sessions = deps.sessions
     this.#requestLimits = new SignInLimits(deps.clock, { accountFailures: 5, ipFailures: 30 })
     this.#tryLimits = new SignInLimits(deps.clock, { accountFailures: codeTries, ipFailures: 50 })
@@ -442,6 +459,31 @@ export class PortalService {
       events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
       return { kind: 'deactivated', machine }
     })
+  }
+
+  /**
+   * A license file for one of the customer's machines, bound to it and encrypted for it (the
+   * application opens it with the license key on that machine): for machines that must work
+   * offline. Only for an active license.
+   */
+  async licenseFile(customerId: CustomerId, id: ActivationId, caller: Caller): Promise<LicenseFileOutcome> {
+    const found = await this.#portal.findOwnedMachine(customerId, id, this.#clock.now())
+    const license = found === undefined ? undefined : await this.#licenses.find({ id: found.license.id })
+    if (found === undefined || license === undefined) {
+      return { kind: 'not_found' }
+    }
+    const issued = await this.#licenseFiles.issueForCustomerMachine(
+      this.#actor(customerId, caller),
+      await this.#licenses.viewOf(license, this.#clock.now()),
+      { activationId: found.machine.id, fingerprint: found.machine.fingerprint },
+    )
+    if (issued === 'license_not_active') {
+      return { kind: 'license_not_active' }
+    }
+    const name = (found.machine.name ?? found.machine.fingerprint)
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .slice(0, 60)
+    return { kind: 'issued', licenseFile: issued.licenseFile, fileName: `license-${name || 'machine'}.lic` }
   }
 
   /** Mails the license key to the customer again (whatever their mail opt-out: they asked for it). */

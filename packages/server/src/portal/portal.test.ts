@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { verifyLicenseFile } from '@keyturn/client'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { codeIn, isSignInMail, PortalVisitor } from '../testing/portal-visitor.js'
@@ -78,6 +79,27 @@ describeEachDatabase('Customer portal', (database) => {
       code: codeIn(smtp.received, 'ada@example.com'),
     })
     assert.equal(again.statusCode, 400)
+
+    // A license file for one of the machines, bound to it.
+    const download = await visitor.post(`/portal/machines/${ada.activations[0].id}/license-file`, {
+      csrf: visitor.csrf,
+    })
+    assert.equal(download.statusCode, 200, download.body)
+    assert.match(
+      String(download.headers['content-disposition']),
+      /^attachment; filename="license-Machine-0\.lic"$/,
+    )
+    const verified = await verifyLicenseFile(download.body, {
+      publicKey: (await call(test.app, test.headers, 'GET', `/products/${test.productId}`, 200)).publicKey,
+      productId: test.productId,
+      licenseKey: ada.license.key,
+      fingerprint: ada.activations[0].fingerprint,
+      now: test.clock.now(),
+    })
+    assert.equal(verified.activationId, ada.activations[0].id)
+    assert.equal(verified.encrypted, true)
+    const fileEvents = await events(test, 'license.file_issued')
+    assert.deepEqual(fileEvents[0].actor, { type: 'customer', id: ada.customer.id })
 
     // Without the CSRF token, nothing happens.
     const [first, second, third] = ada.activations
@@ -205,6 +227,7 @@ describeEachDatabase('Customer portal', (database) => {
     const bobMachine = bob.activations[0].id
     const routes = [
       `/portal/machines/${bobMachine}/deactivate`,
+      `/portal/machines/${bobMachine}/license-file`,
       `/portal/licenses/${bobLicense}/resend-key`,
       // An id of the wrong kind, or none that exists, answers the same.
       `/portal/machines/${bobLicense}/deactivate`,

@@ -323,6 +323,31 @@ export function registerPortalRoutes(app: App, portal: PortalService): void {
         return reply.redirect(`${portalPath}/licenses?done=deactivated`, 303)
       })
 
+      scope.post<{ Params: { id: string } }>('/machines/:id/license-file', async (request, reply) => {
+        const session = await writer(request, reply)
+        if (session === undefined) {
+          return reply
+        }
+        const outcome = await portal.licenseFile(
+          session.subjectId as CustomerId,
+          request.params.id as ActivationId,
+          caller(request),
+        )
+        if (outcome.kind === 'not_found') {
+          return notFound(reply)
+        }
+        if (outcome.kind === 'license_not_active') {
+          return renderLicenses(reply, request, session, 409, {
+            error: 'A license file is issued only for an active license.',
+            notice: null,
+          })
+        }
+        return reply
+          .header('content-disposition', `attachment; filename="${outcome.fileName}"`)
+          .type('text/plain; charset=utf-8')
+          .send(outcome.licenseFile)
+      })
+
       scope.post<{ Params: { id: string } }>('/licenses/:id/resend-key', async (request, reply) => {
         const session = await writer(request, reply)
         if (session === undefined) {
