@@ -386,6 +386,10 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByRole('heading', { name: hostileName, level: 1 }).waitFor()
       const customerId = page.url().split('/').at(-1) ?? ''
       assert.match(customerId, /^cus_/)
+      // The customer portal is off on this server: nobody is signed in, and no code can be mailed.
+      await page.getByText('Not signed in to the portal.').waitFor()
+      await page.getByRole('button', { name: 'Mail a portal sign-in code' }).click()
+      await page.getByText(/customer portal is off/).waitFor()
       await checkScreen(page, '15-customer')
       await navigate(page, 'Customers')
       await page.getByRole('link', { name: 'ada@example.com' }).waitFor()
