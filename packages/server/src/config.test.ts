@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       mail: undefined,
       expiryNoticeDays: [14, 3],
       portal: false,
+      publicUrl: undefined,
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -70,6 +71,7 @@ describe('loadConfig', () => {
       KEYTURN_MAIL_TEMPLATES: '/etc/keyturn/mail',
       KEYTURN_EXPIRY_NOTICE_DAYS: '7',
       KEYTURN_PORTAL: 'true',
+      KEYTURN_PUBLIC_URL: 'https://licensing.example.com/',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -107,6 +109,7 @@ describe('loadConfig', () => {
       },
       expiryNoticeDays: [7],
       portal: true,
+      publicUrl: 'https://licensing.example.com',
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,
