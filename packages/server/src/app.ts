@@ -78,9 +78,8 @@ import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
 import { KyselyPortalStore } from './portal/kysely-portal-store.js'
 import { PortalService, portalPurgeJob } from './portal/portal-service.js'
-import { registerPortalLink } from './portal/routes/portal-link.js'
 import { registerPortalRoutes } from './portal/routes/portal-routes.js'
-import { registerPortalSessions } from './portal/routes/portal-sessions.js'
+import { registerPortalSite } from './portal/routes/portal-site.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
@@ -316,7 +315,7 @@ export function buildApp(deps: AppDeps): {
   })
   registerDashboard(app, deps.dashboardRoot)
   if (deps.portal?.enabled === true) {
-    registerPortalRoutes(app, services.portal)
+    registerPortalSite(app, services.portal)
   }
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
@@ -617,8 +616,7 @@ function registerApi(
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
-  registerPortalLink(api, services.portal, portalEnabled)
-  registerPortalSessions(api, services.portal)
+  registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)
   registerApiKeysRoutes(api, services.apiKeys)

@@ -86,8 +86,6 @@ export type DeactivateOutcome =
       readonly kind: 'transfer_limit_reached'
       readonly maxTransfers: number
       readonly transferPeriod: number
-      /** When the oldest transfer in the window leaves it. */
-      readonly nextAt: Date | null
     }
 
 type PortalStores = { readonly portal: PortalStore; readonly activations: ActivationStore }
@@ -447,7 +445,6 @@ export class PortalService {
             kind: 'transfer_limit_reached',
             maxTransfers: license.maxTransfers,
             transferPeriod: license.transferPeriod,
-            nextAt: null,
           }
         }
       }

@@ -5,7 +5,7 @@ import { problemResponses } from '../../http/responses.js'
 import type { PortalService } from '../portal-service.js'
 
 /** `POST /customers/:id/portal-link`: mails the customer a portal sign-in code (admin keys). */
-export function registerPortalLink(api: App, portal: PortalService, portalEnabled: boolean): void {
+export function registerSendPortalLink(api: App, portal: PortalService, portalEnabled: boolean): void {
   api.post(
     '/customers/:id/portal-link',
     {
