@@ -120,6 +120,16 @@ export class KyselyPortalStore implements PortalStore {
       .execute()
   }
 
+  async countCodesSince(emailDigest: string, since: Date): Promise<number> {
+    const row = await this.#db
+      .selectFrom('portal_sign_in_codes')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('email_digest', '=', emailDigest)
+      .where('created_at', '>', since.toISOString())
+      .executeTakeFirst()
+    return Number(row?.count ?? 0) // pg reads count(*) as a string
+  }
+
   async latestCode(emailDigest: string): Promise<StoredSignInCode | undefined> {
     const row = await this.#db
       .selectFrom('portal_sign_in_codes')

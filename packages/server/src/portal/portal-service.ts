@@ -22,6 +22,9 @@ export const codeLifetimeMs = 10 * 60_000
 export const codeTries = 5
 /** The portal shows at most this many licenses of a customer (newest first). */
 export const maxLicensesShown = 100
+/** Codes asked per address within `requestWindowMs`, counted in the database so every process shares the limit. */
+const codesPerAddress = 5
+const requestWindowMs = 15 * 60_000
 
 /** The portal's housekeeping, every 10 minutes in every serving process. */
 export function portalPurgeJob(portal: PortalService): BackgroundJob {
@@ -119,7 +122,7 @@ export class PortalService {
   readonly #portalUrl: string | null
   readonly #licenseFiles: PortalLicenseFiles
   readonly sessions: SessionService
-  /** Code requests: 5 per address and 30 per IP address within 15 minutes. */
+  /** Code requests per IP address: 30 within 15 minutes (per address: counted in the database). */
   readonly #requestLimits: SignInLimits
   /** Wrong codes: 5 per address and 50 per IP address within 15 minutes, then a 15-minute lockout. */
   readonly #tryLimits: SignInLimits
@@ -134,7 +137,10 @@ export class PortalService {
     this.#portalUrl = deps.portalUrl ?? null
     this.#licenseFiles = deps.licenseFiles
     this.sessions = deps.sessions
-    this.#requestLimits = new SignInLimits(deps.clock, { accountFailures: 5, ipFailures: 30 })
+    this.#requestLimits = new SignInLimits(deps.clock, {
+      accountFailures: Number.POSITIVE_INFINITY,
+      ipFailures: 30,
+    })
     this.#tryLimits = new SignInLimits(deps.clock, { accountFailures: codeTries, ipFailures: 50 })
   }
 
@@ -159,7 +165,13 @@ export class PortalService {
     options: { readonly productId?: ProductId | undefined } = {},
   ): Promise<{ readonly kind: 'sent' } | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }> {
     const address = email.trim()
-    const gate = this.#requestLimits.check(address, caller.ip)
+    const now = this.#clock.now()
+    const window = new Date(now.getTime() - requestWindowMs)
+    const recent = await this.#portal.countCodesSince(this.#emailDigest(address), window)
+    const gate =
+      recent >= codesPerAddress
+        ? { allowed: false as const, retryAfterMs: requestWindowMs }
+        : this.#requestLimits.check(address, caller.ip)
     if (!gate.allowed) {
       await this.#storage.write('system', async ({ events }) => {
         events.record('portal.sign_in_failed', null, {

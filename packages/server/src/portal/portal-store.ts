@@ -42,6 +42,8 @@ export interface PortalStore {
   insertCode(
     code: StoredSignInCode & { readonly emailDigest: string; readonly createdAt: Date },
   ): Promise<void>
+  /** How many codes were asked for the address since `since` (the per-address limit, shared by every process). */
+  countCodesSince(emailDigest: string, since: Date): Promise<number>
   /** The newest code asked for the address, unless it was used. */
   latestCode(emailDigest: string): Promise<StoredSignInCode | undefined>
   /** Counts a wrong try; returns the tries so far. */
