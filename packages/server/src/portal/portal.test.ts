@@ -12,11 +12,13 @@ const portal = { enabled: true, url: 'https://licenses.example.com/portal' }
 async function portalApp(
   t: Parameters<typeof startSmtpServer>[0],
   database: Parameters<typeof buildTestApp>[1],
+  trustProxy = false,
 ) {
   const smtp = await startSmtpServer(t)
   const test = await buildTestApp(t, database, {
     mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
     portal,
+    trustProxy,
   })
   const send = async () => {
     await test.services.deliveries.tick()
@@ -321,6 +323,28 @@ describeEachDatabase('Customer portal', (database) => {
     const productKey = await roleHeaders(test.app, test.headers, 'product', test.productId)
     await call(test.app, productKey, 'GET', url, 403)
     await call(test.app, test.headers, 'GET', '/customers/cus_nobody/portal-sessions', 404)
+  })
+
+  it('sets Secure cookies when the request came over HTTPS through a trusted proxy', async (t) => {
+    const { smtp, test, send } = await portalApp(t, database, true)
+    await owner(test, 'ada@example.com', 0)
+    await new PortalVisitor(test.app).post('/portal/sign-in', { email: 'ada@example.com' })
+    await send()
+    const response = await test.app.inject({
+      method: 'POST',
+      url: '/portal/code',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+      payload: new URLSearchParams({
+        email: 'ada@example.com',
+        code: codeIn(smtp.received, 'ada@example.com'),
+      }).toString(),
+    })
+    assert.equal(response.statusCode, 303, response.body)
+    const cookies = [response.headers['set-cookie']].flat().map(String)
+    assert.equal(cookies.length, 2)
+    for (const cookie of cookies) {
+      assert.match(cookie, /; Path=\/portal; HttpOnly; SameSite=(Lax|Strict); Secure$/)
+    }
   })
 
   it('is not there while KEYTURN_PORTAL is off, and the portal link says why', async (t) => {
