@@ -200,7 +200,7 @@ export function licensesPage(input: {
       transfers:
         transfersLeft === null || owned.maxTransfers === null
           ? 'You may deactivate machines to move the license to another.'
-          : `You may deactivate ${plural(transfersLeft, 'more machine')} in the last ${plural(periodDays, 'day')} (at most ${owned.maxTransfers}).`,
+          : `You may deactivate ${plural(transfersLeft, 'more machine')} now (at most ${owned.maxTransfers} in any ${plural(periodDays, 'day')}).`,
       machines: machines.map((machine) => ({
         id: machine.id,
         name: machine.name ?? machine.fingerprint,

@@ -70,7 +70,7 @@ describeEachDatabase('Customer portal', (database) => {
     assert.ok(page.body.includes(ada.license.key))
     assert.ok(!page.body.includes(bob.license.key), 'another customer’s license is not shown')
     assert.match(page.body, /Machine 2/)
-    assert.match(page.body, /You may deactivate 2 more machines in the last 7 days \(at most 2\)/)
+    assert.match(page.body, /You may deactivate 2 more machines now \(at most 2 in any 7 days\)/)
     assert.match(String(page.headers['content-security-policy']), /script-src 'self'/)
     const cookies = visitor.cookieHeader
     assert.match(cookies, /keyturn_portal_session=/)
