@@ -38,6 +38,7 @@ import type {
   ListWebhookEndpointsQuery,
   Paginated,
   PolicyResource,
+  PortalSessionList,
   Problem,
   ProductKeyResource,
   ProductResource,
@@ -481,6 +482,35 @@ export class KeyturnClient {
   /** Rejects with `customer_has_licenses` while licenses belong to the customer. */
   async deleteCustomer(id: string, options: RequestOptions = {}): Promise<void> {
     await this.#request<undefined>('DELETE', `/customers/${encodeURIComponent(id)}`, options)
+  }
+
+  // The customer portal (admin keys)
+
+  /** Mails the customer a portal sign-in code; rejects with `portal_unavailable` while the portal or mail is off. */
+  async sendPortalLink(customerId: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>(
+      'POST',
+      `/customers/${encodeURIComponent(customerId)}/portal-link`,
+      options,
+    )
+  }
+
+  /** The customer's live portal sessions, newest first. */
+  listPortalSessions(customerId: string, options: RequestOptions = {}): Promise<PortalSessionList> {
+    return this.#request('GET', `/customers/${encodeURIComponent(customerId)}/portal-sessions`, options)
+  }
+
+  /** Signs the customer out of one portal session (nothing to do when it has ended already). */
+  async revokePortalSession(
+    customerId: string,
+    sessionId: string,
+    options: RequestOptions = {},
+  ): Promise<void> {
+    await this.#request<undefined>(
+      'DELETE',
+      `/customers/${encodeURIComponent(customerId)}/portal-sessions/${encodeURIComponent(sessionId)}`,
+      options,
+    )
   }
 
   // Entitlements

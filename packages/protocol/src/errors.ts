@@ -42,6 +42,7 @@ export const ErrorCodeSchema = Type.Enum([
   'service_unavailable',
   'database_unavailable',
   'storage_full',
+  'portal_unavailable',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -363,6 +364,13 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
       'The database has no room left for a write (its disk is full). Reads still answer; nothing already stored is damaged, and nothing of this write was stored.',
     action:
       'Retry after `Retry-After` seconds; the operator frees disk space, after which writes succeed again without a restart.',
+  },
+  portal_unavailable: {
+    status: 409,
+    title: 'Customer portal unavailable',
+    meaning:
+      'The customer portal is off (`KEYTURN_PORTAL`) or the server sends no mail (`KEYTURN_SMTP_URL`), so no sign-in code can reach the customer.',
+    action: 'Turn the portal on and configure mail, then retry.',
   },
 }
 

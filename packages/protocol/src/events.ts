@@ -6,6 +6,7 @@
 import { type Static, Type } from 'typebox'
 import {
   ApiKeyIdSchema,
+  CustomerIdSchema,
   listQueryProperties,
   PaginatedSchema,
   ProductIdSchema,
@@ -188,6 +189,22 @@ export const eventTypeExamples = {
   'webhook_endpoint.disabled': { ...exampleWebhookEndpoint(), enabled: false },
   /** Sent by `POST /webhook-endpoints/:id/test`, to that endpoint only. */
   'webhook_endpoint.test': exampleWebhookEndpoint(),
+  /**
+   * The customer portal. Someone asked for a sign-in code (`customerId` null: the address is no
+   * customer's, and no mail went out; the answer was the same). `via: "portalLink"`: by
+   * `POST /customers/:id/portal-link`.
+   */
+  'portal.sign_in_requested': { customerId: exampleCustomer.id, via: 'portal', ip: '203.0.113.7' },
+  'portal.signed_in': {
+    customerId: exampleCustomer.id,
+    sessionId: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90',
+    ip: '203.0.113.7',
+  },
+  /** `reason`: `wrong_code`, `no_code` (none asked, expired or used), `too_many_tries` (the code is dead) or `rate_limited`. */
+  'portal.sign_in_failed': { customerId: null, reason: 'wrong_code', ip: '203.0.113.7' },
+  'portal.signed_out': { customerId: exampleCustomer.id, sessionId: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90' },
+  /** The customer had the license key mailed to them again. */
+  'portal.key_resent': { customerId: exampleCustomer.id, licenseId: exampleLicenseId },
 } as const satisfies Record<string, unknown>
 
 function exampleWebhookEndpoint() {
@@ -214,13 +231,17 @@ export const EventIdSchema = Type.TemplateLiteral([Type.Literal('evt_'), Type.St
 })
 export type EventId = Static<typeof EventIdSchema>
 
-/** Who made the change: an API key, or the server itself (a background job). */
+/** Who made the change: an API key, the server itself (a background job), or a customer in the customer portal. */
 export const EventActorSchema = Type.Union([
   Type.Object(
     { apiKeyId: ApiKeyIdSchema, role: Type.Enum(['admin', 'product', 'client']) },
     { additionalProperties: false },
   ),
   Type.Object({ system: Type.Literal(true) }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('customer'), id: CustomerIdSchema },
+    { additionalProperties: false, description: 'A customer, signed in to the customer portal.' },
+  ),
 ])
 export type EventActor = Static<typeof EventActorSchema>
 
@@ -252,11 +273,17 @@ export const EventResourceSchema = Type.Object(
       type,
       occurredAt: exampleTime,
       productId:
-        type.startsWith('webhook_endpoint.') || type.startsWith('api_key.') ? null : exampleProductId,
+        type.startsWith('webhook_endpoint.') || type.startsWith('api_key.') || type.startsWith('portal.')
+          ? null
+          : exampleProductId,
       actor:
-        type === 'webhook_endpoint.disabled'
+        type === 'webhook_endpoint.disabled' ||
+        type === 'portal.sign_in_requested' ||
+        type === 'portal.sign_in_failed'
           ? { system: true }
-          : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
+          : type.startsWith('portal.')
+            ? { type: 'customer', id: exampleCustomer.id }
+            : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
       requestId: type === 'webhook_endpoint.disabled' ? null : 'req_6Gm2TqVx9LpRk4NcYb8WsH',
       data,
     })),

@@ -93,4 +93,6 @@ export const examplePolicy = {
   licenseFileTtl: 31_536_000,
   tokenTtlMax: null,
   licenseFileMetadata: false,
+  maxTransfers: 3,
+  transferPeriod: 2_592_000,
 } as const

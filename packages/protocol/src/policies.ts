@@ -57,6 +57,27 @@ export const LicenseFileMetadataSchema = Type.Boolean({
     "Whether license files made for its licenses carry the license's metadata (default false: metadata may hold what the vendor does not want on customers' disks). Read live from the policy.",
 })
 
+/** Portal transfers of a license made from a policy without the fields, or of a license without a policy. */
+export const defaultMaxTransfers = 3
+/** Seconds: 30 days. */
+export const defaultTransferPeriod = 30 * 86_400
+
+export const MaxTransfersSchema = Type.Union(
+  [Type.Integer({ minimum: 0, maximum: 1_000_000 }), Type.Null()],
+  {
+    description:
+      'How many machines a customer may deactivate from the customer portal per `transferPeriod`, counted per license in a rolling window; `null`: unlimited. API deactivations do not count. Read live from the policy.',
+    examples: [3],
+  },
+)
+
+export const TransferPeriodSchema = Type.Integer({
+  minimum: 3600,
+  maximum: 366 * 86_400,
+  description: 'Seconds: the rolling window `maxTransfers` counts in (one hour to 366 days).',
+  examples: [2_592_000],
+})
+
 export const PolicyNameSchema = Type.String({
   minLength: 1,
   maxLength: 200,
@@ -81,6 +102,8 @@ export const PolicyResourceSchema = Type.Object(
     licenseFileTtl: LicenseFileTtlSchema,
     tokenTtlMax: TokenTtlMaxSchema,
     licenseFileMetadata: LicenseFileMetadataSchema,
+    maxTransfers: MaxTransfersSchema,
+    transferPeriod: TransferPeriodSchema,
   },
   { additionalProperties: false, examples: [examplePolicy] },
 )
@@ -100,6 +123,8 @@ export const CreatePolicyBodySchema = Type.Object(
     licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
     tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
     licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
+    maxTransfers: Type.Optional(MaxTransfersSchema),
+    transferPeriod: Type.Optional(TransferPeriodSchema),
   },
   {
     additionalProperties: false,
@@ -130,6 +155,8 @@ export const UpdatePolicyBodySchema = Type.Object(
     licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
     tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
     licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
+    maxTransfers: Type.Optional(MaxTransfersSchema),
+    transferPeriod: Type.Optional(TransferPeriodSchema),
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

@@ -76,6 +76,10 @@ import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
+import { KyselyPortalStore } from './portal/kysely-portal-store.js'
+import { PortalService, portalPurgeJob } from './portal/portal-service.js'
+import { registerPortalRoutes } from './portal/routes/portal-routes.js'
+import { registerPortalSite } from './portal/routes/portal-site.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
@@ -84,6 +88,8 @@ import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/ro
 import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
 import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
+import { KyselySessionStore } from './sessions/kysely-session-store.js'
+import { SessionService } from './sessions/session-service.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { queueMailFromEvents } from './storage/event-writer.js'
@@ -143,6 +149,11 @@ export interface AppDeps {
   readonly mail?: MailConfig
   /** Days before a license's expiry with a `license.expiring_soon` notice; default [14, 3]. */
   readonly expiryNoticeDays?: readonly number[]
+  /**
+   * The customer portal (KEYTURN_PORTAL): off unless `enabled`; `url` is the portal's address in
+   * the mails that send customers there (a product's `branding.portalUrl` wins).
+   */
+  readonly portal?: { readonly enabled: boolean; readonly url: string }
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -174,6 +185,9 @@ export interface Services {
   readonly eventRetention: EventRetention
   readonly seatSweep: SeatSweepService
   readonly expiryNotices: ExpiryNoticeService
+  /** Customer sessions (the portal's) and, later, operator sessions. */
+  readonly sessions: SessionService
+  readonly portal: PortalService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -199,6 +213,7 @@ export function buildApp(deps: AppDeps): {
     retentionJob(services.eventRetention),
     seatSweepJob(services.seatSweep),
     expiryNoticeJob(services.expiryNotices),
+    portalPurgeJob(services.portal),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -274,7 +289,7 @@ export function buildApp(deps: AppDeps): {
   if (deps.corsOrigins !== undefined && deps.corsOrigins.length > 0) {
     app.register(cors, corsOptions(deps.corsOrigins))
   }
-  const protectedApi = { services, limits, clock: deps.clock }
+  const protectedApi = { services, limits, clock: deps.clock, portalEnabled: deps.portal?.enabled === true }
 
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, swaggerUiOptions)
@@ -299,6 +314,9 @@ export function buildApp(deps: AppDeps): {
     registerProblemPages(ops)
   })
   registerDashboard(app, deps.dashboardRoot)
+  if (deps.portal?.enabled === true) {
+    registerPortalSite(app, services.portal)
+  }
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
@@ -356,10 +374,11 @@ function createServices(deps: AppDeps): Services {
   if (deps.mail !== undefined) {
     queueMailFromEvents()
   }
+  const mailTemplates = deps.mail === undefined ? undefined : new MailTemplates(deps.mail.templatesFolder)
   const mailDispatch =
-    deps.mail === undefined
+    mailTemplates === undefined
       ? undefined
-      : new MailDispatch({ outbox: mailOutbox, templates: new MailTemplates(deps.mail.templatesFolder) })
+      : new MailDispatch({ outbox: mailOutbox, templates: mailTemplates })
   const mail =
     deps.mail === undefined
       ? undefined
@@ -419,8 +438,9 @@ function createServices(deps: AppDeps): Services {
   })
   // On PostgreSQL, creates and reads of licenses that arrive together share statements.
   const licenseGroups = new LicenseStatementGroups(db)
+  const licenseStore = new KyselyLicenseStore(deps.db, licenseGroups)
   const licenses = new LicenseService({
-    licenses: new KyselyLicenseStore(deps.db, licenseGroups),
+    licenses: licenseStore,
     storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseGroups) })),
     recordsValidations: () => validationRecording.isWanted(),
     products,
@@ -443,28 +463,52 @@ function createServices(deps: AppDeps): Services {
     // PostgreSQL takes that core for itself (tokens/ed25519.ts).
     answerSigning: databaseRunsInProcess(deps.db) ? 'thread-pool' : 'event-loop',
   })
+  const licenseFiles = new LicenseFileService({
+    licenses,
+    activations: activationStore,
+    policies,
+    products,
+    signers: tokens,
+    storage: unitOfWork(() => ({})),
+    clock: deps.clock,
+  })
+  const sessions = new SessionService({ store: new KyselySessionStore(db), clock })
+  const activations = new ActivationService({
+    activations: activationStore,
+    storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx, activationGroups) })),
+    licenses,
+    clock: deps.clock,
+  })
+  const portal = new PortalService({
+    portal: new KyselyPortalStore(db, mailOutbox),
+    storage: unitOfWork((trx) => ({
+      portal: new KyselyPortalStore(trx, mailOutbox),
+      activations: new KyselyActivationStore(trx, activationGroups),
+    })),
+    licenses: {
+      find: (which) => licenseStore.find(which),
+      viewOf: (license, now) => licenses.viewOf(license, now),
+    },
+    sessions,
+    templates: mailTemplates,
+    clock,
+    digestKey: deps.secretKeys.portalCodeDigest,
+    licenseFiles: {
+      issueForCustomerMachine: (by, view, machine) => licenseFiles.issueForCustomerMachine(by, view, machine),
+    },
+    portalUrl: deps.portal?.url,
+  })
   return {
+    sessions,
+    portal,
     customers,
     entitlements,
     policies,
     products,
     licenses,
-    activations: new ActivationService({
-      activations: activationStore,
-      storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx, activationGroups) })),
-      licenses,
-      clock: deps.clock,
-    }),
+    activations,
     tokens,
-    licenseFiles: new LicenseFileService({
-      licenses,
-      activations: activationStore,
-      policies,
-      products,
-      signers: tokens,
-      storage: unitOfWork(() => ({})),
-      clock: deps.clock,
-    }),
+    licenseFiles,
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
@@ -541,7 +585,12 @@ function corsOptions(origins: readonly string[]) {
 /** The API: its hooks, then each feature's routes (`<feature>/routes/<feature>-routes.ts` lists them). */
 function registerApi(
   api: App,
-  { services, limits, clock }: { services: Services; limits: Limits | undefined; clock: Clock },
+  {
+    services,
+    limits,
+    clock,
+    portalEnabled,
+  }: { services: Services; limits: Limits | undefined; clock: Clock; portalEnabled: boolean },
 ): void {
   registerSecurityHeaders(api, apiSecurityHeaders, apiCacheControl)
   api.addHook(
@@ -568,6 +617,7 @@ function registerApi(
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
+  registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)
   registerApiKeysRoutes(api, services.apiKeys)

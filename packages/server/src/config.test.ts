@@ -34,6 +34,8 @@ describe('loadConfig', () => {
       webhookLeaseSeconds: 60,
       mail: undefined,
       expiryNoticeDays: [14, 3],
+      portal: false,
+      publicUrl: undefined,
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -68,6 +70,8 @@ describe('loadConfig', () => {
       KEYTURN_MAIL_FROM: 'Acme <licensing@acme.example>',
       KEYTURN_MAIL_TEMPLATES: '/etc/keyturn/mail',
       KEYTURN_EXPIRY_NOTICE_DAYS: '7',
+      KEYTURN_PORTAL: 'true',
+      KEYTURN_PUBLIC_URL: 'https://licensing.example.com/',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -104,6 +108,8 @@ describe('loadConfig', () => {
         templatesFolder: '/etc/keyturn/mail',
       },
       expiryNoticeDays: [7],
+      portal: true,
+      publicUrl: 'https://licensing.example.com',
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,

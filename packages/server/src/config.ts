@@ -30,6 +30,10 @@ const EnvSchema = Type.Object({
     pattern: '^\\s*\\d{1,4}\\s*(,\\s*\\d{1,4}\\s*){0,9}$',
     default: '14,3',
   }),
+  // The absolute URL people reach this server at (links in mails); default http://HOST:PORT.
+  KEYTURN_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2000 })),
+  // The customer portal at /portal (docs/guides/portal.md); off: /portal answers 404.
+  KEYTURN_PORTAL: Type.Boolean({ default: false }),
   // Abuse protection (docs/guides/protection.md); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
@@ -75,6 +79,10 @@ export interface Config {
   readonly mail: MailConfig | undefined
   /** Days before a license's expiry with a `license.expiring_soon` notice, e.g. [14, 3]. */
   readonly expiryNoticeDays: readonly number[]
+  /** The customer portal at /portal (KEYTURN_PORTAL). */
+  readonly portal: boolean
+  /** KEYTURN_PUBLIC_URL without a trailing slash; undefined: unset (http://HOST:PORT is used). */
+  readonly publicUrl: string | undefined
   readonly protection: ProtectionConfig
   /** How far V8 may grow a `keyturn serve` process's heap (flags on its command line: entry/heap-flags.ts). */
   readonly heap: {
@@ -190,6 +198,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     expiryNoticeDays: Object.freeze(
       candidate.KEYTURN_EXPIRY_NOTICE_DAYS.split(',').map((days) => Number(days.trim())),
     ),
+    portal: candidate.KEYTURN_PORTAL,
+    publicUrl: candidate.KEYTURN_PUBLIC_URL?.replace(/\/+$/, ''),
     protection: Object.freeze({
       keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
       ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,

@@ -14,7 +14,7 @@ const row = (event: EventResource) => [
   event.type,
   event.occurredAt,
   event.productId,
-  'system' in event.actor ? 'system' : event.actor.apiKeyId,
+  'system' in event.actor ? 'system' : 'type' in event.actor ? event.actor.id : event.actor.apiKeyId,
   event.requestId,
 ]
 

@@ -285,6 +285,10 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
     assert.equal(renewed.expirationDate, '2030-03-02T00:00:00.000Z')
     assert.deepEqual(retried, renewed)
     await assert.rejects(keyturn.deleteCustomer(customer.id), { code: 'customer_has_licenses' })
+    // This server has no customer portal: no sign-in code can be mailed, and nobody is signed in.
+    await assert.rejects(keyturn.sendPortalLink(customer.id), { code: 'portal_unavailable' })
+    assert.deepEqual((await keyturn.listPortalSessions(customer.id)).data, [])
+    await keyturn.revokePortalSession(customer.id, '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90')
     await assert.rejects(keyturn.deletePolicy(policy.id), { code: 'policy_in_use' })
     await keyturn.deleteEntitlement(pdf.id)
     await keyturn.updateLicense(license.id, { customerId: null })

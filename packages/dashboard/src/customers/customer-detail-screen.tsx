@@ -5,7 +5,8 @@ import { Link, useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { MetadataField, MetadataList, parseJsonObject } from '../components/metadata.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { isAdmin, useSession } from '../session/session.js'
+import { PortalSessionsSection } from './portal-sessions.js'
 
 type CustomerId = Parameters<KeyturnClient['getCustomer']>[0]
 type UpdateCustomerBody = Parameters<KeyturnClient['updateCustomer']>[1]
@@ -21,7 +22,8 @@ function toUpdateBody(form: FormData): UpdateCustomerBody {
 }
 
 export function CustomerDetailScreen() {
-  const { client } = useSession()
+  const session = useSession()
+  const { client } = session
   const id = (useParams().id ?? '') as CustomerId // the route's :id; the API answers 404 for a bad one
   const customer = useQuery({ queryKey: ['customer', id], queryFn: () => client.getCustomer(id) })
   const licenses = useQuery({
@@ -79,6 +81,7 @@ export function CustomerDetailScreen() {
             <input id={`${fieldId}-name`} name="name" maxLength={200} defaultValue={data.name ?? ''} />
             <MetadataField />
           </EditSection>
+          {isAdmin(session) && <PortalSessionsSection customerId={data.id} />}
           <DeleteSection noun="customer" mutation={remove}>
             <p>
               <strong>{data.email}</strong> is deleted for good. A customer who still owns licenses cannot be

@@ -45,6 +45,12 @@ export function PolicyDetailScreen() {
             <dd>{seatTerms(data.heartbeatTtl)}</dd>
             <dt>Uses</dt>
             <dd>{data.maxUses === null ? 'Unmetered' : `At most ${usesLimit(data.maxUses)}`}</dd>
+            <dt>Portal transfers</dt>
+            <dd>
+              {data.maxTransfers === null
+                ? 'Unlimited'
+                : `${data.maxTransfers} per ${Math.round(data.transferPeriod / 86_400)} days`}
+            </dd>
             <dt>Entitlements</dt>
             <dd>{data.entitlements.join(', ') || 'None'}</dd>
             <dt>Metadata</dt>

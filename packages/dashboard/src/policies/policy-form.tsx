@@ -17,7 +17,11 @@ export function toPolicyFields(form: FormData): PolicyFields {
   const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
   const leaseMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
   const maxUses = String(form.get('maxUses') ?? '').trim()
+  const maxTransfers = String(form.get('maxTransfers') ?? '').trim()
+  const transferDays = String(form.get('transferDays') ?? '').trim()
   return {
+    maxTransfers: maxTransfers === '' ? null : Number(maxTransfers),
+    ...(transferDays === '' ? {} : { transferPeriod: Math.round(Number(transferDays) * secondsPerDay) }),
     heartbeatTtl: leaseMinutes === '' ? null : Math.round(Number(leaseMinutes) * 60),
     maxUses: maxUses === '' ? null : Number(maxUses),
     name: String(form.get('name') ?? '').trim(),
@@ -80,6 +84,27 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         min={1}
         step={1}
         defaultValue={policy?.maxUses ?? ''}
+      />
+      <label htmlFor={`${id}-transfers`}>
+        Machines a customer may deactivate in the portal (empty: unlimited)
+      </label>
+      <input
+        id={`${id}-transfers`}
+        name="maxTransfers"
+        type="number"
+        min={0}
+        step={1}
+        defaultValue={policy === undefined ? 3 : (policy.maxTransfers ?? '')}
+      />
+      <label htmlFor={`${id}-transfer-days`}>Portal transfer window, days</label>
+      <input
+        id={`${id}-transfer-days`}
+        name="transferDays"
+        type="number"
+        min={1}
+        max={366}
+        step={1}
+        defaultValue={Math.round((policy?.transferPeriod ?? 30 * secondsPerDay) / secondsPerDay)}
       />
       <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
       <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />

@@ -15,6 +15,8 @@ const idPrefixes = {
   customer: 'cus_',
   policy: 'pol_',
   entitlement: 'ent_',
+  signInCode: 'sic_',
+  transfer: 'trf_',
 } as const
 
 type IdKind = keyof typeof idPrefixes

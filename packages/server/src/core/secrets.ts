@@ -21,6 +21,8 @@ export interface SecretKeys {
   readonly idempotencyResponseEncryption: Buffer
   /** Encrypts queued mail (recipient, subject, bodies) until it is sent (AES-256-GCM). */
   readonly mailPayloadEncryption: Buffer
+  /** Keys the HMAC-SHA256 digests of customer portal sign-in codes and of the addresses they are for. */
+  readonly portalCodeDigest: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -32,6 +34,7 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     webhookSecretEncryption: derive('webhook-secret-encryption'),
     idempotencyResponseEncryption: derive('idempotency-response-encryption'),
     mailPayloadEncryption: derive('mail-payload-encryption'),
+    portalCodeDigest: derive('portal-code-digest'),
   }
 }
 

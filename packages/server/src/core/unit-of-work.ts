@@ -4,10 +4,13 @@
  * transactional outbox, docs/decisions/0012-events-and-unit-of-work.md). Services receive a `UnitOfWork` whose `write` hands them
  * stores bound to the transaction plus an `EventRecorder`.
  */
-import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, ApiKeyRole, CustomerId, EventId, EventType, ProductId } from '@keyturn/protocol'
 import type { Principal } from './principal.js'
 
-export type Actor = { readonly apiKeyId: ApiKeyId; readonly role: ApiKeyRole } | { readonly system: true }
+export type Actor =
+  | { readonly apiKeyId: ApiKeyId; readonly role: ApiKeyRole }
+  | { readonly system: true }
+  | { readonly type: 'customer'; readonly id: CustomerId }
 
 /** One recorded state change (the audit log's entry and the payload of webhook deliveries). */
 export interface Event {
@@ -21,8 +24,15 @@ export interface Event {
   readonly data: Record<string, unknown>
 }
 
-/** Who made a change: the calling API key (with its request), or the server itself. */
-export type ChangeActor = Principal | 'system'
+/** A customer signed in to the customer portal (portal/), in a request. */
+export interface CustomerActor {
+  readonly type: 'customer'
+  readonly id: CustomerId
+  readonly requestId?: string
+}
+
+/** Who made a change: the calling API key (with its request), a portal customer, or the server itself. */
+export type ChangeActor = Principal | CustomerActor | 'system'
 
 /** Collects the events of one transaction; they are written just before it commits. */
 export interface EventRecorder {

@@ -80,6 +80,10 @@ export async function serve(
       eventRetentionDays: config.eventRetentionDays,
       ...(config.mail === undefined ? {} : { mail: config.mail }),
       expiryNoticeDays: config.expiryNoticeDays,
+      portal: {
+        enabled: config.portal,
+        url: `${config.publicUrl ?? `http://${config.host}:${config.port}`}/portal`,
+      },
       dependencies: {
         database: connection.reachability,
         ...(counters.redis === undefined ? {} : { redis: counters.redis }),
@@ -103,6 +107,9 @@ export async function serve(
       printBanner(output, url, databaseShown(config), createdSecret)
     }
     const running = app
+    if (config.portal && options.isWorker !== true) {
+      warnAboutPortal(running, config)
+    }
     // A database outage is logged once when it starts (logReachability), not by every failed tick.
     const background = startBackgroundWork(built.background, {
       log: running.log,
@@ -261,5 +268,19 @@ async function listen(app: App, config: Config): Promise<string> {
       )
     }
     throw error
+  }
+}
+
+/** The portal mails codes and links: say at start-up what it lacks. */
+function warnAboutPortal(app: { log: { warn(message: string): void } }, config: Config): void {
+  if (config.mail === undefined) {
+    app.log.warn(
+      'KEYTURN_PORTAL is on but KEYTURN_SMTP_URL is unset: customers cannot sign in (no code can be mailed)',
+    )
+  }
+  if (config.publicUrl === undefined) {
+    app.log.warn(
+      `KEYTURN_PORTAL is on but KEYTURN_PUBLIC_URL is unset: links in mails point to http://${config.host}:${config.port}/portal`,
+    )
   }
 }

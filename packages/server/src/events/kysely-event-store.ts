@@ -1,4 +1,4 @@
-import type { ApiKeyId, ApiKeyRole, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { ApiKeyId, CustomerId, EventId, EventType, ProductId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
@@ -30,7 +30,9 @@ export function rowToEvent(row: EventRow): Event {
     actor:
       row.actor_api_key_id === null || row.actor_role === null
         ? { system: true }
-        : { apiKeyId: row.actor_api_key_id as ApiKeyId, role: row.actor_role as ApiKeyRole },
+        : row.actor_role === 'customer'
+          ? { type: 'customer', id: row.actor_api_key_id as string as CustomerId }
+          : { apiKeyId: row.actor_api_key_id as ApiKeyId, role: row.actor_role },
     requestId: row.request_id,
     // JSON is text in SQLite and parsed jsonb in PostgreSQL.
     data: (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as Record<string, unknown>,

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { apiPrefixes, apiRoutes, requestFor, seedRouteFixture } from '../testing/api-routes.js'
+import {
+  apiPrefixes,
+  apiRoutes,
+  catalogueAppOptions,
+  requestFor,
+  seedRouteFixture,
+} from '../testing/api-routes.js'
 import { buildTestApp, productKeyHeaders, suiteTestApp, testAdminSecret } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { assertProblem } from '../testing/problems.js'
@@ -38,7 +44,7 @@ describeEachDatabase('authentication', (database) => {
   })
 
   it('answers every catalogue request with a 2xx for the admin key, under both prefixes', async (t) => {
-    const { app, headers, productId, services } = await buildTestApp(t, database)
+    const { app, headers, productId, services } = await buildTestApp(t, database, catalogueAppOptions)
 
     for (const prefix of apiPrefixes) {
       const fixture = await seedRouteFixture(app, headers, productId, services.deliveries)

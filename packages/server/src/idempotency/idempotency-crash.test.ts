@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { Kysely } from 'kysely'
 import type { Database } from '../storage/database.js'
-import { apiRoutes, requestFor, seedRouteFixture } from '../testing/api-routes.js'
+import { apiRoutes, catalogueAppOptions, requestFor, seedRouteFixture } from '../testing/api-routes.js'
 import { buildTestApp, createProduct, type TestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { tableDigests } from '../testing/table-digests.js'
@@ -229,6 +229,7 @@ describeEachDatabase('Idempotency-Key after a crash, on every POST route', (data
   async function crashingAppFor(t: Parameters<typeof buildTestApp>[0]) {
     let store: CrashBeforeResponse | undefined
     const test = await buildTestApp(t, database, {
+      ...catalogueAppOptions,
       idempotencyStore: (db) => {
         store = new CrashBeforeResponse(db)
         store.crashes = 0

@@ -64,6 +64,10 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'PATCH /customers/:id': { own: 200, foreign: noCustomer },
   // Deletable customers own no license, so no product key sees them.
   'DELETE /customers/:id': { own: noCustomer, foreign: noCustomer },
+  // Admin keys only.
+  'POST /customers/:id/portal-link': { own: forbidden, foreign: forbidden },
+  'GET /customers/:id/portal-sessions': { own: forbidden, foreign: forbidden },
+  'DELETE /customers/:id/portal-sessions/:sessionId': { own: forbidden, foreign: forbidden },
   'GET /policies': { own: 200, foreign: 200 },
   'POST /policies': { own: 201, foreign: forbidden },
   'GET /policies/:id': { own: 200, foreign: noPolicy },

@@ -13,7 +13,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import type { CustomerActor, UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
@@ -69,7 +69,7 @@ export interface IssuedLicenseFile {
   readonly view: LicenseView
 }
 
-interface Machine {
+export interface Machine {
   readonly activationId: ActivationId
   readonly fingerprint: string
 }
@@ -153,8 +153,24 @@ export class LicenseFileService {
     return this.#issue(principal, view, machine, input.ttl, cap, encrypt)
   }
 
+  /**
+   * For the customer portal: a file bound to, and encrypted for, one activated machine of a license
+   * the portal found to be the signed-in customer's (the caller checks that; the license must be
+   * active). Recorded as `license.file_issued` with the customer as actor.
+   */
+  async issueForCustomerMachine(
+    by: CustomerActor,
+    view: LicenseView,
+    machine: Machine,
+  ): Promise<IssuedLicenseFile | 'license_not_active'> {
+    if (view.state.status !== 'active') {
+      return 'license_not_active'
+    }
+    return this.#issue(by, view, machine, undefined, undefined, true)
+  }
+
   async #issue(
-    principal: Principal,
+    by: Principal | CustomerActor,
     view: LicenseView,
     machine: Machine | undefined,
     requested: number | null | undefined,
@@ -207,7 +223,7 @@ export class LicenseFileService {
       signer.sign,
     )
     await this.#deps.storage.recordAlone(
-      principal,
+      by,
       'license.file_issued',
       license.productId,
       toLicenseResource(view),

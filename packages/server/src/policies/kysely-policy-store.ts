@@ -27,6 +27,8 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     licenseFileTtl: row.license_file_ttl === null ? null : Number(row.license_file_ttl),
     tokenTtlMax: row.token_ttl_max === null ? null : Number(row.token_ttl_max),
     licenseFileMetadata: Number(row.license_file_metadata) === 1,
+    maxTransfers: row.max_transfers === null ? null : Number(row.max_transfers),
+    transferPeriod: Number(row.transfer_period),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -103,6 +105,8 @@ export class KyselyPolicyStore implements PolicyStore {
             license_file_ttl: policy.licenseFileTtl,
             token_ttl_max: policy.tokenTtlMax,
             license_file_metadata: policy.licenseFileMetadata ? 1 : 0,
+            max_transfers: policy.maxTransfers,
+            transfer_period: policy.transferPeriod,
             created_at: policy.createdAt.toISOString(),
             updated_at: policy.updatedAt.toISOString(),
           })
@@ -147,6 +151,8 @@ export class KyselyPolicyStore implements PolicyStore {
             ...(changes.licenseFileMetadata === undefined
               ? {}
               : { license_file_metadata: changes.licenseFileMetadata ? 1 : 0 }),
+            ...(changes.maxTransfers === undefined ? {} : { max_transfers: changes.maxTransfers }),
+            ...(changes.transferPeriod === undefined ? {} : { transfer_period: changes.transferPeriod }),
           })
           .where('id', '=', id)
           .returning('id')

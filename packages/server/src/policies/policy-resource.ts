@@ -20,5 +20,7 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     licenseFileTtl: policy.licenseFileTtl,
     tokenTtlMax: policy.tokenTtlMax,
     licenseFileMetadata: policy.licenseFileMetadata,
+    maxTransfers: policy.maxTransfers,
+    transferPeriod: policy.transferPeriod,
   }
 }

@@ -2,7 +2,9 @@ import {
   type CreatePolicyBody,
   defaultExpirationBasis,
   defaultMaxActivations,
+  defaultMaxTransfers,
   defaultPolicyLicenseFileTtl,
+  defaultTransferPeriod,
   type ListPoliciesQuery,
   type Paginated,
   type PolicyId,
@@ -78,6 +80,9 @@ export class PolicyService {
       licenseFileTtl: input.licenseFileTtl === undefined ? defaultPolicyLicenseFileTtl : input.licenseFileTtl,
       tokenTtlMax: input.tokenTtlMax ?? null,
       licenseFileMetadata: input.licenseFileMetadata ?? false,
+      // Not `??`: null means unlimited.
+      maxTransfers: input.maxTransfers === undefined ? defaultMaxTransfers : input.maxTransfers,
+      transferPeriod: input.transferPeriod ?? defaultTransferPeriod,
       createdAt: now,
       updatedAt: now,
     }

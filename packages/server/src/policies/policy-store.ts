@@ -28,6 +28,8 @@ export type PolicyChanges = Partial<
     | 'licenseFileTtl'
     | 'tokenTtlMax'
     | 'licenseFileMetadata'
+    | 'maxTransfers'
+    | 'transferPeriod'
   >
 > & {
   readonly updatedAt: Date

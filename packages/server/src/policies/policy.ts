@@ -23,6 +23,10 @@ export interface Policy {
   readonly tokenTtlMax: number | null
   /** Whether license files carry the license's metadata (read live). */
   readonly licenseFileMetadata: boolean
+  /** Portal deactivations per `transferPeriod` (read live by the portal); null: unlimited. */
+  readonly maxTransfers: number | null
+  /** Seconds. */
+  readonly transferPeriod: number
   readonly createdAt: Date
   readonly updatedAt: Date
 }

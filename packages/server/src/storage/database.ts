@@ -105,6 +105,9 @@ export interface PoliciesTable {
   token_ttl_max: number | string | null
   /** 0 or 1. */
   license_file_metadata: number
+  /** Migration 2026-11-29-42-portal: portal deactivations per `transfer_period` seconds; null: unlimited. */
+  max_transfers: number | null
+  transfer_period: number
 }
 
 export interface PolicyEntitlementsTable {
@@ -181,9 +184,12 @@ export interface EventsTable {
   type: string
   occurred_at: Timestamp
   product_id: ProductId | null
-  /** Both null for the server's own changes. */
+  /**
+   * Both null for the server's own changes; a portal customer's changes hold the customer's id
+   * with the role `customer` (storage/event-writer.ts).
+   */
   actor_api_key_id: ApiKeyId | null
-  actor_role: ApiKeyRole | null
+  actor_role: ApiKeyRole | 'customer' | null
   request_id: string | null
   data: Json
   /** The license the event is about (storage/event-writer.ts licenseIdOf); null for other events. */

@@ -1,4 +1,4 @@
-import type { EventType, LicenseId } from '@keyturn/protocol'
+import type { ApiKeyId, EventType, LicenseId } from '@keyturn/protocol'
 import { type Insertable, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
 import type { Database, EventsTable } from './database.js'
@@ -25,14 +25,27 @@ function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null
 }
 
+/**
+ * The actor's two columns: an API key's id and role; a portal customer's id with the role
+ * `customer`; both null for the server itself.
+ */
+function actorColumns(actor: Event['actor']): Pick<EventsTable, 'actor_api_key_id' | 'actor_role'> {
+  if ('system' in actor) {
+    return { actor_api_key_id: null, actor_role: null }
+  }
+  if ('type' in actor) {
+    return { actor_api_key_id: actor.id as string as ApiKeyId, actor_role: 'customer' }
+  }
+  return { actor_api_key_id: actor.apiKeyId, actor_role: actor.role }
+}
+
 export function eventToRow(event: Event): Insertable<EventsTable> {
   return {
     id: event.id,
     type: event.type,
     occurred_at: event.occurredAt.toISOString(),
     product_id: event.productId,
-    actor_api_key_id: 'apiKeyId' in event.actor ? event.actor.apiKeyId : null,
-    actor_role: 'role' in event.actor ? event.actor.role : null,
+    ...actorColumns(event.actor),
     request_id: event.requestId,
     data: JSON.stringify(event.data),
     license_id: licenseIdOf(event.type, event.data) as LicenseId | null,

@@ -2,7 +2,14 @@ import type { EventType, ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../core/clock.js'
 import { newEventId } from '../core/ids.js'
-import type { ChangeActor, Event, EventRecorder, StatementEvents, UnitOfWork } from '../core/unit-of-work.js'
+import type {
+  Actor,
+  ChangeActor,
+  Event,
+  EventRecorder,
+  StatementEvents,
+  UnitOfWork,
+} from '../core/unit-of-work.js'
 import type { Database } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
 import { EventGroup } from './event-group.js'
@@ -77,7 +84,7 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
       type,
       occurredAt,
       productId,
-      actor: by === 'system' ? { system: true } : { apiKeyId: by.apiKeyId, role: by.role },
+      actor: actorOf(by),
       requestId: by === 'system' ? null : (by.requestId ?? null),
       data: data as Record<string, unknown>, // a resource object; serialised at commit
     }
@@ -133,4 +140,11 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
       },
     }
   }
+}
+
+function actorOf(by: ChangeActor): Actor {
+  if (by === 'system') {
+    return { system: true }
+  }
+  return 'type' in by ? { type: 'customer', id: by.id } : { apiKeyId: by.apiKeyId, role: by.role }
 }

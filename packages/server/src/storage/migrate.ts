@@ -20,8 +20,10 @@ import { licenseMetadata } from './migrations/2026-11-27-00-license-metadata.js'
 import { secretCheck } from './migrations/2026-11-28-70-secret-check.js'
 import { mailOutbox } from './migrations/2026-11-28-80-mail-outbox.js'
 import { policyFileFields } from './migrations/2026-11-29-10-policy-file-fields.js'
+import { sessions } from './migrations/2026-11-29-30-sessions.js'
 import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
+import { portal } from './migrations/2026-11-29-42-portal.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -51,8 +53,10 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-28-70-secret-check': secretCheck(),
     '2026-11-28-80-mail-outbox': mailOutbox(kind),
     '2026-11-29-10-policy-file-fields': policyFileFields(kind),
+    '2026-11-29-30-sessions': sessions(kind),
     '2026-11-29-40-expiry-notices': expiryNotices(kind),
     '2026-11-29-41-product-branding': productBranding(),
+    '2026-11-29-42-portal': portal(kind),
   }
 }
 

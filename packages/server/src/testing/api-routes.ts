@@ -10,6 +10,16 @@ import type {
 import type { HTTPMethods } from 'fastify'
 import type { App } from '../http/app-types.js'
 
+/**
+ * App options under which every catalogue route can succeed for an admin key: the customer portal
+ * on, and mail configured (to a closed port: the catalogue's tests never run the sending job), so
+ * `POST /customers/:id/portal-link` can queue its mail.
+ */
+export const catalogueAppOptions = {
+  mail: { smtpUrl: 'smtp://127.0.0.1:9?tls=off', from: 'keyturn@localhost', templatesFolder: undefined },
+  portal: { enabled: true, url: 'http://127.0.0.1:3000/portal' },
+} as const
+
 /** Both prefixes every API route is served under (docs/decisions/0006-authentication-and-roles.md). */
 export const apiPrefixes = ['/api/v0', '/v0'] as const
 
@@ -220,6 +230,21 @@ export const apiRoutes: readonly ApiRoute[] = [
     payload: () => ({ name: 'Renamed', metadata: { crm: 'x1' } }),
   },
   { method: 'DELETE', path: '/customers/:id', url: (f) => `/customers/${f.spareCustomerId}` },
+  {
+    method: 'POST',
+    path: '/customers/:id/portal-link',
+    url: (f) => `/customers/${f.customerId}/portal-link`,
+  },
+  {
+    method: 'GET',
+    path: '/customers/:id/portal-sessions',
+    url: (f) => `/customers/${f.customerId}/portal-sessions`,
+  },
+  {
+    method: 'DELETE',
+    path: '/customers/:id/portal-sessions/:sessionId',
+    url: (f) => `/customers/${f.customerId}/portal-sessions/0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90`,
+  },
 
   { method: 'GET', path: '/policies', url: () => '/policies' },
   {

@@ -131,7 +131,7 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
     running.set(request, claim)
     const status = successStatus(request.routeOptions.schema?.response)
     reply.code(status).header('Idempotent-Replayed', 'true')
-    return reply.send(status === 204 ? undefined : first.data)
+    return reply.send(status === 204 || status === 202 ? undefined : first.data)
   }
 
   api.addHook('onSend', (request, reply, payload, done) => {
@@ -181,10 +181,19 @@ export function registerIdempotency(api: App, idempotency: IdempotencyService): 
   })
 }
 
-/** The status a route answers a change with: 201 for a create, else 200, or 204 without a body. */
-function successStatus(response: unknown): 200 | 201 | 204 {
+/**
+ * The status a route answers a change with: 201 for a create, else 200, 202 for work queued
+ * (no body), or 204 without a body.
+ */
+function successStatus(response: unknown): 200 | 201 | 202 | 204 {
   const statuses = isObject(response) ? Object.keys(response) : []
-  return statuses.includes('201') ? 201 : statuses.includes('200') ? 200 : 204
+  return statuses.includes('201')
+    ? 201
+    : statuses.includes('200')
+      ? 200
+      : statuses.includes('202')
+        ? 202
+        : 204
 }
 
 function isStorable(payload: unknown): payload is string | Buffer | null | undefined {

@@ -32,6 +32,8 @@ describeEachDatabase('/api/v0/policies', (database) => {
       licenseFileTtl: 365 * 86_400,
       tokenTtlMax: null,
       licenseFileMetadata: false,
+      maxTransfers: 3,
+      transferPeriod: 30 * 86_400,
     })
     assert.deepEqual(await call(app, headers, 'GET', `/policies/${basic.id}`, 200), basic)
 
@@ -43,6 +45,8 @@ describeEachDatabase('/api/v0/policies', (database) => {
       expirationBasis: 'firstActivation',
       entitlements: ['pdf'],
       metadata: { stripePriceId: 'price_1' },
+      maxTransfers: null,
+      transferPeriod: 7 * 86_400,
     })
     assert.deepEqual(updated, {
       ...basic,
@@ -53,6 +57,8 @@ describeEachDatabase('/api/v0/policies', (database) => {
       entitlements: ['pdf'],
       metadata: { stripePriceId: 'price_1' },
       updatedAt: '2030-01-01T00:00:01.000Z',
+      maxTransfers: null,
+      transferPeriod: 7 * 86_400,
     })
     const listed = await call(app, headers, 'GET', `/policies?productId=${productId}&sort=name:asc`, 200)
     assert.deepEqual(listed.data, [updated])

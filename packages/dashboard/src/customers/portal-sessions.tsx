@@ -1,0 +1,77 @@
+import type { KeyturnClient } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { ProblemMessage } from '../components/problem-message.js'
+import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
+
+type CustomerId = Parameters<KeyturnClient['listPortalSessions']>[0]
+
+/**
+ * A customer's customer-portal sessions (where they are signed in now), each of which can be ended,
+ * and a button that mails them a sign-in code. Admin keys only: the API refuses a product key.
+ */
+export function PortalSessionsSection({ customerId }: { readonly customerId: CustomerId }) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const key = ['portal-sessions', customerId]
+  const sessions = useQuery({ queryKey: key, queryFn: () => client.listPortalSessions(customerId) })
+  const revoke = useMutation({
+    mutationFn: (sessionId: string) => client.revokePortalSession(customerId, sessionId),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: key }),
+  })
+  const link = useMutation({ mutationFn: () => client.sendPortalLink(customerId) })
+  return (
+    <section aria-labelledby="portal-sessions-heading">
+      <h2 id="portal-sessions-heading">Customer portal</h2>
+      <button type="button" onClick={() => link.mutate()} disabled={link.isPending}>
+        Mail a portal sign-in code
+      </button>
+      <ProblemMessage error={link.error} />
+      {link.isSuccess && <p role="status">The sign-in code is on its way.</p>}
+      <ProblemMessage error={sessions.error ?? revoke.error} />
+      {sessions.data &&
+        (sessions.data.data.length === 0 ? (
+          <p>Not signed in to the portal.</p>
+        ) : (
+          <table>
+            <caption className="visually-hidden">Portal sessions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Signed in</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Ends at the latest</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.data.map((session) => (
+                <tr key={session.id}>
+                  <td>
+                    <Time value={session.createdAt} />
+                  </td>
+                  <td>
+                    <Time value={session.lastSeenAt} />
+                  </td>
+                  <td>
+                    <Time value={session.expiresAt} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={revoke.isPending}
+                      onClick={() => revoke.mutate(session.id)}
+                    >
+                      Sign out this session
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ))}
+    </section>
+  )
+}
