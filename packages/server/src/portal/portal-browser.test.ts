@@ -1,7 +1,8 @@
 /**
  * @module The customer portal in a real browser (Debian's Chromium) at phone width (390 px), with
  * a real SMTP server: sign in with the mailed code, see the license, download a license file,
- * deactivate a machine, hit the transfer limit, sign out. Every page is checked with axe-core and for CSP violations.
+ * deactivate a machine, hit the transfer limit, sign out, on SQLite and on PostgreSQL. Every page is
+ * checked with axe-core and for CSP violations.
  */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { createRequire } from 'node:module'
 import { it } from 'node:test'
 import type { Page } from 'playwright-core'
 import { launchChromium, skipWithoutChromium } from '../testing/browser.js'
-import { sqliteTestDatabase } from '../testing/each-database.js'
+import { describeEachDatabase } from '../testing/each-database.js'
 import { startTestServer } from '../testing/listening-app.js'
 import { codeIn } from '../testing/portal-visitor.js'
 import { startSmtpServer } from '../testing/smtp-server.js'
@@ -37,83 +38,95 @@ async function checkPage(page: Page, name: string): Promise<void> {
   assert.ok(width <= 390, `${name} is ${width} px wide`)
 }
 
-it('a customer signs in with the mailed code, deactivates a machine, meets the transfer limit and signs out, at 390 px', {
-  skip: skipWithoutChromium,
-}, async (t) => {
-  const smtp = await startSmtpServer(t)
-  const test = await startTestServer(t, sqliteTestDatabase(), {
-    mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
-    portal: { enabled: true, url: 'http://127.0.0.1/portal' },
-  })
-  const send = async () => {
-    await test.services.deliveries.tick()
-    while (((await test.services.mail?.tick()) ?? 0) > 0) {}
-  }
-  await call(test.app, test.headers, 'PATCH', `/products/${test.productId}`, 200, {
-    branding: { displayName: 'Acme Photo Editor', accentColor: '#0a5f38', supportEmail: 'help@acme.example' },
-  })
-  const policy = await call(test.app, test.headers, 'POST', '/policies', 201, {
-    productId: test.productId,
-    name: 'One transfer a month',
-    maxActivations: 3,
-    maxTransfers: 1,
-  })
-  const customer = await call(test.app, test.headers, 'POST', '/customers', 201, { email: 'ada@example.com' })
-  const license = await call(test.app, test.headers, 'POST', '/licenses', 201, {
-    productId: test.productId,
-    customerId: customer.id,
-    policyId: policy.id,
-  })
-  for (const name of ['Studio iMac', 'Travel laptop']) {
-    await call(test.app, test.headers, 'POST', `/licenses/${license.id}/activations`, 201, {
-      fingerprint: name,
-      name,
-      metadata: { platform: 'macOS' },
+describeEachDatabase('the customer portal in Chromium', (database) => {
+  it('a customer signs in with the mailed code, deactivates a machine, meets the transfer limit and signs out, at 390 px', {
+    skip: skipWithoutChromium,
+  }, async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await startTestServer(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+      portal: { enabled: true, url: 'http://127.0.0.1/portal' },
     })
-  }
-
-  const browser = await launchChromium(t)
-  const page = await browser.newPage({ viewport: { width: 390, height: 844 } })
-  const cspViolations: string[] = []
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) {
-      cspViolations.push(message.text())
+    const send = async () => {
+      await test.services.deliveries.tick()
+      while (((await test.services.mail?.tick()) ?? 0) > 0) {}
     }
+    await call(test.app, test.headers, 'PATCH', `/products/${test.productId}`, 200, {
+      branding: {
+        displayName: 'Acme Photo Editor',
+        accentColor: '#0a5f38',
+        supportEmail: 'help@acme.example',
+      },
+    })
+    const policy = await call(test.app, test.headers, 'POST', '/policies', 201, {
+      productId: test.productId,
+      name: 'One transfer a month',
+      maxActivations: 3,
+      maxTransfers: 1,
+    })
+    const customer = await call(test.app, test.headers, 'POST', '/customers', 201, {
+      email: 'ada@example.com',
+    })
+    const license = await call(test.app, test.headers, 'POST', '/licenses', 201, {
+      productId: test.productId,
+      customerId: customer.id,
+      policyId: policy.id,
+    })
+    for (const name of ['Studio iMac', 'Travel laptop']) {
+      await call(test.app, test.headers, 'POST', `/licenses/${license.id}/activations`, 201, {
+        fingerprint: name,
+        name,
+        metadata: { platform: 'macOS' },
+      })
+    }
+
+    const browser = await launchChromium(t)
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } })
+    const cspViolations: string[] = []
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) {
+        cspViolations.push(message.text())
+      }
+    })
+
+    await page.goto(`${test.baseUrl}/portal?product=${test.productId}`)
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await checkPage(page, 'sign-in')
+    await page.getByLabel('Email address').fill('ada@example.com')
+    await page.getByRole('button', { name: 'Mail me a code' }).click()
+    await page.getByRole('heading', { name: 'Enter your code' }).waitFor()
+    await checkPage(page, 'code')
+    await send()
+    await page.getByLabel('Code').fill(codeIn(smtp.received, 'ada@example.com'))
+    await page.getByRole('button', { name: 'Sign in' }).click()
+
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor()
+    await page.getByText(license.key).waitFor()
+    assert.equal(
+      await page.getByRole('button', { name: 'Copy' }).isVisible(),
+      true,
+      'the copy button appears',
+    )
+    await checkPage(page, 'licenses')
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download a license file for Studio iMac' }).click(),
+    ])
+    assert.equal(download.suggestedFilename(), 'license-Studio-iMac.lic')
+
+    await page.getByRole('button', { name: 'Deactivate Studio iMac' }).click()
+    await page.getByText('The machine was deactivated.').waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Deactivate Studio iMac' }).count(), 0)
+
+    await page.getByRole('button', { name: 'Deactivate Travel laptop' }).click()
+    await page.getByText('No deactivations are left on this license: at most 1 in 30 days.').waitFor()
+    await checkPage(page, 'transfer-limit')
+
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await page.goto(`${test.baseUrl}/portal/licenses`)
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    assert.deepEqual(cspViolations, [])
   })
-
-  await page.goto(`${test.baseUrl}/portal?product=${test.productId}`)
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
-  await checkPage(page, 'sign-in')
-  await page.getByLabel('Email address').fill('ada@example.com')
-  await page.getByRole('button', { name: 'Mail me a code' }).click()
-  await page.getByRole('heading', { name: 'Enter your code' }).waitFor()
-  await checkPage(page, 'code')
-  await send()
-  await page.getByLabel('Code').fill(codeIn(smtp.received, 'ada@example.com'))
-  await page.getByRole('button', { name: 'Sign in' }).click()
-
-  await page.getByRole('heading', { name: 'Your licenses' }).waitFor()
-  await page.getByText(license.key).waitFor()
-  assert.equal(await page.getByRole('button', { name: 'Copy' }).isVisible(), true, 'the copy button appears')
-  await checkPage(page, 'licenses')
-
-  const [download] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download a license file for Studio iMac' }).click(),
-  ])
-  assert.equal(download.suggestedFilename(), 'license-Studio-iMac.lic')
-
-  await page.getByRole('button', { name: 'Deactivate Studio iMac' }).click()
-  await page.getByText('The machine was deactivated.').waitFor()
-  assert.equal(await page.getByRole('button', { name: 'Deactivate Studio iMac' }).count(), 0)
-
-  await page.getByRole('button', { name: 'Deactivate Travel laptop' }).click()
-  await page.getByText('No deactivations are left on this license: at most 1 in 30 days.').waitFor()
-  await checkPage(page, 'transfer-limit')
-
-  await page.getByRole('button', { name: 'Sign out', exact: true }).click()
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
-  await page.goto(`${test.baseUrl}/portal/licenses`)
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
-  assert.deepEqual(cspViolations, [])
 })
