@@ -85,6 +85,9 @@ import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
 import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
+import { KyselySearchStore } from './search/kysely-search-store.js'
+import { registerSearchRoutes } from './search/routes/search-routes.js'
+import { SearchService } from './search/search-service.js'
 import { KyselySeatSweepStore } from './seat-sweep/kysely-seat-sweep-store.js'
 import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
@@ -188,6 +191,7 @@ export interface Services {
   /** Customer sessions (the portal's) and, later, operator sessions. */
   readonly sessions: SessionService
   readonly portal: PortalService
+  readonly search: SearchService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -501,6 +505,7 @@ function createServices(deps: AppDeps): Services {
   return {
     sessions,
     portal,
+    search: new SearchService({ store: new KyselySearchStore(db) }),
     customers,
     entitlements,
     policies,
@@ -617,6 +622,7 @@ function registerApi(
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
+  registerSearchRoutes(api, services.search)
   registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)

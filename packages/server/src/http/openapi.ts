@@ -92,6 +92,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'api-keys', description: 'API keys (admin only)' },
       { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
       { name: 'customers', description: 'Customers: who owns licenses' },
+      { name: 'search', description: 'Search: find licenses, customers and machines from one box' },
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },

@@ -59,6 +59,8 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /products/:id/keys/rotate': { own: forbidden, foreign: noProduct },
   // Customers are global: a product key may create them, and sees those owning its licenses.
   'GET /customers': { own: 200, foreign: 200 },
+  // Search answers 200 with an empty list for what the key may not see.
+  'GET /search': { own: 200, foreign: 200 },
   'POST /customers': { own: 201, foreign: 201 },
   'GET /customers/:id': { own: 200, foreign: noCustomer },
   'PATCH /customers/:id': { own: 200, foreign: noCustomer },

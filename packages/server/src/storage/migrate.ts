@@ -24,6 +24,7 @@ import { sessions } from './migrations/2026-11-29-30-sessions.js'
 import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 import { portal } from './migrations/2026-11-29-42-portal.js'
+import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -57,6 +58,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-29-40-expiry-notices': expiryNotices(kind),
     '2026-11-29-41-product-branding': productBranding(),
     '2026-11-29-42-portal': portal(kind),
+    '2026-11-29-80-search-indexes': searchIndexes(kind),
   }
 }
 

@@ -216,6 +216,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
 
   { method: 'GET', path: '/customers', url: () => '/customers' },
+  { method: 'GET', path: '/search', url: (f) => `/search?q=${encodeURIComponent(f.licenseKey)}` },
   {
     method: 'POST',
     path: '/customers',
