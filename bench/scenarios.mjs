@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { measureDeliveries, withoutEventRows } from './events.mjs'
 import { holdIdleConnections } from './idle-connections.mjs'
 import { api, apiOk, freshValue } from './net.mjs'
+import { customerName } from './seed.mjs'
 
 const year = 365 * 86_400_000
 
@@ -98,6 +99,46 @@ export const scenarios = [
         path: `/api/v0/licenses?filter=${encodeURIComponent(`customerId:eq:${customerId}`)}`,
       })),
     }),
+  },
+  {
+    // The dashboard's search box: a mix of what a support person types, each kind one index probe
+    // (keys as stored and as typed, ids, emails, name prefixes, machine fingerprints and names).
+    id: 'search',
+    title: 'search (keys, ids, emails, name prefixes, machines)',
+    ceiling: 'http',
+    prepare: async ({ url, adminKey, productId, pools }) => {
+      const probe = await api(url, adminKey, 'GET', '/api/v0/search?q=probe')
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return { unavailable: 'GET /api/v0/search does not exist yet (404 route_not_found)' }
+      }
+      // Machines to find: a fingerprint and a name each, on licenses without a seat limit.
+      const machines = pools.unlimitedKeys.slice(0, 50).map((key, i) => ({
+        key,
+        productId,
+        fingerprint: randomBytes(16).toString('hex'),
+        name: `Search machine ${i} ${randomBytes(3).toString('hex')}`,
+      }))
+      for (const machine of machines) {
+        await apiOk(url, adminKey, 'POST', '/api/v0/licenses/activate', machine, 201)
+      }
+      const queries = [
+        ...pools.keys.slice(0, 2_000),
+        ...pools.keys.slice(2_000, 4_000).map((key) => key.replaceAll('-', '').toLowerCase()),
+        ...pools.ids.slice(0, 1_000),
+        ...pools.customerIds.slice(0, 1_000),
+        ...pools.customerIds.slice(1_000, 3_000).map((id) => `${id.toLowerCase()}@bench.example`),
+        // A name prefix that several seeded customers share ("buyer " and two characters).
+        ...pools.customerIds.slice(3_000, 5_000).map((id) => customerName(id).slice(0, 8).toLowerCase()),
+        ...machines.map((machine) => machine.fingerprint),
+        ...machines.map((machine) => machine.name.slice(0, 16)),
+        'nothing-matches-this',
+      ]
+      return {
+        method: 'GET',
+        connections: 10,
+        requests: queries.map((q) => ({ path: `/api/v0/search?q=${encodeURIComponent(q)}` })),
+      }
+    },
   },
   {
     id: 'create',

@@ -83,6 +83,11 @@ const poolSize = 20_000
  * - `activeIds`: ids of active licenses (a token needs one),
  * - `unlimitedKeys`: keys of active licenses without an activation limit (activation always succeeds).
  */
+/** A seeded customer's name, made from its id so that a scenario can search for it by prefix. */
+export function customerName(customerId) {
+  return `Buyer ${customerId.slice(4, 12)}`
+}
+
 export function licenseSeeder(database, productId, now = Date.now()) {
   const reservoirs = {
     keys: new Reservoir(poolSize),
@@ -154,12 +159,20 @@ function sqliteInserter(database) {
      values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
   )
   const customer = db.prepare(
-    'insert into customers (id, email, email_lower, metadata, created_at, updated_at) values (?, ?, ?, ?, ?, ?)',
+    'insert into customers (id, email, email_lower, name, metadata, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
   )
   const insertAll = db.transaction((batch) => {
     for (let i = 0; i < batch.customers.id.length; i++) {
       const at = batch.customers.createdAt[i]
-      customer.run(batch.customers.id[i], batch.customers.email[i], batch.customers.email[i], '{}', at, at)
+      customer.run(
+        batch.customers.id[i],
+        batch.customers.email[i],
+        batch.customers.email[i],
+        customerName(batch.customers.id[i]),
+        '{}',
+        at,
+        at,
+      )
     }
     for (let i = 0; i < batch.id.length; i++) {
       statement.run(
@@ -211,10 +224,15 @@ async function postgresInserter(database) {
     // One statement per batch: the columns travel as arrays and unnest() turns them into rows.
     batch: async (batch) => {
       await client.query(
-        `insert into customers (id, email, email_lower, created_at, updated_at)
-         select id, email, email, created_at, created_at
-         from unnest($1::text[], $2::text[], $3::timestamptz[]) as t(id, email, created_at)`,
-        [batch.customers.id, batch.customers.email, batch.customers.createdAt],
+        `insert into customers (id, email, email_lower, name, created_at, updated_at)
+         select id, email, email, name, created_at, created_at
+         from unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) as t(id, email, created_at, name)`,
+        [
+          batch.customers.id,
+          batch.customers.email,
+          batch.customers.createdAt,
+          batch.customers.id.map(customerName),
+        ],
       )
       await client.query(
         `insert into licenses (id, product_id, key, max_activations, expiration_date, revoked_at,

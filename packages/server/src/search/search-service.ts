@@ -15,8 +15,8 @@ export const searchLimit = 20
 
 /**
  * One box for a support person. The query's shape picks the lookups, each one index probe:
- * an id prefix (`lic_`, `cus_`, `act_`) looks up that id only; text with `@` an email (exact,
- * case-insensitive); anything else a license key (as given and canonicalised, never a prefix),
+ * text with `@` looks up an email (exact, case-insensitive); an id prefix (`lic_`, `cus_`,
+ * `act_`) that id only; anything else a license key (as given and canonicalised, never a prefix),
  * a machine fingerprint (exact) and customer and machine names (prefix, case-insensitive).
  * A product key finds only its product's licenses and machines and the customers owning one of
  * its licenses; client keys may not search.
@@ -37,6 +37,10 @@ export class SearchService {
       return []
     }
     const store = this.#store
+    // Before the id prefixes: an address may start like an id (`cus_1@example.com`); no id has an @.
+    if (text.includes('@')) {
+      return (await store.customerByEmail(text.toLowerCase(), scope)).map((row) => customerHit(row, 'email'))
+    }
     if (text.startsWith('lic_')) {
       return (await store.licenseById(text, scope)).map((row) => licenseHit(row, 'id'))
     }
@@ -45,9 +49,6 @@ export class SearchService {
     }
     if (text.startsWith('act_')) {
       return (await store.activationById(text, scope)).map((row) => activationHit(row, 'id'))
-    }
-    if (text.includes('@')) {
-      return (await store.customerByEmail(text.toLowerCase(), scope)).map((row) => customerHit(row, 'email'))
     }
     const keys = [...new Set([text, normalizeLicenseKey(text)])]
     const range = prefixRange(text.toLowerCase())

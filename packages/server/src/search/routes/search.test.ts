@@ -72,6 +72,8 @@ describeEachDatabase('/api/v0/search', (database) => {
     // Emails exactly in any case; names by prefix in any case; ids.
     assert.deepEqual(await ids('ADA@example.COM'), [`Customer:${ada.id}:email`])
     assert.deepEqual(await ids('ada@example'), [])
+    const idLike = await call(app, headers, 'POST', '/customers', 201, { email: 'cus_1@example.com' })
+    assert.deepEqual(await ids('CUS_1@example.com'), [`Customer:${idLike.id}:email`])
     assert.deepEqual(await ids('ada'), [
       `Customer:${ada.id}:name`,
       `Customer:${adam.id}:name`,

@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+/**
+ * `node bench/explain-search.mjs [--engines=sqlite,postgres] [--licenses=N]`: the query plans of
+ * `GET /search`. Seeds N licenses (default 1M) the way `npm run bench` does (a customer with a name
+ * for every fourth license) plus 10,000 machines, then runs each kind of query through the real
+ * SearchService and KyselySearchStore and prints every statement with its plan (SQLite
+ * `EXPLAIN QUERY PLAN`, PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)`) and its median time alone.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { KyselySearchStore } from '../packages/server/dist/search/kysely-search-store.js'
+import { SearchService } from '../packages/server/dist/search/search-service.js'
+import { cleanupAll, installExitHandlers } from './cleanup.mjs'
+import { startPostgres } from './postgres.mjs'
+import { createDatabase, customerName, licenseSeeder } from './seed.mjs'
+
+const argument = (name, fallback) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
+const engines = argument('engines', 'sqlite,postgres').split(',')
+const licenses = Number(argument('licenses', '1000000'))
+const machines = 10_000
+const productId = 'prd_explainExplainExplain1'
+const admin = { role: 'admin', apiKeyId: 'key_explain' }
+const product = { role: 'product', apiKeyId: 'key_explain', productId }
+
+function kysely(database, statements) {
+  const log = (event) => {
+    if (event.level === 'query') {
+      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
+    }
+  }
+  if (database.engine === 'sqlite') {
+    const sqlite = new SqliteDatabase(database.location.path)
+    return { db: new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log }), sqlite }
+  }
+  const pool = new pg.Pool({ connectionString: database.location.url, max: 1 })
+  return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
+}
+
+async function timeStatement(handle, engine, statement) {
+  const runs = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    if (engine === 'sqlite') {
+      handle.sqlite.prepare(statement.sql).all(...statement.parameters)
+    } else {
+      await handle.pool.query(statement.sql, statement.parameters)
+    }
+    runs.push(performance.now() - started)
+  }
+  return runs.sort((a, b) => a - b)[2]
+}
+
+async function plan(handle, engine, statement) {
+  if (engine === 'sqlite') {
+    const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
+    return rows.map((row) => `${'  '.repeat(row.parent === 0 ? 0 : 1)}${row.detail}`).join('\n')
+  }
+  const result = await handle.pool.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
+  return result.rows.map((row) => row['QUERY PLAN']).join('\n')
+}
+
+async function explainEngine(engine, context) {
+  const database = await createDatabase(engine, `explain_search_${engine}`, context)
+  try {
+    const seed = kysely(database, [])
+    const now = new Date().toISOString()
+    await seed.db
+      .insertInto('products')
+      .values({
+        id: productId,
+        name: 'Explain',
+        suspended_at: null,
+        client_token_ttl: 86_400,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
+    await seed.db.destroy()
+    seed.sqlite?.close()
+    const seeder = licenseSeeder(database, productId)
+    const seconds = await seeder.grow(licenses)
+    const pools = seeder.pools()
+    const statements = []
+    const handle = kysely(database, statements)
+    const machineRows = pools.ids.slice(0, machines).map((licenseId, i) => ({
+      id: `act_explain${String(i).padStart(13, '0')}`,
+      license_id: licenseId,
+      product_id: productId,
+      fingerprint: `fp-${i.toString(16).padStart(8, '0')}`,
+      name: `Workstation ${i}`,
+      created_at: now,
+      last_seen_at: now,
+      last_heartbeat_at: now,
+    }))
+    for (let start = 0; start < machineRows.length; start += 500) {
+      await handle.db
+        .insertInto('activations')
+        .values(machineRows.slice(start, start + 500))
+        .execute()
+    }
+    if (engine === 'postgres') {
+      await handle.pool.query('vacuum analyze activations')
+      await handle.pool.query('vacuum analyze customers')
+    } else {
+      handle.sqlite.exec('analyze')
+    }
+    console.log(
+      `\n## ${engine}: ${licenses} licenses seeded in ${seconds.toFixed(1)} s, ${machines} machines\n`,
+    )
+    const search = new SearchService({ store: new KyselySearchStore(handle.db) })
+    const queries = [
+      ['a key as stored', pools.keys[0]],
+      ['a key as typed (lower case, no dashes)', pools.keys[1].replaceAll('-', '').toLowerCase()],
+      ['a license id', pools.ids[2]],
+      ['a customer id', pools.customerIds[0]],
+      ['an email', `${pools.customerIds[1].toLowerCase()}@bench.example`],
+      ['a name prefix shared by many ("buyer ab")', customerName(pools.customerIds[2]).slice(0, 8)],
+      ['a machine fingerprint', 'fp-00000010'],
+      ['a machine id', machineRows[5].id],
+    ]
+    for (const [title, q] of queries) {
+      for (const [who, principal] of [
+        ['admin', admin],
+        ['product key', product],
+      ]) {
+        statements.length = 0
+        const started = performance.now()
+        const hits = await search.search(principal, q)
+        const ms = performance.now() - started
+        console.log(`### ${title}, ${who}: ${ms.toFixed(1)} ms, ${hits.length} hits\n`)
+        for (const statement of [...statements]) {
+          console.log('```sql')
+          console.log(statement.sql.replace(/\s+/g, ' ').trim())
+          console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
+          console.log(
+            `-- ${(await timeStatement(handle, engine, statement)).toFixed(2)} ms (median of 5 runs alone)`,
+          )
+          console.log(await plan(handle, engine, statement))
+          console.log('```\n')
+        }
+      }
+    }
+    await handle.db.destroy()
+    handle.sqlite?.close()
+  } finally {
+    await database.drop()
+  }
+}
+
+installExitHandlers()
+const dir = mkdtempSync(join(tmpdir(), 'keyturn-explain-search-'))
+try {
+  let postgresUrl
+  for (const engine of engines) {
+    if (engine === 'postgres' && postgresUrl === undefined) {
+      const postgres = await startPostgres()
+      if (postgres.skip !== undefined) {
+        console.log(`PostgreSQL skipped: ${postgres.skip}`)
+        continue
+      }
+      postgresUrl = postgres.url
+    }
+    await explainEngine(engine, { dir, postgresUrl })
+  }
+} finally {
+  await cleanupAll()
+  rmSync(dir, { recursive: true, force: true })
+}
