@@ -1,11 +1,11 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Database } from '../storage/database.js'
 import { isSqlite } from '../storage/write-transaction.js'
+import { prefixRange } from './prefix-range.js'
 import type {
   ActivationHitRow,
   CustomerHitRow,
   LicenseHitRow,
-  PrefixRange,
   SearchScope,
   SearchStore,
 } from './search-store.js'
@@ -18,10 +18,15 @@ import type {
 export class KyselySearchStore implements SearchStore {
   readonly #db: Kysely<Database>
   readonly #lowerName: (table: string) => RawBuilder<string>
+  /** The engine's own `lower()`: SQLite's folds ASCII letters only, PostgreSQL's every letter. */
+  readonly #lower: (text: string) => string
 
   constructor(db: Kysely<Database>) {
     this.#db = db
     const sqlite = isSqlite(db)
+    this.#lower = sqlite
+      ? (text) => text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
+      : (text) => text.toLowerCase()
     this.#lowerName = (table) =>
       sqlite
         ? sql<string>`lower(${sql.ref(`${table}.name`)})`
@@ -44,8 +49,9 @@ export class KyselySearchStore implements SearchStore {
     return this.#customers(sql`customers.email_lower = ${emailLower}`, scope, 1)
   }
 
-  async customersByName(range: PrefixRange, scope: SearchScope, limit: number): Promise<CustomerHitRow[]> {
+  async customersByName(prefix: string, scope: SearchScope, limit: number): Promise<CustomerHitRow[]> {
     const name = this.#lowerName('customers')
+    const range = prefixRange(this.#lower(prefix))
     return this.#customers(sql`${name} >= ${range.from} and ${name} < ${range.to}`, scope, limit, name)
   }
 
@@ -61,12 +67,9 @@ export class KyselySearchStore implements SearchStore {
     return this.#activations(sql`activations.fingerprint = ${fingerprint}`, scope, limit)
   }
 
-  async activationsByName(
-    range: PrefixRange,
-    scope: SearchScope,
-    limit: number,
-  ): Promise<ActivationHitRow[]> {
+  async activationsByName(prefix: string, scope: SearchScope, limit: number): Promise<ActivationHitRow[]> {
     const name = this.#lowerName('activations')
+    const range = prefixRange(this.#lower(prefix))
     return this.#activations(sql`${name} >= ${range.from} and ${name} < ${range.to}`, scope, limit, name)
   }
 

@@ -5,7 +5,6 @@ import type {
   ActivationHitRow,
   CustomerHitRow,
   LicenseHitRow,
-  PrefixRange,
   SearchScope,
   SearchStore,
 } from './search-store.js'
@@ -51,12 +50,11 @@ export class SearchService {
       return (await store.activationById(text, scope)).map((row) => activationHit(row, 'id'))
     }
     const keys = [...new Set([text, normalizeLicenseKey(text)])]
-    const range = prefixRange(text.toLowerCase())
     const [licenses, fingerprints, customers, machines] = await Promise.all([
       store.licensesByKeys(keys, scope, searchLimit),
       store.activationsByFingerprint(text, scope, searchLimit),
-      store.customersByName(range, scope, searchLimit),
-      store.activationsByName(range, scope, searchLimit),
+      store.customersByName(text, scope, searchLimit),
+      store.activationsByName(text, scope, searchLimit),
     ])
     const seen = new Set<string>()
     const hits: SearchHit[] = []
@@ -73,20 +71,6 @@ export class SearchService {
     }
     return hits
   }
-}
-
-/**
- * Every text starting with `prefix`, as a range in code-point order (which is byte order in
- * UTF-8: SQLite's BINARY and PostgreSQL's "C" collation): up to the prefix with its last
- * character's successor.
- */
-export function prefixRange(prefix: string): PrefixRange {
-  const chars = [...prefix]
-  const last = chars.pop()?.codePointAt(0) ?? 0
-  // The successor skips the surrogates, which are no characters of their own in UTF-8.
-  const next = last + 1 === 0xd800 ? 0xe000 : last + 1
-  const to = next > 0x10ffff ? `${prefix}\u{10ffff}` : `${chars.join('')}${String.fromCodePoint(next)}`
-  return { from: prefix, to }
 }
 
 function licenseHit(row: LicenseHitRow, matched: SearchHit['matched']): SearchHit {

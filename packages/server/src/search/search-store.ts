@@ -26,24 +26,19 @@ export interface ActivationHitRow {
   readonly licenseKey: string
 }
 
-/** A prefix as a half-open range of lower-cased text: `from <= value < to`. */
-export interface PrefixRange {
-  readonly from: string
-  readonly to: string
-}
-
 /** Each method is one index lookup (migration 2026-11-29-80-search-indexes), at most `limit` rows. */
 export interface SearchStore {
   licensesByKeys(keys: readonly string[], scope: SearchScope, limit: number): Promise<LicenseHitRow[]>
   licenseById(id: string, scope: SearchScope): Promise<LicenseHitRow[]>
   customerById(id: string, scope: SearchScope): Promise<CustomerHitRow[]>
   customerByEmail(emailLower: string, scope: SearchScope): Promise<CustomerHitRow[]>
-  customersByName(range: PrefixRange, scope: SearchScope, limit: number): Promise<CustomerHitRow[]>
+  /** Names starting with `prefix`, compared in lower case (as the engine's `lower()` folds). */
+  customersByName(prefix: string, scope: SearchScope, limit: number): Promise<CustomerHitRow[]>
   activationById(id: string, scope: SearchScope): Promise<ActivationHitRow[]>
   activationsByFingerprint(
     fingerprint: string,
     scope: SearchScope,
     limit: number,
   ): Promise<ActivationHitRow[]>
-  activationsByName(range: PrefixRange, scope: SearchScope, limit: number): Promise<ActivationHitRow[]>
+  activationsByName(prefix: string, scope: SearchScope, limit: number): Promise<ActivationHitRow[]>
 }

@@ -4,7 +4,7 @@ import { buildTestApp, createProduct } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { expectInvalidField, expectProblem } from '../../testing/licenses.js'
 import { call, roleHeaders } from '../../testing/vendors.js'
-import { prefixRange } from '../search-service.js'
+import { prefixRange } from '../prefix-range.js'
 
 describeEachDatabase('/api/v0/search', (database) => {
   it('finds licenses, customers and machines by each kind of query, scoped to a product key', async (t) => {
@@ -80,6 +80,11 @@ describeEachDatabase('/api/v0/search', (database) => {
       `Activation:${machine.id}:name`,
     ])
     assert.deepEqual(await ids('ADA L'), [`Customer:${ada.id}:name`])
+    const emile = await call(app, headers, 'POST', '/customers', 201, {
+      email: 'e@example.com',
+      name: 'Émile Zola',
+    })
+    assert.deepEqual(await ids('Émile'), [`Customer:${emile.id}:name`])
     assert.deepEqual(await ids('build'), [`Activation:${otherMachine.id}:name`])
     assert.deepEqual(await ids(mine.id), [`License:${mine.id}:id`])
     assert.deepEqual(await ids(grace.id), [`Customer:${grace.id}:id`])
