@@ -9,6 +9,7 @@ import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
+import { registerSearch } from './commands/search.js'
 import { registerToken } from './commands/token.js'
 import { registerWebhooks } from './commands/webhooks.js'
 import type { Io } from './io.js'
@@ -22,6 +23,7 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerLicenses(program, io)
   registerActivations(program, io)
   registerCustomers(program, io)
+  registerSearch(program, io)
   registerEntitlements(program, io)
   registerPolicies(program, io)
   registerToken(program, io)

@@ -25,6 +25,8 @@ export type {
   ProductId,
   ProductKeyResource,
   ProductResource,
+  SearchHit,
+  SearchResult,
   ValidationResult,
   WebhookDeliveryId,
   WebhookDeliveryResource,

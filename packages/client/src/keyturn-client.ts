@@ -43,6 +43,7 @@ import type {
   ProductKeyResource,
   ProductResource,
   RenewLicenseBody,
+  SearchResult,
   UpdateCustomerBody,
   UpdateEntitlementBody,
   UpdateLicenseBody,
@@ -443,6 +444,16 @@ export class KeyturnClient {
 
   rotateProductKey(id: string, options: RequestOptions = {}): Promise<ProductKeyResource> {
     return this.#request('POST', `/products/${encodeURIComponent(id)}/keys/rotate`, options)
+  }
+
+  // Search (admin and product keys; a product key finds only its product's objects)
+
+  /**
+   * Licenses, customers and machines a support person's query names: a license key (any case, with
+   * or without dashes), an email, a name prefix, a fingerprint or an id. At most 20 hits.
+   */
+  search(q: string, options: RequestOptions = {}): Promise<SearchResult> {
+    return this.#request('GET', '/search', { query: { q }, ...options })
   }
 
   // Customers (global; a product key sees those owning a license of its product)
