@@ -9,10 +9,13 @@ import { readFile } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
 import { KeyturnApiError, KeyturnConnectionError, type LicenseResource } from '@keyturn/client'
 import {
+  type ActivateLicenseBody,
+  ActivateLicenseBodySchema,
   type CreateLicenseBody,
   CreateLicenseBodySchema,
   CustomerEmailSchema,
   type CustomerId,
+  maxUsageIncrement,
   type PolicyId,
   PolicyIdSchema,
   type ProductId,
@@ -49,6 +52,8 @@ const bodyFields = [
   'entitlements',
   'metadata',
 ] as const
+/** Read only with --keep-keys (a move from another system): carried over after the license is made. */
+const movedFields = new Set(['activations'])
 /** Fields `licenses export` writes that a new license cannot take: accepted, and ignored. */
 const ignoredFields = new Set([
   'id',
@@ -67,6 +72,7 @@ const knownFields = new Set<string>([
   'customerEmail',
   'status',
   ...ignoredFields,
+  ...movedFields,
 ])
 /** A CSV column `metadata.<key>` sets one metadata key (as text). */
 const metadataColumn = /^metadata\.([A-Za-z0-9_.-]{1,40})$/
@@ -91,6 +97,10 @@ interface Request {
   readonly revoke: boolean
   /** The row's policy, when --policy-map replaced it (by `body.policyId`, or by none). */
   readonly mappedFrom?: PolicyId
+  /** With --keep-keys: the uses counted so far, added once the license is made. */
+  readonly uses?: number
+  /** With --keep-keys: machines activated once the license is made (before a revocation). */
+  readonly activations?: readonly ActivateLicenseBody[]
 }
 
 /** --policy-map: a policy of the file, and the target product's policy that replaces it (null: none). */
@@ -259,7 +269,9 @@ function fromCsvCells(record: Readonly<Record<string, string>>): Record<string, 
       fields[column] = integer(text)
     } else if (column === 'entitlements') {
       fields[column] = text.split(/\s+/).filter((code) => code !== '')
-    } else if (column === 'metadata') {
+    } else if (column === 'uses') {
+      fields[column] = integer(text)
+    } else if (column === 'metadata' || column === 'activations') {
       fields[column] = parseJsonCell(text)
     } else {
       fields[column] = text
@@ -336,6 +348,7 @@ function toRequest(
   keepKeys: boolean,
 ): Request | Problem {
   const { line, fields } = row
+  const moved: { uses?: number; activations?: readonly ActivateLicenseBody[] } = {}
   const body = Object.fromEntries(
     bodyFields.flatMap((field) => (fields[field] === undefined ? [] : [[field, fields[field]]])),
   )
@@ -344,6 +357,20 @@ function toRequest(
       return { line, problem: 'key is empty: with --keep-keys every row needs its key' }
     }
     body.key = fields.key
+    const uses = fields.uses ?? 0
+    if (typeof uses !== 'number' || !Number.isSafeInteger(uses) || uses < 0) {
+      return { line, problem: `uses must be an integer of at least 0, not ${JSON.stringify(fields.uses)}` }
+    }
+    moved.uses = uses
+    const activations = fields.activations ?? []
+    if (!Array.isArray(activations) || !activations.every((item) => Check(ActivateLicenseBodySchema, item))) {
+      return {
+        line,
+        problem:
+          'activations must be a JSON array of machines, each { "fingerprint": …, "name"?: …, "metadata"?: … }',
+      }
+    }
+    moved.activations = activations as ActivateLicenseBody[]
   }
   if (product !== undefined) {
     body.productId = product
@@ -363,7 +390,7 @@ function toRequest(
       body.policyId = to
     }
   }
-  const changes = { revoke, ...(mappedFrom === undefined ? {} : { mappedFrom }) }
+  const changes = { revoke, ...(mappedFrom === undefined ? {} : { mappedFrom }), ...moved }
   const { customerEmail } = fields
   if (customerEmail !== undefined && customerEmail !== null) {
     if (!Check(CustomerEmailSchema, customerEmail)) {
@@ -506,11 +533,16 @@ async function send(
           : { ...request.body, customerId: await customerId(request.customerEmail) }
       const created = await client.createLicense(body, { idempotencyKey: request.idempotencyKey })
       const kind = replayed ? 'existing' : 'created'
+      // An earlier run's license may be revoked since: then that run carried everything over.
+      const current = replayed ? await client.getLicense(created.id) : created
+      if (current.status !== 'revoked') {
+        await carryOver(client, current, request)
+      }
       // Revoking is idempotent: a run after an interruption revokes what the earlier run did not.
       const license =
-        request.revoke && created.status !== 'revoked'
+        request.revoke && current.status !== 'revoked'
           ? await client.revokeLicense(created.id, { idempotencyKey: `${request.idempotencyKey}:revoke` })
-          : created
+          : current
       return {
         line: request.line,
         kind,
@@ -535,6 +567,26 @@ async function send(
         ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
       }
     }
+  }
+}
+
+/**
+ * A moved license's uses and machines. Each usage request carries its own Idempotency-Key and a
+ * repeated fingerprint is the same activation, so a run after an interruption adds nothing twice.
+ */
+async function carryOver(client: ReturnType<typeof clientFor>, license: LicenseResource, request: Request) {
+  let left = request.uses ?? 0
+  for (let part = 0; left > 0; part++) {
+    const increment = Math.min(left, maxUsageIncrement)
+    await client.incrementLicenseUsage(
+      license.id,
+      { increment },
+      { idempotencyKey: `${request.idempotencyKey}:uses:${part}` },
+    )
+    left -= increment
+  }
+  for (const machine of request.activations ?? []) {
+    await client.activateLicense(license.id, machine)
   }
 }
 

@@ -267,4 +267,53 @@ describe('keys of your own', () => {
     })
     assert.equal(valid.license.maxActivations, 2)
   })
+
+  it('carries uses and machines over with --keep-keys, once however often the import runs', async (t) => {
+    const server = await startCliTestServer(t)
+    const dir = aDirectory(t)
+    const file = join(dir, 'moved.csv')
+    writeFileSync(
+      file,
+      [
+        'productId,key,maxActivations,maxUses,uses,activations,status,externalId',
+        `${server.productId},MOVED-0001,3,100,42,"[{""fingerprint"":""machine-a-0001"",""name"":""Ada's laptop""},{""fingerprint"":""machine-b-0002""}]",active,old-1`,
+        `${server.productId},MOVED-0002,1,,7,"[{""fingerprint"":""machine-c-0003""}]",revoked,old-2`,
+        `${server.productId},MOVED-0003,1,,-1,,,old-3`,
+        `${server.productId},MOVED-0004,1,,,"[{""name"":""no fingerprint""}]",,old-4`,
+      ].join('\n'),
+    )
+    for (const run of [1, 2]) {
+      const result = await keyturn(['licenses', 'import', file, '--keep-keys'], server.env)
+      assert.equal(result.code, 1, `run ${run}: ${result.stdout}`)
+      assert.match(result.stderr, /line 4: uses must be an integer of at least 0/)
+      assert.match(result.stderr, /line 5: activations must be a JSON array of machines/)
+    }
+    const moved = await exportJsonl(server, server.productId)
+    const byKey = new Map(moved.map((license) => [license.key, license]))
+    assert.deepEqual(
+      [...byKey.keys()].sort(),
+      ['MOVED-0001', 'MOVED-0002'],
+      'the bad rows made nothing, a second run made nothing more',
+    )
+    assert.equal(byKey.get('MOVED-0001')?.uses, 42)
+    assert.equal(byKey.get('MOVED-0001')?.activationCount, 2)
+    assert.equal(byKey.get('MOVED-0002')?.uses, 7)
+    assert.equal(byKey.get('MOVED-0002')?.activationCount, 1)
+    assert.equal(byKey.get('MOVED-0002')?.status, 'revoked')
+    const machines = await server.app.inject({
+      method: 'GET',
+      url: `/api/v0/licenses/${byKey.get('MOVED-0001')?.id}/activations`,
+      headers: server.headers,
+    })
+    assert.equal(machines.statusCode, 200, machines.body)
+    assert.deepEqual(
+      (machines.json().data as { fingerprint: string; name: string | null }[])
+        .map((machine) => [machine.fingerprint, machine.name])
+        .sort(),
+      [
+        ['machine-a-0001', "Ada's laptop"],
+        ['machine-b-0002', null],
+      ],
+    )
+  })
 })

@@ -403,7 +403,9 @@ maxUses, customerEmail, customerId, policyId, entitlements, metadata, status, ex
   externalId      optional: your id for the row; without it a row is known by the file and line
 The other columns keyturn licenses export writes (id, key, uses, …) are accepted and ignored: keys,
 uses and activations are not carried over, the server makes new keys, unless --keep-keys: then each
-row's key is kept (keys are unique across the server: a taken one fails its row, license_key_taken). The summary says what was
+row's key is kept (keys are unique across the server: a taken one fails its row, license_key_taken),
+its uses are counted again, and the machines of an activations column (a JSON array of
+{"fingerprint", "name"?, "metadata"?}) are activated before any revocation. The summary says what was
 created, what an earlier run had already created, what was revoked and which policies were mapped.
 
 Each row is sent with an Idempotency-Key, so running the same import again (within 24 hours)
