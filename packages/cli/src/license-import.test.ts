@@ -180,7 +180,7 @@ describe('keyturn licenses import', () => {
       [column.code, column.stderr],
       [
         2,
-        'error: unknown column plan: the columns are productId, maxActivations, expirationDate, heartbeatTtl, maxUses, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>) and externalId\n',
+        'error: unknown column plan: the columns are productId, maxActivations, expirationDate, heartbeatTtl, maxUses, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>), status and externalId; with --keep-keys also key, uses and activations\n',
       ],
     )
     assert.equal(format.code, 2)

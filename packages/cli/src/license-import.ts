@@ -226,7 +226,7 @@ function readCsv(text: string): RawRow[] {
       const unknown = header.filter((column) => !isKnownField(column))
       if (unknown.length > 0) {
         throw new UsageError(
-          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate, heartbeatTtl, maxUses, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>) and externalId`,
+          `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the columns are productId, maxActivations, expirationDate, heartbeatTtl, maxUses, customerEmail, customerId, policyId, entitlements, metadata (or metadata.<key>), status and externalId; with --keep-keys also key, uses and activations`,
         )
       }
       return header
