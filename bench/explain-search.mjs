@@ -9,60 +9,19 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import pg from 'pg'
 import { KyselySearchStore } from '../packages/server/dist/search/kysely-search-store.js'
 import { SearchService } from '../packages/server/dist/search/search-service.js'
 import { cleanupAll, installExitHandlers } from './cleanup.mjs'
+import { argument, kysely, plan, timeStatement } from './explain-tools.mjs'
 import { startPostgres } from './postgres.mjs'
 import { createDatabase, customerName, licenseSeeder } from './seed.mjs'
 
-const argument = (name, fallback) =>
-  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
 const engines = argument('engines', 'sqlite,postgres').split(',')
 const licenses = Number(argument('licenses', '1000000'))
 const machines = 10_000
 const productId = 'prd_explainExplainExplain1'
 const admin = { role: 'admin', apiKeyId: 'key_explain' }
 const product = { role: 'product', apiKeyId: 'key_explain', productId }
-
-function kysely(database, statements) {
-  const log = (event) => {
-    if (event.level === 'query') {
-      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
-    }
-  }
-  if (database.engine === 'sqlite') {
-    const sqlite = new SqliteDatabase(database.location.path)
-    return { db: new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log }), sqlite }
-  }
-  const pool = new pg.Pool({ connectionString: database.location.url, max: 1 })
-  return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
-}
-
-async function timeStatement(handle, engine, statement) {
-  const runs = []
-  for (let i = 0; i < 5; i++) {
-    const started = performance.now()
-    if (engine === 'sqlite') {
-      handle.sqlite.prepare(statement.sql).all(...statement.parameters)
-    } else {
-      await handle.pool.query(statement.sql, statement.parameters)
-    }
-    runs.push(performance.now() - started)
-  }
-  return runs.sort((a, b) => a - b)[2]
-}
-
-async function plan(handle, engine, statement) {
-  if (engine === 'sqlite') {
-    const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
-    return rows.map((row) => `${'  '.repeat(row.parent === 0 ? 0 : 1)}${row.detail}`).join('\n')
-  }
-  const result = await handle.pool.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
-  return result.rows.map((row) => row['QUERY PLAN']).join('\n')
-}
 
 async function explainEngine(engine, context) {
   const database = await createDatabase(engine, `explain_search_${engine}`, context)

@@ -11,65 +11,18 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import pg from 'pg'
 import { parseListQuery } from '../packages/server/dist/core/list-query.js'
 import { KyselyLicenseStore } from '../packages/server/dist/licenses/kysely-license-store.js'
 import { licenseListSpec } from '../packages/server/dist/licenses/license-store.js'
 import { cleanupAll, installExitHandlers } from './cleanup.mjs'
+import { argument, kysely, plan, timeStatement } from './explain-tools.mjs'
 import { startPostgres } from './postgres.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 
-const argument = (name, fallback) =>
-  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
 const engines = argument('engines', 'sqlite,postgres').split(',')
 const licenses = Number(argument('licenses', '1000000'))
 const year = 365 * 86_400_000
 const productId = 'prd_explainExplainExplain1'
-
-function kysely(database, statements) {
-  const log = (event) => {
-    if (event.level === 'query') {
-      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
-    }
-  }
-  if (database.engine === 'sqlite') {
-    const sqlite = new SqliteDatabase(database.location.path)
-    return { db: new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log }), sqlite }
-  }
-  const pool = new pg.Pool({ connectionString: database.location.url, max: 1 })
-  return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
-}
-
-/** The median of 5 timed runs of one statement on its own (after the warm run of the list itself). */
-async function timeStatement(handle, engine, statement) {
-  const runs = []
-  for (let i = 0; i < 5; i++) {
-    const started = performance.now()
-    if (engine === 'sqlite') {
-      handle.sqlite.prepare(statement.sql).all(...statement.parameters)
-    } else {
-      await handle.pool.query(statement.sql, statement.parameters)
-    }
-    runs.push(performance.now() - started)
-  }
-  return runs.sort((a, b) => a - b)[2]
-}
-
-async function plan(handle, engine, statement) {
-  if (engine === 'sqlite') {
-    const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
-    return rows.map((row) => `${'  '.repeat(row.parent === 0 ? 0 : 1)}${row.detail}`).join('\n')
-  }
-  const client = await handle.pool.connect()
-  try {
-    const result = await client.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
-    return result.rows.map((row) => row['QUERY PLAN']).join('\n')
-  } finally {
-    client.release()
-  }
-}
 
 async function explainEngine(engine, context) {
   const database = await createDatabase(engine, `explain_${engine}`, context)

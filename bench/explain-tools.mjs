@@ -1,0 +1,51 @@
+/**
+ * What the explain scripts (bench/explain.mjs, bench/explain-search.mjs) share: a Kysely on the
+ * bench database that records every statement it sends, the median time of one statement run on
+ * its own, and its plan (SQLite `EXPLAIN QUERY PLAN`, PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)`).
+ */
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+
+export const argument = (name, fallback) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
+
+/** A Kysely on `database` whose statements are pushed onto `statements` as `{ sql, parameters }`. */
+export function kysely(database, statements) {
+  const log = (event) => {
+    if (event.level === 'query') {
+      statements.push({ sql: event.query.sql, parameters: event.query.parameters })
+    }
+  }
+  if (database.engine === 'sqlite') {
+    const sqlite = new SqliteDatabase(database.location.path)
+    return { db: new Kysely({ dialect: new SqliteDialect({ database: sqlite }), log }), sqlite }
+  }
+  const pool = new pg.Pool({ connectionString: database.location.url, max: 1 })
+  return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
+}
+
+/** The median of 5 timed runs of one statement on its own (after the warm run of the list itself). */
+export async function timeStatement(handle, engine, statement) {
+  const runs = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    if (engine === 'sqlite') {
+      handle.sqlite.prepare(statement.sql).all(...statement.parameters)
+    } else {
+      await handle.pool.query(statement.sql, statement.parameters)
+    }
+    runs.push(performance.now() - started)
+  }
+  return runs.sort((a, b) => a - b)[2]
+}
+
+/** The statement's plan as text, run after the statement itself (caches warm). */
+export async function plan(handle, engine, statement) {
+  if (engine === 'sqlite') {
+    const rows = handle.sqlite.prepare(`explain query plan ${statement.sql}`).all(...statement.parameters)
+    return rows.map((row) => `${'  '.repeat(row.parent === 0 ? 0 : 1)}${row.detail}`).join('\n')
+  }
+  const result = await handle.pool.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
+  return result.rows.map((row) => row['QUERY PLAN']).join('\n')
+}
