@@ -6,17 +6,11 @@
  * SearchService and KyselySearchStore and prints every statement with its plan (SQLite
  * `EXPLAIN QUERY PLAN`, PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)`) and its median time alone.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { KyselySearchStore } from '../packages/server/dist/search/kysely-search-store.js'
 import { SearchService } from '../packages/server/dist/search/search-service.js'
-import { cleanupAll, installExitHandlers } from './cleanup.mjs'
-import { argument, kysely, plan, timeStatement } from './explain-tools.mjs'
-import { startPostgres } from './postgres.mjs'
+import { argument, explainEachEngine, kysely, printStatement } from './explain-tools.mjs'
 import { createDatabase, customerName, licenseSeeder } from './seed.mjs'
 
-const engines = argument('engines', 'sqlite,postgres').split(',')
 const licenses = Number(argument('licenses', '1000000'))
 const machines = 10_000
 const productId = 'prd_explainExplainExplain1'
@@ -93,14 +87,7 @@ async function explainEngine(engine, context) {
         const ms = performance.now() - started
         console.log(`### ${title}, ${who}: ${ms.toFixed(1)} ms, ${hits.length} hits\n`)
         for (const statement of [...statements]) {
-          console.log('```sql')
-          console.log(statement.sql.replace(/\s+/g, ' ').trim())
-          console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
-          console.log(
-            `-- ${(await timeStatement(handle, engine, statement)).toFixed(2)} ms (median of 5 runs alone)`,
-          )
-          console.log(await plan(handle, engine, statement))
-          console.log('```\n')
+          await printStatement(handle, engine, statement, 2)
         }
       }
     }
@@ -111,22 +98,4 @@ async function explainEngine(engine, context) {
   }
 }
 
-installExitHandlers()
-const dir = mkdtempSync(join(tmpdir(), 'keyturn-explain-search-'))
-try {
-  let postgresUrl
-  for (const engine of engines) {
-    if (engine === 'postgres' && postgresUrl === undefined) {
-      const postgres = await startPostgres()
-      if (postgres.skip !== undefined) {
-        console.log(`PostgreSQL skipped: ${postgres.skip}`)
-        continue
-      }
-      postgresUrl = postgres.url
-    }
-    await explainEngine(engine, { dir, postgresUrl })
-  }
-} finally {
-  await cleanupAll()
-  rmSync(dir, { recursive: true, force: true })
-}
+await explainEachEngine('explain-search', explainEngine)

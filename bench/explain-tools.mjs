@@ -3,9 +3,14 @@
  * bench database that records every statement it sends, the median time of one statement run on
  * its own, and its plan (SQLite `EXPLAIN QUERY PLAN`, PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)`).
  */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
+import { cleanupAll, installExitHandlers } from './cleanup.mjs'
+import { startPostgres } from './postgres.mjs'
 
 export const argument = (name, fallback) =>
   process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
@@ -48,4 +53,42 @@ export async function plan(handle, engine, statement) {
   }
   const result = await handle.pool.query(`explain (analyze, buffers) ${statement.sql}`, statement.parameters)
   return result.rows.map((row) => row['QUERY PLAN']).join('\n')
+}
+
+/** Prints one statement as a Markdown SQL block: its text, parameters, median time alone and plan. */
+export async function printStatement(handle, engine, statement, digits = 1) {
+  console.log('```sql')
+  console.log(statement.sql.replace(/\s+/g, ' ').trim())
+  console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
+  console.log(
+    `-- ${(await timeStatement(handle, engine, statement)).toFixed(digits)} ms (median of 5 runs alone)`,
+  )
+  console.log(await plan(handle, engine, statement))
+  console.log('```\n')
+}
+
+/**
+ * Runs `explainEngine(engine, { dir, postgresUrl })` for each engine of `--engines` (default both),
+ * starting a throwaway PostgreSQL when asked for, and cleans up after.
+ */
+export async function explainEachEngine(name, explainEngine) {
+  installExitHandlers()
+  const dir = mkdtempSync(join(tmpdir(), `keyturn-${name}-`))
+  try {
+    let postgresUrl
+    for (const engine of argument('engines', 'sqlite,postgres').split(',')) {
+      if (engine === 'postgres' && postgresUrl === undefined) {
+        const postgres = await startPostgres()
+        if (postgres.skip !== undefined) {
+          console.log(`PostgreSQL skipped: ${postgres.skip}`)
+          continue
+        }
+        postgresUrl = postgres.url
+      }
+      await explainEngine(engine, { dir, postgresUrl })
+    }
+  } finally {
+    await cleanupAll()
+    rmSync(dir, { recursive: true, force: true })
+  }
 }

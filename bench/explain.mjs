@@ -8,18 +8,12 @@
  * there. Every SQL statement it sends is printed with its plan: SQLite `EXPLAIN QUERY PLAN`,
  * PostgreSQL `EXPLAIN (ANALYZE, BUFFERS)` (run after the statement itself, so caches are warm).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { parseListQuery } from '../packages/server/dist/core/list-query.js'
 import { KyselyLicenseStore } from '../packages/server/dist/licenses/kysely-license-store.js'
 import { licenseListSpec } from '../packages/server/dist/licenses/license-store.js'
-import { cleanupAll, installExitHandlers } from './cleanup.mjs'
-import { argument, kysely, plan, timeStatement } from './explain-tools.mjs'
-import { startPostgres } from './postgres.mjs'
+import { argument, explainEachEngine, kysely, printStatement } from './explain-tools.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 
-const engines = argument('engines', 'sqlite,postgres').split(',')
 const licenses = Number(argument('licenses', '1000000'))
 const year = 365 * 86_400_000
 const productId = 'prd_explainExplainExplain1'
@@ -63,14 +57,7 @@ async function explainEngine(engine, context) {
       const ms = performance.now() - started
       console.log(`### ${title}: ${ms.toFixed(0)} ms, totalCount ${slice.totalCount}\n`)
       for (const statement of [...statements]) {
-        console.log('```sql')
-        console.log(statement.sql.replace(/\s+/g, ' ').trim())
-        console.log(`-- parameters: ${JSON.stringify(statement.parameters)}`)
-        console.log(
-          `-- ${(await timeStatement(handle, engine, statement)).toFixed(1)} ms (median of 5 runs alone)`,
-        )
-        console.log(await plan(handle, engine, statement))
-        console.log('```\n')
+        await printStatement(handle, engine, statement)
       }
       return slice
     }
@@ -86,22 +73,4 @@ async function explainEngine(engine, context) {
   }
 }
 
-installExitHandlers()
-const dir = mkdtempSync(join(tmpdir(), 'keyturn-explain-'))
-try {
-  let postgresUrl
-  for (const engine of engines) {
-    if (engine === 'postgres' && postgresUrl === undefined) {
-      const postgres = await startPostgres()
-      if (postgres.skip !== undefined) {
-        console.log(`PostgreSQL skipped: ${postgres.skip}`)
-        continue
-      }
-      postgresUrl = postgres.url
-    }
-    await explainEngine(engine, { dir, postgresUrl })
-  }
-} finally {
-  await cleanupAll()
-  rmSync(dir, { recursive: true, force: true })
-}
+await explainEachEngine('explain', explainEngine)
