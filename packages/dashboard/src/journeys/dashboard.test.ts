@@ -426,6 +426,18 @@ it('runs the licensing business from the dashboard in Chromium', {
       )
       await checkScreen(page, '17-license-from-policy')
 
+      await navigate(page, 'Licenses')
+      await page.getByRole('link', { name: 'Create license' }).click()
+      await page
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
+      await page.getByLabel('Key of your own (optional)').fill('OLD-SHOP-000042')
+      await page.getByRole('button', { name: 'Create license' }).click()
+      await page.getByRole('heading', { name: /^License / }).waitFor()
+      const ownKey = await admin.getLicense((page.url().split('/').at(-1) ?? '') as `lic_${string}`)
+      assert.equal(ownKey.key, 'OLD-SHOP-000042')
+      await page.goto(`${base}/dashboard/licenses/${fromPolicy.id}`)
+
       const team = await admin.createPolicy({
         productId: fromPolicy.productId,
         name: 'Team',
@@ -599,7 +611,7 @@ it('runs the licensing business from the dashboard in Chromium', {
     }
     await checkScreen(page, '12-product-as-product-key')
     await navigate(page, 'Licenses')
-    await page.getByText('1–2 of 2 licenses').waitFor()
+    await page.getByText('1–3 of 3 licenses').waitFor()
     await page.goto(`${base}/dashboard/products/${other.id}`)
     await page
       .getByRole('alert')

@@ -50,6 +50,10 @@ function toCreateBody(form: FormData): CreateLicenseBody {
   if (metadata !== undefined) {
     body.metadata = metadata
   }
+  const key = String(form.get('key') ?? '')
+  if (key !== '') {
+    body.key = key // the API checks its shape
+  }
   return body
 }
 
@@ -138,6 +142,11 @@ export function NewLicenseScreen() {
         <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated, optional)</label>
         <input id={`${id}-codes`} name="entitlements" />
         <MetadataField />
+        <label htmlFor={`${id}-key`}>Key of your own (optional)</label>
+        <input id={`${id}-key`} name="key" autoComplete="off" aria-describedby={`${id}-key-help`} />
+        <p id={`${id}-key-help`} className="muted">
+          Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters).
+        </p>
         <div className="actions">
           <button type="submit" className="primary" disabled={create.isPending}>
             Create license
