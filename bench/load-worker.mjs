@@ -9,8 +9,10 @@
  * measurement starts.)
  *
  * Spec: { url, connections, warmupSeconds, durationSeconds, timeoutSeconds, method, headers,
- *         requests: [{ path, body? }] } — each request picks one of `requests` at random; a body's
- *         `freshValue` (bench/net.mjs) is replaced by new random digits each time.
+ *         requests: [{ path, body? }], overallRate? } — each request picks one of `requests` at
+ *         random; a body's `freshValue` (bench/net.mjs) is replaced by new random digits each time.
+ *         With `overallRate` (requests per second, all connections together) the load is offered at
+ *         that fixed rate instead of as fast as the server answers.
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
@@ -47,6 +49,7 @@ const instance = autocannon(
     connections: spec.connections,
     duration: spec.warmupSeconds + spec.durationSeconds,
     timeout: spec.timeoutSeconds,
+    ...(spec.overallRate === undefined ? {} : { overallRate: spec.overallRate }),
     headers: spec.headers,
     requests: [{ method: spec.method, setupRequest: pick }],
   },

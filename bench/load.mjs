@@ -31,6 +31,7 @@ export async function runLoad(server, { method, apiKey, headers, requests, idleP
       warmupSeconds: settings.warmupSeconds,
       durationSeconds: settings.durationSeconds,
       timeoutSeconds: 30,
+      ...(settings.overallRate === undefined ? {} : { overallRate: settings.overallRate }),
       method,
       headers: {
         ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
@@ -47,13 +48,20 @@ export async function runLoad(server, { method, apiKey, headers, requests, idleP
   )
   const rss = sampleRss(server.pid)
   const cpu = { start: undefined, end: undefined }
+  const scrapes = { start: undefined, end: undefined }
   let result
   try {
     result = await runWorker(specFile, settings.warmupSeconds + settings.durationSeconds + 90, (mark) => {
-      cpu[mark === 'measure-start' ? 'start' : 'end'] = cpuSeconds(server.pid)
+      const at = mark === 'measure-start' ? 'start' : 'end'
+      cpu[at] = cpuSeconds(server.pid)
+      scrapes[at] = scrapeRuntime(server.url)
     })
   } finally {
     result = { ...result, rss: rss.stop() }
+  }
+  const runtime = runtimeBetween(await scrapes.start, await scrapes.end)
+  if (runtime !== undefined) {
+    result.runtime = runtime
   }
   if (cpu.start !== undefined && cpu.end !== undefined && result.requests > 0) {
     result.serverCpu = {
@@ -62,6 +70,50 @@ export async function runLoad(server, { method, apiKey, headers, requests, idleP
     }
   }
   return { ...result, isIdleAfter: await waitUntilIdle(`${server.url}${idlePath}`, server.pid) }
+}
+
+/**
+ * The server's event-loop delay and garbage collection, from its own `/metrics` (prom-client's
+ * default metrics: they start with the first scrape, and the event-loop histogram restarts at
+ * every scrape, so a scrape at the start of the measured time and one at its end bound exactly
+ * that time). Servers without `/metrics` (the ceilings) give undefined.
+ */
+async function scrapeRuntime(url) {
+  try {
+    const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })
+    return response.ok ? await response.text() : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A sample's value in a Prometheus text exposition (the first series of that name and labels). */
+function sample(text, name) {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `))
+  return line === undefined ? undefined : Number(line.slice(name.length + 1).split(' ')[0])
+}
+
+/**
+ * The measured time's event-loop delay (p50, p99 and max, ms) and GC pause time per kind (ms,
+ * and ms per second measured), from the scrapes at its start and end.
+ */
+function runtimeBetween(start, end) {
+  if (start === undefined || end === undefined) {
+    return undefined
+  }
+  const lag = (quantile) => {
+    const seconds = sample(end, `nodejs_eventloop_lag_${quantile}_seconds`)
+    return seconds === undefined ? undefined : seconds * 1000
+  }
+  const gc = {}
+  for (const kind of ['minor', 'major', 'incremental', 'weakcb']) {
+    const name = `nodejs_gc_duration_seconds_sum{kind="${kind}"}`
+    const after = sample(end, name)
+    if (after !== undefined) {
+      gc[kind] = (after - (sample(start, name) ?? 0)) * 1000
+    }
+  }
+  return { eventLoopDelay: { p50: lag('p50'), p99: lag('p99'), max: lag('max') }, gcMs: gc }
 }
 
 /** `onMark` gets the worker's `measure-start` and `measure-end` lines as they come. */

@@ -19,8 +19,10 @@ export const ceilingNames = {
  * derived targets compare two scenarios.
  */
 const targets = [
-  { engine: 'sqlite', size: 'large', id: 'validate', minRatio: 0.6, maxP99: 10 },
-  { engine: 'postgres', size: 'large', id: 'validate', minRatio: 0.35 },
+  // Validate's throughput is judged against the one-lookup route (validateVsLookup below); its tail
+  // here, and under the second load generator (wrk) too.
+  { engine: 'sqlite', size: 'large', id: 'validate', maxP99: 10 },
+  { engine: 'postgres', size: 'large', id: 'validate', minRatio: 0.35, maxP99: 10 },
   // Lists at 1M, both engines: p99 ≤ 150 ms with 10 connections, p50 ≤ 30 ms with 1 client.
   ...['sqlite', 'postgres'].flatMap((engine) =>
     ['list-page-0', 'list-deep-page', 'list-starting-after'].flatMap((id) => [
@@ -33,8 +35,8 @@ const targets = [
   // jose's signing, both engines.
   { engine: 'postgres', size: 'large', id: 'create', minRatio: 0.35 },
   { engine: 'postgres', size: 'large', id: 'activate', minRatio: 0.35 },
-  { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.75 },
-  { engine: 'postgres', size: 'large', id: 'token', minRatio: 0.75 },
+  { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.6 },
+  { engine: 'postgres', size: 'large', id: 'token', minRatio: 0.6 },
   { engine: 'in-process', size: undefined, id: 'client-validate', minRatio: 0.8 },
   // A billing webhook's lookup by subscription id (a GIN index on PostgreSQL; SQLite's
   // cost is measured and documented, not targeted), and a customer's licenses.
@@ -106,6 +108,11 @@ const derived = [
     min: { sqlite: 1 / 1.5 },
   },
 ]
+
+/** Validate by key over the one-lookup route, per engine (autocannon's runs and wrk's rounds). */
+const validateVsLookup = { min: { sqlite: 0.5 } }
+/** Validate's p99 under wrk, both engines, in ms. */
+const wrkMaxP99 = 10
 
 /** The ratios measured again in paired rounds (run.mjs measurePairs): scenario `of` over `over`. */
 export const pairedRatios = derived
@@ -200,14 +207,69 @@ export function evaluate(results) {
     // Validate against the least a per-request read costs on this engine (reported).
     const lookup = results.ceilings[engine]?.lookupHttp
     const validate = find(engine, 'validate', 'large')
+    const minVsLookup = validateVsLookup.min[engine]
+    const judgeVsLookup = (ratio) =>
+      minVsLookup === undefined
+        ? undefined
+        : judge([{ text: `>= ${Math.round(minVsLookup * 100)}%`, pass: ratio >= minVsLookup }], judged)
     if (lookup !== undefined && validate?.rps !== undefined) {
+      const ratio = validate.rps / lookup.rps
       extra.push({
         kind: 'derived',
         id: 'validate-vs-one-lookup',
         engine,
         title: 'validate by key vs Fastify + one lookup by key',
-        ratio: validate.rps / lookup.rps,
+        ratio,
+        target: judgeVsLookup(ratio),
       })
+    }
+    // The second load generator: the same ratio from wrk's rounds, and validate's tail under it.
+    const wrk = (results.wrk ?? []).find((entry) => entry.engine === engine)
+    if (wrk?.unavailable !== undefined) {
+      extra.push({
+        kind: 'derived',
+        id: 'validate-wrk',
+        engine,
+        title: `validate under wrk: ${wrk.unavailable}`,
+      })
+    } else if (wrk !== undefined) {
+      extra.push({
+        kind: 'derived',
+        id: 'validate-vs-one-lookup-wrk',
+        engine,
+        title: `validate by key vs Fastify + one lookup by key, under wrk (median of ${wrk.rounds} alternating rounds)`,
+        ratio: wrk.ratio,
+        target: judgeVsLookup(wrk.ratio),
+      })
+      for (const [which, title] of [
+        ['lookup', 'Fastify + one lookup by key'],
+        ['validate', 'validate by key'],
+      ]) {
+        const measured = wrk[which]
+        extra.push({
+          kind: 'derived',
+          id: `${which}-wrk`,
+          engine,
+          title: `${title}, under wrk (2 threads; medians, worst p99 ${ms(measured.worstP99)} ms)`,
+          rate: measured.rps,
+          p50: measured.p50,
+          p99: measured.p99,
+          cpu: measured.cpuPerRequest,
+          ...(which === 'validate'
+            ? {
+                target: judge(
+                  [
+                    {
+                      text: `p99 <= ${wrkMaxP99} ms`,
+                      pass: measured.unexpected > 0 ? undefined : measured.p99 <= wrkMaxP99,
+                    },
+                  ],
+                  judged,
+                ),
+              }
+            : {}),
+        })
+      }
     }
     // Search runs a few index probes per request: against the same one-lookup ceiling.
     const search = find(engine, 'search', 'large')
@@ -394,6 +456,10 @@ export function tableRows(results, evaluated) {
     add({
       title: row.title,
       engine: row.engine,
+      rate: row.rate === undefined ? '' : fixed(row.rate),
+      p50: row.p50 === undefined ? '' : ms(row.p50),
+      p99: row.p99 === undefined ? '' : ms(row.p99),
+      cpu: row.cpu === undefined ? '' : fixed(row.cpu),
       rss: row.rssPeak === undefined ? '' : fixed(row.rssPeak),
       ratio: row.id === 'rss' ? '' : percent(row.ratio),
       target: row.target?.text,
@@ -447,7 +513,37 @@ export function markdown(results, lines) {
     row(columns.map((column) => (column.numeric ? '---:' : '---'))),
     ...lines.map(row),
     '',
+    ...runtimeSection(results),
   ].join('\n')
+}
+
+/**
+ * Keyturn's event-loop delay and GC time during each measured run (from its own /metrics, scraped
+ * at the start and end of the measured time): where a latency tail comes from.
+ */
+function runtimeSection(results) {
+  const measured = results.scenarios.filter((scenario) => scenario.runtime !== undefined)
+  if (measured.length === 0) {
+    return []
+  }
+  const gcPerSecond = (scenario, kinds) =>
+    kinds.reduce((sum, kind) => sum + (scenario.runtime.gcMs[kind] ?? 0), 0) / (scenario.seconds ?? 1)
+  return [
+    '### The server during each run',
+    '',
+    'Event-loop delay (ms) and garbage-collection time (ms per second measured) of `keyturn serve`.',
+    '',
+    '| scenario | engine | licenses | p99 ms | loop delay p50 | loop delay p99 | loop delay max | GC minor ms/s | GC major + incremental ms/s |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...measured.map(
+      (scenario) =>
+        `| ${scenario.title} | ${scenario.engine} | ${scenario.licenses === undefined ? '' : count(scenario.licenses)} | ` +
+        `${ms(scenario.latency?.p99)} | ${ms(scenario.runtime.eventLoopDelay.p50)} | ${ms(scenario.runtime.eventLoopDelay.p99)} | ` +
+        `${ms(scenario.runtime.eventLoopDelay.max)} | ${fixed(gcPerSecond(scenario, ['minor']), 1)} | ` +
+        `${fixed(gcPerSecond(scenario, ['major', 'incremental']), 1)} |`,
+    ),
+    '',
+  ]
 }
 
 export function writeReport(results, jsonPath, markdownPath, lines) {

@@ -27,7 +27,8 @@ import { count, evaluate, pairedRatios, tableRows, textTable, writeReport } from
 import { median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
-import { startBareFastify, startKeyturn, startLookupFastify } from './servers.mjs'
+import { startBareFastify, startKeyturn, startLookupFastify, waitUntilIdle } from './servers.mjs'
+import { findWrk, runWrk } from './wrk.mjs'
 
 const here = import.meta.dirname
 const resultsDir = join(here, 'results')
@@ -375,6 +376,107 @@ async function measurePairs(instance, loads, base, context) {
   }
 }
 
+/** Offered load of the open-loop run: this share of validate's closed-loop rate in the same run. */
+const openLoopShare = 0.7
+
+/**
+ * Validate's tail at a fixed offered rate (autocannon's overallRate at 70% of the rate the
+ * closed-loop run reached): a closed loop slows its clients down when the server stalls, so its p99
+ * under-reports a stall; an open loop keeps sending, and a stall shows as queued requests.
+ */
+async function measureOpenLoop(instance, load, row, context) {
+  const offered = Math.max(1, Math.round(row.rps * openLoopShare))
+  log(`validate on ${row.engine} at a fixed ${offered} requests per second`)
+  const measured = await runLoadOf(instance, load, { ...context.settings, overallRate: offered }, context)
+  context.results.scenarios.push({
+    engine: row.engine,
+    size: row.size,
+    licenses: row.licenses,
+    id: 'validate-open-loop',
+    title: `validate by key, open loop at ${Math.round(openLoopShare * 100)}% of its closed-loop rate`,
+    ceiling: 'none',
+    offeredRate: offered,
+    ...measured,
+    ...(measured.non2xx + measured.errors > 0
+      ? { problem: `unexpected answers: ${JSON.stringify(measured.statusCodes)}` }
+      : {}),
+  })
+  log(`  p50 ${measured.latency.p50?.toFixed(2)} ms, p99 ${measured.latency.p99?.toFixed(2)} ms`)
+}
+
+/** Rounds of the second load generator per engine: each round runs the one-lookup route and validate. */
+const wrkRounds = { quick: 1, full: 3 }
+
+/**
+ * The second load generator (bench/wrk.mjs): validate and the one-lookup route under wrk, in
+ * alternating rounds (the order swapping each round), so the ratio and the tails can be read
+ * against autocannon's. Skipped with the reason when wrk is not installed.
+ */
+async function measureWithWrk(instance, load, base, context) {
+  const { results, settings } = context
+  const wrk = findWrk()
+  if (wrk === undefined) {
+    results.wrk.push({ engine: base.engine, unavailable: 'wrk is not installed (Debian package wrk)' })
+    log(`wrk on ${base.engine}: not installed, skipped`)
+    return
+  }
+  const rounds = context.options.quick ? wrkRounds.quick : wrkRounds.full
+  const short = {
+    ...settings,
+    warmupSeconds: Math.min(2, settings.warmupSeconds),
+    durationSeconds: Math.max(2, settings.durationSeconds / 2),
+  }
+  log(`validate vs one lookup on ${base.engine} under wrk: ${rounds} rounds`)
+  const lookup = await startLookupFastify(base.database)
+  const runs = { validate: [], lookup: [] }
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const which of round % 2 === 0 ? ['lookup', 'validate'] : ['validate', 'lookup']) {
+        const server = which === 'lookup' ? lookup : instance.server
+        const measured = await runWrk(
+          wrk,
+          server,
+          {
+            method: load.method,
+            apiKey: which === 'lookup' ? undefined : context.credentials.adminKey,
+            headers: load.headers,
+            requests: load.requests,
+          },
+          short,
+          context.workDir,
+        )
+        runs[which].push(measured)
+        await waitUntilIdle(`${server.url}/readyz`, server.pid)
+      }
+    }
+  } finally {
+    await lookup.stop()
+  }
+  const summary = (list) => ({
+    rps: median(list.map((run) => run.rps)),
+    p50: median(list.map((run) => run.latency.p50)),
+    p99: median(list.map((run) => run.latency.p99)),
+    worstP99: Math.max(...list.map((run) => run.latency.p99)),
+    cpuPerRequest: median(list.map((run) => run.serverCpu.microsecondsPerRequest)),
+    unexpected: list.reduce((sum, run) => sum + run.non2xx + run.errors, 0),
+  })
+  const ratios = runs.validate.map((run, round) => run.rps / runs.lookup[round].rps)
+  const entry = {
+    engine: base.engine,
+    licenses: base.licenses,
+    rounds,
+    ratio: median(ratios),
+    ratios,
+    validate: summary(runs.validate),
+    lookup: summary(runs.lookup),
+  }
+  results.wrk.push(entry)
+  log(
+    `  validate ${entry.validate.rps.toFixed(0)} req/s (p99 ${entry.validate.p99.toFixed(2)} ms), ` +
+      `one lookup ${entry.lookup.rps.toFixed(0)} req/s (p99 ${entry.lookup.p99.toFixed(2)} ms): ${(entry.ratio * 100).toFixed(0)}%`,
+  )
+}
+
 /** Every scenario runs on the large data; validate also on the small (the cost must not grow). */
 function scenariosFor(size, options) {
   return scenarios.filter(
@@ -439,6 +541,10 @@ async function runEngine(engine, context) {
         const load = await runScenario(instance, scenario, base, context)
         if (load?.requests !== undefined && pairedRatios.some((p) => [p.of, p.over].includes(scenario.id))) {
           loads.set(scenario.id, load)
+        }
+        if (scenario.id === 'validate' && size === 'large' && load?.requests !== undefined) {
+          await measureOpenLoop(instance, load, context.results.scenarios.at(-1), context)
+          await measureWithWrk(instance, load, base, context)
         }
       }
       await measurePairs(instance, loads, base, context)
@@ -525,6 +631,8 @@ async function benchmark(options) {
     ceilings: {},
     scenarios: [],
     paired: [],
+    /** Validate and the one-lookup route under the second load generator, per engine (bench/wrk.mjs). */
+    wrk: [],
     /** Background jobs measured at the large size (bench/expiry-notices.mjs). */
     jobs: [],
   }
@@ -620,7 +728,7 @@ async function profileScenario(options) {
     workDir,
     dir: workDir,
     now: Date.now(),
-    results: { seeding: [], scenarios: [], paired: [] },
+    results: { seeding: [], scenarios: [], paired: [], wrk: [] },
     credentials: {
       adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
       secret: randomBytes(32).toString('base64url'),
