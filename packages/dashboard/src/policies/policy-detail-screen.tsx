@@ -51,6 +51,15 @@ export function PolicyDetailScreen() {
                 ? 'Unlimited'
                 : `${data.maxTransfers} per ${Math.round(data.transferPeriod / 86_400)} days`}
             </dd>
+            <dt>Offline</dt>
+            <dd>
+              License files{' '}
+              {data.licenseFileTtl === null
+                ? 'never expire'
+                : `last ${durationInDays(data.licenseFileTtl).replace(' days', '')} days`}
+              {data.licenseFileMetadata ? ' and carry the metadata' : ''}; tokens up to{' '}
+              {data.tokenTtlMax === null ? 'a year' : durationInDays(data.tokenTtlMax)}
+            </dd>
             <dt>Entitlements</dt>
             <dd>{data.entitlements.join(', ') || 'None'}</dd>
             <dt>Metadata</dt>

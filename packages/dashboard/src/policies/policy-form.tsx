@@ -9,7 +9,8 @@ const secondsPerDay = 86_400
 
 /**
  * What a policy's form says: empty "maximum activations" is unlimited, empty "duration" never
- * expires; codes are comma- or space-separated.
+ * expires, empty "license files last" makes files that never expire, empty "longest token" keeps
+ * the standard year; codes are comma- or space-separated.
  */
 export function toPolicyFields(form: FormData): PolicyFields {
   const maxActivations = String(form.get('maxActivations') ?? '').trim()
@@ -19,7 +20,12 @@ export function toPolicyFields(form: FormData): PolicyFields {
   const maxUses = String(form.get('maxUses') ?? '').trim()
   const maxTransfers = String(form.get('maxTransfers') ?? '').trim()
   const transferDays = String(form.get('transferDays') ?? '').trim()
+  const fileDays = String(form.get('licenseFileDays') ?? '').trim()
+  const tokenDays = String(form.get('tokenMaxDays') ?? '').trim()
   return {
+    licenseFileTtl: fileDays === '' ? null : Math.round(Number(fileDays) * secondsPerDay),
+    tokenTtlMax: tokenDays === '' ? null : Math.round(Number(tokenDays) * secondsPerDay),
+    licenseFileMetadata: form.get('licenseFileMetadata') === 'on',
     maxTransfers: maxTransfers === '' ? null : Number(maxTransfers),
     ...(transferDays === '' ? {} : { transferPeriod: Math.round(Number(transferDays) * secondsPerDay) }),
     heartbeatTtl: leaseMinutes === '' ? null : Math.round(Number(leaseMinutes) * 60),
@@ -106,6 +112,45 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         step={1}
         defaultValue={Math.round((policy?.transferPeriod ?? 30 * secondsPerDay) / secondsPerDay)}
       />
+      <label htmlFor={`${id}-file-days`}>License files last, days (empty: they never expire)</label>
+      <input
+        id={`${id}-file-days`}
+        name="licenseFileDays"
+        type="number"
+        min={1 / 24}
+        max={36_500}
+        step="any"
+        defaultValue={
+          policy === undefined
+            ? 365
+            : policy.licenseFileTtl === null
+              ? ''
+              : Number((policy.licenseFileTtl / secondsPerDay).toFixed(4))
+        }
+      />
+      <label htmlFor={`${id}-token-days`}>Longest token a request may ask for, days (empty: a year)</label>
+      <input
+        id={`${id}-token-days`}
+        name="tokenMaxDays"
+        type="number"
+        min={1 / 24}
+        max={36_500}
+        step="any"
+        defaultValue={
+          policy?.tokenTtlMax === null || policy?.tokenTtlMax === undefined
+            ? ''
+            : Number((policy.tokenTtlMax / secondsPerDay).toFixed(4))
+        }
+      />
+      <div className="checkbox">
+        <input
+          id={`${id}-file-metadata`}
+          name="licenseFileMetadata"
+          type="checkbox"
+          defaultChecked={policy?.licenseFileMetadata ?? false}
+        />
+        <label htmlFor={`${id}-file-metadata`}>License files carry the license&apos;s metadata</label>
+      </div>
       <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
       <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />
       <MetadataField defaultValue={policy?.metadata} />
