@@ -10,7 +10,7 @@ const event = {
   type: 'license.revoked',
   occurredAt: '2030-01-01T00:00:00.000Z',
   productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-  actor: { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
+  actor: { type: 'apiKey', id: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
   requestId: 'req_6Gm2TqVx9LpRk4NcYb8WsH',
   data: { id: 'lic_7fQx2mNc4RtYp9LkWv3bHs', object: 'License' },
 }
@@ -29,6 +29,32 @@ describe('verifyWebhook', () => {
     const payload = JSON.stringify(event)
     assert.deepEqual(verifyWebhook({ payload, headers: delivery(payload), secret }), event)
     assert.deepEqual(verifyWebhook({ payload, headers: new Headers(delivery(payload)), secret }), event)
+  })
+
+  it('accepts event types and kinds of actor newer than this client, and refuses a body without the envelope', () => {
+    const newer = JSON.stringify({
+      ...event,
+      type: 'subscription.paused',
+      actor: { type: 'robot', id: 'rbt_1' },
+      data: { anything: [1, 2] },
+    })
+    assert.equal(
+      verifyWebhook({ payload: newer, headers: delivery(newer), secret }).type,
+      'subscription.paused',
+    )
+    for (const broken of [
+      { ...event, object: 'Order' },
+      { ...event, actor: { apiKeyId: 'key_a' } },
+      { ...event, data: 'text' },
+      { ...event, id: undefined },
+    ]) {
+      const payload = JSON.stringify(broken)
+      assert.throws(
+        () => verifyWebhook({ payload, headers: delivery(payload), secret }),
+        (error: unknown) => error instanceof WebhookSignatureError && error.code === 'not_an_event',
+        payload,
+      )
+    }
   })
 
   it('throws WebhookSignatureError when the body, the secret, the timestamp or the headers are wrong', () => {

@@ -185,7 +185,7 @@ export const eventTypeExamples = {
   'webhook_endpoint.created': exampleWebhookEndpoint(),
   'webhook_endpoint.updated': exampleWebhookEndpoint(),
   'webhook_endpoint.deleted': exampleWebhookEndpoint(),
-  /** Emitted by the server (`actor: { system: true }`) after 5 days of failed deliveries. */
+  /** Emitted by the server (`actor: { type: "system", id: "webhook-deliveries" }`) after 5 days of failed deliveries. */
   'webhook_endpoint.disabled': { ...exampleWebhookEndpoint(), enabled: false },
   /** Sent by `POST /webhook-endpoints/:id/test`, to that endpoint only. */
   'webhook_endpoint.test': exampleWebhookEndpoint(),
@@ -231,18 +231,70 @@ export const EventIdSchema = Type.TemplateLiteral([Type.Literal('evt_'), Type.St
 })
 export type EventId = Static<typeof EventIdSchema>
 
-/** Who made the change: an API key, the server itself (a background job), or a customer in the customer portal. */
-export const EventActorSchema = Type.Union([
-  Type.Object(
-    { apiKeyId: ApiKeyIdSchema, role: Type.Enum(['admin', 'product', 'client']) },
-    { additionalProperties: false },
-  ),
-  Type.Object({ system: Type.Literal(true) }, { additionalProperties: false }),
-  Type.Object(
-    { type: Type.Literal('customer'), id: CustomerIdSchema },
-    { additionalProperties: false, description: 'A customer, signed in to the customer portal.' },
-  ),
-])
+/**
+ * The parts of the server that change things on their own (`actor.type: "system"`): the expiry and
+ * renewal notices, the sweep of lapsed floating seats, webhook delivery (an endpoint disabled after
+ * days of failures), the customer portal's sign-in (before anyone is signed in), and `keyturn` for
+ * changes whose part was not recorded.
+ */
+export const systemActorIds = [
+  'expiry-notices',
+  'seat-sweep',
+  'webhook-deliveries',
+  'portal',
+  'keyturn',
+] as const
+export type SystemActorId = (typeof systemActorIds)[number]
+
+/** The kinds of actor an event may name; a consumer must accept kinds added later. */
+export const eventActorTypes = ['apiKey', 'operator', 'customer', 'integration', 'system'] as const
+
+/**
+ * Who made the change, as `{ type, id }`: an API key (with its role), an operator (a person signed in
+ * to the dashboard), a customer in the customer portal, a payment-provider integration, or the server
+ * itself. Names and emails are not copied into the log: they are read from the actor's id when shown.
+ */
+export const EventActorSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('apiKey'),
+        id: ApiKeyIdSchema,
+        role: Type.Enum(['admin', 'product', 'client'], { description: 'The API key’s role.' }),
+      },
+      { additionalProperties: false, description: 'An API key, in a request.' },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('operator'),
+        id: Type.String({ maxLength: 64, examples: ['op_3Hs8KqLx2VnRt5BcYw7mPd'] }),
+      },
+      { additionalProperties: false, description: 'An operator, signed in to the dashboard.' },
+    ),
+    Type.Object(
+      { type: Type.Literal('customer'), id: CustomerIdSchema },
+      { additionalProperties: false, description: 'A customer, signed in to the customer portal.' },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('integration'),
+        id: Type.String({ maxLength: 64, examples: ['int_8sLq2NcVx5RtPm3KbY7wHe'] }),
+      },
+      {
+        additionalProperties: false,
+        description: 'A payment-provider integration, acting on a provider’s webhook.',
+      },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('system'),
+        id: Type.Enum([...systemActorIds], { description: 'The part of the server that made the change.' }),
+      },
+      { additionalProperties: false, description: 'The server itself: a background job.' },
+    ),
+  ],
+  { examples: [{ type: 'apiKey', id: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' }] },
+)
 export type EventActor = Static<typeof EventActorSchema>
 
 export const EventResourceSchema = Type.Object(
@@ -277,13 +329,17 @@ export const EventResourceSchema = Type.Object(
           ? null
           : exampleProductId,
       actor:
-        type === 'webhook_endpoint.disabled' ||
-        type === 'portal.sign_in_requested' ||
-        type === 'portal.sign_in_failed'
-          ? { system: true }
-          : type.startsWith('portal.')
-            ? { type: 'customer', id: exampleCustomer.id }
-            : { apiKeyId: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
+        type === 'webhook_endpoint.disabled'
+          ? { type: 'system', id: 'webhook-deliveries' }
+          : type === 'license.expiring_soon' || type === 'license.expired'
+            ? { type: 'system', id: 'expiry-notices' }
+            : type === 'activation.expired'
+              ? { type: 'system', id: 'seat-sweep' }
+              : type === 'portal.sign_in_requested' || type === 'portal.sign_in_failed'
+                ? { type: 'system', id: 'portal' }
+                : type.startsWith('portal.')
+                  ? { type: 'customer', id: exampleCustomer.id }
+                  : { type: 'apiKey', id: 'key_5bVn8cXz2LkJh4GfDs6aQw', role: 'admin' },
       requestId: type === 'webhook_endpoint.disabled' ? null : 'req_6Gm2TqVx9LpRk4NcYb8WsH',
       data,
     })),
@@ -299,7 +355,14 @@ export type ListEventsQuery = Static<typeof ListEventsQuerySchema>
 export const EventListSchema = PaginatedSchema(EventResourceSchema)
 
 export const eventSortFields = ['occurredAt'] as const
-export const eventFilterFields = ['type', 'productId', 'licenseId', 'occurredAt', 'actor.apiKeyId'] as const
+export const eventFilterFields = [
+  'type',
+  'productId',
+  'licenseId',
+  'occurredAt',
+  'actor.type',
+  'actor.id',
+] as const
 
 /** Whether a subscription (`license.revoked`, `license.*`, `*`) covers an event type. */
 export function eventTypeMatches(pattern: string, type: string): boolean {

@@ -14,7 +14,7 @@ const row = (event: EventResource) => [
   event.type,
   event.occurredAt,
   event.productId,
-  'system' in event.actor ? 'system' : 'type' in event.actor ? event.actor.id : event.actor.apiKeyId,
+  `${event.actor.type} ${event.actor.id}`,
   event.requestId,
 ]
 
@@ -30,7 +30,8 @@ export function registerEvents(program: Command, io: Io): void {
 
   withListOptions(
     apiCommand(events, 'list', 'List events, newest first', [
-      'keyturn events list --filter actor.apiKeyId:eq:key_5bVn8cXz2LkJh4GfDs6aQw',
+      'keyturn events list --filter actor.id:eq:key_5bVn8cXz2LkJh4GfDs6aQw',
+      'keyturn events list --filter actor.type:eq:system',
       'keyturn events list --filter licenseId:eq:lic_7fQx2mNc4RtYp9LkWv3bHs',
     ]),
   ).action(async (options: ApiOptions & ListOptions) => {

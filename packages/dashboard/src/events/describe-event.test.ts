@@ -6,7 +6,7 @@ const license = { id: 'lic_a', key: '7K3QD-8M2XW-QF4TN-R9HCV-J6PBL', productId: 
 const event = (type: string, data: Record<string, unknown>) => ({
   type,
   productId: 'prd_a',
-  actor: { system: true },
+  actor: { type: 'system', id: 'expiry-notices' },
   data,
 })
 
@@ -63,10 +63,13 @@ describe('events said as a person would', () => {
 })
 
 describe('who did it', () => {
-  it('says API keys with their role, Keyturn itself, and actor kinds it does not know', () => {
-    assert.equal(describeActor({ apiKeyId: 'key_a', role: 'admin' }), 'admin key key_a')
-    assert.equal(describeActor({ system: true }), 'Keyturn')
-    assert.equal(describeActor({ type: 'system', id: null }), 'Keyturn')
+  it('says API keys with their role, Keyturn itself with its part, and actor kinds it does not know', () => {
+    assert.equal(describeActor({ type: 'apiKey', id: 'key_a', role: 'admin' }), 'admin key key_a')
+    assert.equal(describeActor({ type: 'system', id: 'expiry-notices' }), 'Keyturn (expiry notices)')
+    assert.equal(describeActor({ type: 'system' }), 'Keyturn')
     assert.equal(describeActor({ type: 'customer', id: 'cus_a' }), 'customer cus_a')
+    assert.equal(describeActor({ type: 'integration', id: 'int_a' }), 'integration int_a')
+    assert.equal(describeActor({ type: 'robot', id: 'r2' }), 'robot r2')
+    assert.equal(describeActor({}), 'unknown')
   })
 })

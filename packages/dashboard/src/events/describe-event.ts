@@ -121,17 +121,22 @@ export function describeEvent(event: DescribableEvent): EventDescription {
   }
 }
 
-/** Who did it: the API key (and its role), Keyturn itself, or an actor kind this dashboard does not know. */
+/**
+ * Who did it: an API key with its role, an operator, a portal customer, a payment-provider
+ * integration, or Keyturn itself (with the part that acted); a kind this dashboard does not know is
+ * said by its type and id.
+ */
 export function describeActor(actor: object): string {
   const fields = actor as Record<string, unknown>
-  if (fields.system === true || fields.type === 'system') {
-    return 'Keyturn'
+  const id = typeof fields.id === 'string' ? fields.id : ''
+  switch (fields.type) {
+    case 'system':
+      return id === '' ? 'Keyturn' : `Keyturn (${id.replaceAll('-', ' ')})`
+    case 'apiKey':
+      return `${typeof fields.role === 'string' ? `${fields.role} ` : ''}key ${id}`
+    case undefined:
+      return 'unknown'
+    default:
+      return `${String(fields.type)} ${id}`.trim()
   }
-  if (typeof fields.apiKeyId === 'string') {
-    return `${typeof fields.role === 'string' ? `${fields.role} ` : ''}key ${fields.apiKeyId}`
-  }
-  if (typeof fields.type === 'string') {
-    return typeof fields.id === 'string' ? `${fields.type} ${fields.id}` : fields.type
-  }
-  return 'unknown'
 }

@@ -16,7 +16,7 @@ describe('the events view in the URL', () => {
       limit: 30,
       starting_after: 'evt_c',
       filter:
-        'type:eq:license.revoked,productId:eq:prd_a,licenseId:eq:lic_d,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.apiKeyId:eq:key_b',
+        'type:eq:license.revoked,productId:eq:prd_a,licenseId:eq:lic_d,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.id:eq:key_b',
     })
   })
 })

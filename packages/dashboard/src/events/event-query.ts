@@ -33,7 +33,7 @@ export function eventListQuery(search: URLSearchParams): ListEventsQuery {
     rules.push(`occurredAt:lte:${filters.to}T23:59:59.999Z`)
   }
   if (filters.apiKeyId !== '') {
-    rules.push(`actor.apiKeyId:eq:${filters.apiKeyId}`)
+    rules.push(`actor.id:eq:${filters.apiKeyId}`)
   }
   return {
     ...pagingQuery(readListParams(search)),

@@ -516,6 +516,14 @@ function webhookVectors(): WebhookVector[] {
     expect: error === undefined ? { valid: true, event } : { valid: false, error },
   })
   const notAnEvent = JSON.stringify({ hello: 'world' })
+  // A server newer than the client: an event type and a kind of actor the client does not list.
+  const newerEvent = {
+    ...(event as Record<string, Json>),
+    type: 'subscription.paused',
+    actor: { type: 'robot', id: 'rbt_7Lq2Vx9Nc4Tb' },
+    data: { id: 'sub_3Kp8Wz6R', object: 'Subscription' },
+  }
+  const newer = JSON.stringify(newerEvent)
   const otherSignature = new Webhook(otherWebhookSecret).sign(id, new Date(deliveredAt), payload)
   return [
     vector('valid', 'A delivery signed with the endpoint secret.', {}),
@@ -527,6 +535,20 @@ function webhookVectors(): WebhookVector[] {
       },
     ),
     vector('valid-within-tolerance', 'Checked 300 s after it was sent.', { now: '2030-01-15T12:05:00.000Z' }),
+    {
+      ...vector(
+        'valid-newer-event-type',
+        'An event type and a kind of actor this client does not know: accepted (only the envelope is checked).',
+        {
+          payload: newer,
+          headers: {
+            ...headers,
+            'webhook-signature': new Webhook(webhookSecret).sign(id, new Date(deliveredAt), newer),
+          },
+        },
+      ),
+      expect: { valid: true, event: newerEvent },
+    },
     vector(
       'bad-signature',
       'Signed with another secret.',

@@ -4,13 +4,11 @@
  * transactional outbox, docs/decisions/0012-events-and-unit-of-work.md). Services receive a `UnitOfWork` whose `write` hands them
  * stores bound to the transaction plus an `EventRecorder`.
  */
-import type { ApiKeyId, ApiKeyRole, CustomerId, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { CustomerId, EventActor, EventId, EventType, ProductId, SystemActorId } from '@keyturn/protocol'
 import type { Principal } from './principal.js'
 
-export type Actor =
-  | { readonly apiKeyId: ApiKeyId; readonly role: ApiKeyRole }
-  | { readonly system: true }
-  | { readonly type: 'customer'; readonly id: CustomerId }
+/** Who made a change, as the event records it: `{ type, id }` (protocol's EventActor). */
+export type Actor = EventActor
 
 /** One recorded state change (the audit log's entry and the payload of webhook deliveries). */
 export interface Event {
@@ -31,8 +29,19 @@ export interface CustomerActor {
   readonly requestId?: string
 }
 
-/** Who made a change: the calling API key (with its request), a portal customer, or the server itself. */
-export type ChangeActor = Principal | CustomerActor | 'system'
+/** The server itself: a background job, named by its part (protocol's systemActorIds). */
+export interface SystemActor {
+  readonly type: 'system'
+  readonly id: SystemActorId
+}
+
+/** Who made a change: the calling API key (with its request), a portal customer, or a part of the server. */
+export type ChangeActor = Principal | CustomerActor | SystemActor
+
+/** A change the server makes on its own, from one of its parts. */
+export function systemActor(id: SystemActorId): SystemActor {
+  return { type: 'system', id }
+}
 
 /** Collects the events of one transaction; they are written just before it commits. */
 export interface EventRecorder {

@@ -3,7 +3,7 @@ import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-quer
 import type { Event } from './event.js'
 
 export type EventSortField = 'occurredAt'
-export type EventFilterField = 'type' | 'productId' | 'licenseId' | 'occurredAt' | 'actor.apiKeyId'
+export type EventFilterField = 'type' | 'productId' | 'licenseId' | 'occurredAt' | 'actor.type' | 'actor.id'
 
 export const eventListSpec = {
   sortFields: ['occurredAt'],
@@ -13,7 +13,8 @@ export const eventListSpec = {
     productId: { type: 'string' },
     licenseId: { type: 'string' },
     occurredAt: { type: 'timestamp' },
-    'actor.apiKeyId': { type: 'string' },
+    'actor.type': { type: 'string' },
+    'actor.id': { type: 'string' },
   } satisfies FieldKinds<EventFilterField>,
 } as const
 

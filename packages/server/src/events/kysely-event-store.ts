@@ -1,4 +1,4 @@
-import type { ApiKeyId, CustomerId, EventId, EventType, ProductId } from '@keyturn/protocol'
+import type { EventActor, EventId, EventType, ProductId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ListRequest, ListSlice } from '../core/list-query.js'
 import { type Database, type EventsTable, toDate } from '../storage/database.js'
@@ -17,7 +17,8 @@ const eventTable: ListTable<EventSortField, EventFilterField> = {
     productId: { column: 'product_id' },
     licenseId: { column: 'license_id' },
     occurredAt: { column: 'occurred_at' },
-    'actor.apiKeyId': { column: 'actor_api_key_id' },
+    'actor.type': { column: 'actor_type' },
+    'actor.id': { column: 'actor_id' },
   },
 }
 
@@ -27,12 +28,10 @@ export function rowToEvent(row: EventRow): Event {
     type: row.type as EventType, // written only from the catalogue's types
     occurredAt: toDate(row.occurred_at),
     productId: row.product_id,
-    actor:
-      row.actor_api_key_id === null || row.actor_role === null
-        ? { system: true }
-        : row.actor_role === 'customer'
-          ? { type: 'customer', id: row.actor_api_key_id as string as CustomerId }
-          : { apiKeyId: row.actor_api_key_id as ApiKeyId, role: row.actor_role },
+    // Written only from an EventActor (storage/event-writer.ts); the role only for an API key.
+    actor: (row.actor_type === 'apiKey'
+      ? { type: 'apiKey', id: row.actor_id, role: row.actor_role }
+      : { type: row.actor_type, id: row.actor_id }) as EventActor,
     requestId: row.request_id,
     // JSON is text in SQLite and parsed jsonb in PostgreSQL.
     data: (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as Record<string, unknown>,

@@ -84,7 +84,7 @@ function noticeEvent(license: License, days: number, now: Date): Event {
     type: days === 0 ? 'license.expired' : 'license.expiring_soon',
     occurredAt: now,
     productId: license.productId,
-    actor: { system: true },
+    actor: { type: 'system', id: 'expiry-notices' },
     requestId: null,
     data: days === 0 ? resource : { ...resource, expiresInDays: days },
   }

@@ -8,7 +8,7 @@ import { DomainError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { type Principal, requireAdmin } from '../core/principal.js'
 import { digestSecret, digestsEqual } from '../core/secrets.js'
-import type { CustomerActor, UnitOfWork } from '../core/unit-of-work.js'
+import { type CustomerActor, type SystemActor, systemActor, type UnitOfWork } from '../core/unit-of-work.js'
 import type { License, LicenseView } from '../licenses/license.js'
 import type { LicenseRef } from '../licenses/license-store.js'
 import type { MailTemplates, MailVariables } from '../mail/mail-templates.js'
@@ -17,6 +17,8 @@ import type { SessionService, StartedSession } from '../sessions/session-service
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { OwnedLicense, PortalMachine, PortalStore } from './portal-store.js'
 
+/** Sign-in steps taken before anyone is signed in are the portal's own. */
+const portalSystem = systemActor('portal')
 /** A sign-in code lasts 10 minutes and allows 5 tries. */
 export const codeLifetimeMs = 10 * 60_000
 export const codeTries = 5
@@ -173,7 +175,7 @@ export class PortalService {
         ? { allowed: false as const, retryAfterMs: requestWindowMs }
         : this.#requestLimits.check(address, caller.ip)
     if (!gate.allowed) {
-      await this.#storage.write('system', async ({ events }) => {
+      await this.#storage.write(portalSystem, async ({ events }) => {
         events.record('portal.sign_in_failed', null, {
           customerId: null,
           reason: 'rate_limited',
@@ -191,7 +193,7 @@ export class PortalService {
       'portal',
       caller,
       options.productId,
-      'system',
+      portalSystem,
     )
     return { kind: 'sent' }
   }
@@ -227,7 +229,7 @@ export class PortalService {
     via: 'portal' | 'portalLink',
     caller: Caller,
     productId: ProductId | undefined,
-    by: Principal | 'system',
+    by: Principal | SystemActor,
   ): Promise<void> {
     const now = this.#clock.now()
     const id = newId('signInCode', now.getTime())
@@ -313,7 +315,7 @@ export class PortalService {
     const right = digestsEqual(stored.codeDigest, this.#codeDigest(stored.id, given))
     if (!right || stored.customerId === null) {
       this.#tryLimits.recordFailure(address, caller.ip)
-      const tries = await this.#storage.write('system', async ({ portal, events }) => {
+      const tries = await this.#storage.write(portalSystem, async ({ portal, events }) => {
         const count = await portal.countWrongTry(stored.id)
         events.record('portal.sign_in_failed', null, {
           customerId: stored.customerId,
@@ -341,7 +343,7 @@ export class PortalService {
   }
 
   async #failed(customerId: CustomerId | null, reason: string, caller: Caller): Promise<void> {
-    await this.#storage.write('system', async ({ events }) => {
+    await this.#storage.write(portalSystem, async ({ events }) => {
       events.record('portal.sign_in_failed', null, { customerId, reason, ip: caller.ip })
     })
   }

@@ -2,7 +2,7 @@ import type { ActivationId, LicenseId } from '@keyturn/protocol'
 import type { Activation } from '../activations/activation.js'
 import { toActivationResource } from '../activations/activation-resource.js'
 import type { Clock } from '../core/clock.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import { systemActor, type UnitOfWork } from '../core/unit-of-work.js'
 import type { SeatSweepStore } from './seat-sweep-store.js'
 
 /** Lapsed activations one tick removes at most: a tick stays short however many seats lapsed. */
@@ -50,7 +50,7 @@ export class SeatSweepService {
     }
     const removed: Activation[] = []
     for (const [licenseId, ids] of byLicense) {
-      const gone = await this.#storage.write('system', async ({ sweep, events }) => {
+      const gone = await this.#storage.write(systemActor('seat-sweep'), async ({ sweep, events }) => {
         const lapsed = await sweep.removeLapsed(licenseId, ids, now)
         for (const activation of lapsed) {
           events.record('activation.expired', activation.productId, toActivationResource(activation))

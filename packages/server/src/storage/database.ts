@@ -4,6 +4,7 @@ import type {
   ApiKeyRole,
   CustomerId,
   EntitlementId,
+  EventActor,
   LicenseId,
   PolicyId,
   ProductId,
@@ -184,12 +185,10 @@ export interface EventsTable {
   type: string
   occurred_at: Timestamp
   product_id: ProductId | null
-  /**
-   * Both null for the server's own changes; a portal customer's changes hold the customer's id
-   * with the role `customer` (storage/event-writer.ts).
-   */
-  actor_api_key_id: ApiKeyId | null
-  actor_role: ApiKeyRole | 'customer' | null
+  /** Who made the change: `{ type, id }` (protocol's EventActor); the role for an API key only. */
+  actor_type: EventActor['type']
+  actor_id: string
+  actor_role: ApiKeyRole | null
   request_id: string | null
   data: Json
   /** The license the event is about (storage/event-writer.ts licenseIdOf); null for other events. */

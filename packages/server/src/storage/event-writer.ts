@@ -1,4 +1,4 @@
-import type { ApiKeyId, EventType, LicenseId } from '@keyturn/protocol'
+import type { EventType, LicenseId } from '@keyturn/protocol'
 import { type Insertable, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Event } from '../core/unit-of-work.js'
 import type { Database, EventsTable } from './database.js'
@@ -25,18 +25,13 @@ function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null
 }
 
-/**
- * The actor's two columns: an API key's id and role; a portal customer's id with the role
- * `customer`; both null for the server itself.
- */
-function actorColumns(actor: Event['actor']): Pick<EventsTable, 'actor_api_key_id' | 'actor_role'> {
-  if ('system' in actor) {
-    return { actor_api_key_id: null, actor_role: null }
+/** The actor's columns: its type and id, and an API key's role. */
+function actorColumns(actor: Event['actor']): Pick<EventsTable, 'actor_type' | 'actor_id' | 'actor_role'> {
+  return {
+    actor_type: actor.type,
+    actor_id: actor.id,
+    actor_role: actor.type === 'apiKey' ? actor.role : null,
   }
-  if ('type' in actor) {
-    return { actor_api_key_id: actor.id as string as ApiKeyId, actor_role: 'customer' }
-  }
-  return { actor_api_key_id: actor.apiKeyId, actor_role: actor.role }
 }
 
 export function eventToRow(event: Event): Insertable<EventsTable> {
@@ -108,17 +103,18 @@ function insertAsArrays(
 ) {
   const rows = events.map(eventToRow)
   const values = <T>(read: (row: Insertable<EventsTable>) => T) => rows.map(read)
-  return sql`insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id,
+  return sql`insert into events (id, type, occurred_at, product_id, actor_type, actor_id, actor_role, request_id,
       data, license_id, dispatched_at)
-    select e.id, e.type, e.occurred_at, e.product_id, e.actor_api_key_id, e.actor_role, e.request_id, e.data,
+    select e.id, e.type, e.occurred_at, e.product_id, e.actor_type, e.actor_id, e.actor_role, e.request_id, e.data,
       e.license_id, ${dispatchedUnlessAnEndpointIsEnabled(sql.ref('e.occurred_at'))}
     from unnest(
       ${values((row) => row.id)}::text[], ${values((row) => row.type)}::text[],
       ${values((row) => row.occurred_at)}::timestamptz[], ${values((row) => row.product_id)}::text[],
-      ${values((row) => row.actor_api_key_id)}::text[], ${values((row) => row.actor_role)}::text[],
+      ${values((row) => row.actor_type)}::text[], ${values((row) => row.actor_id)}::text[],
+      ${values((row) => row.actor_role)}::text[],
       ${values((row) => row.request_id)}::text[], ${values((row) => row.data)}::jsonb[],
       ${values((row) => row.license_id)}::text[]${kept === undefined ? sql`` : sql`, ${kept.keys}::text[]`}
-    ) as e(id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, license_id${
+    ) as e(id, type, occurred_at, product_id, actor_type, actor_id, actor_role, request_id, data, license_id${
       kept === undefined ? sql`` : sql`, key`
     })${kept === undefined ? sql`` : sql` where e.key in (${kept.rows})`}`
 }

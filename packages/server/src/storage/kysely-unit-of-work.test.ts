@@ -56,8 +56,10 @@ describeEachDatabase('KyselyUnitOfWork: a change and its event commit together',
     assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
     const event = await eventOfRequest(test, 'req_test')
     assert.equal(event.type, 'license.created')
-    assert.equal(event.actor_api_key_id, test.admin.apiKeyId)
-    assert.equal(event.actor_role, 'admin')
+    assert.deepEqual(
+      [event.actor_type, event.actor_id, event.actor_role],
+      ['apiKey', test.admin.apiKeyId, 'admin'],
+    )
   })
 
   it('leaves neither the change nor its event when a failure is injected after the change, before commit', async (t) => {
@@ -125,7 +127,7 @@ describeEachDatabase('KyselyUnitOfWork.writeOne: a one-statement change and its 
     assert.equal(inserted, 'ok')
     assert.deepEqual(await counts(test), { licenses: before.licenses + 1, events: before.events + 1 })
     const event = await eventOfRequest(test, 'req_one')
-    assert.deepEqual([event.type, event.actor_api_key_id], ['license.created', test.admin.apiKeyId])
+    assert.deepEqual([event.type, event.actor_id], ['license.created', test.admin.apiKeyId])
     const links = await test.connection.db
       .selectFrom('license_entitlements')
       .select('entitlement_id')
@@ -174,14 +176,14 @@ describeEachDatabase('KyselyUnitOfWork: events that go with no change (group com
     assert.equal((await counts(test)).events, before.events + 20)
     const rows = await test.connection.db
       .selectFrom('events')
-      .select(['request_id', 'actor_api_key_id'])
+      .select(['request_id', 'actor_id'])
       .where('type', '=', 'license.token_issued')
       .execute()
     assert.deepEqual(
       rows.map((row) => row.request_id).sort(),
       Array.from({ length: 20 }, (_, n) => `req_${n}`).sort(),
     )
-    assert.ok(rows.every((row) => row.actor_api_key_id === test.admin.apiKeyId))
+    assert.ok(rows.every((row) => row.actor_id === test.admin.apiKeyId))
     // Every field as it was recorded (PostgreSQL writes the group from arrays, one per column).
     const [stored] = await new KyselyEventStore(test.connection.db).findByRequestId('req_7')
     assert.deepEqual(stored && { ...stored, id: undefined }, {
@@ -189,7 +191,7 @@ describeEachDatabase('KyselyUnitOfWork: events that go with no change (group com
       type: 'license.token_issued',
       occurredAt: test.clock.now(),
       productId: test.productId,
-      actor: { apiKeyId: test.admin.apiKeyId, role: 'admin' },
+      actor: { type: 'apiKey', id: test.admin.apiKeyId, role: 'admin' },
       requestId: 'req_7',
       data: { n: 7 },
     })

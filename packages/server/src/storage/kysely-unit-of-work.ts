@@ -85,7 +85,7 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
       occurredAt,
       productId,
       actor: actorOf(by),
-      requestId: by === 'system' ? null : (by.requestId ?? null),
+      requestId: 'requestId' in by ? (by.requestId ?? null) : null,
       data: data as Record<string, unknown>, // a resource object; serialised at commit
     }
   }
@@ -143,8 +143,8 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
 }
 
 function actorOf(by: ChangeActor): Actor {
-  if (by === 'system') {
-    return { system: true }
+  if ('apiKeyId' in by) {
+    return { type: 'apiKey', id: by.apiKeyId, role: by.role }
   }
-  return 'type' in by ? { type: 'customer', id: by.id } : { apiKeyId: by.apiKeyId, role: by.role }
+  return { type: by.type, id: by.id } as Actor // a customer or a part of the server, as given
 }

@@ -63,6 +63,50 @@ describeEachDatabase('migrations', (database) => {
     )
   })
 
+  it("turns stored events' actors into { type, id } when migration 2026-11-30-05 runs", async (t) => {
+    const connection = await database.open()
+    t.after(() => connection.close())
+    const db = connection.db
+    await db.schema.alterTable('events').dropColumn('actor_type').execute()
+    await db.schema.alterTable('events').renameColumn('actor_id', 'actor_api_key_id').execute()
+    await sql`delete from kysely_migration where name = '2026-11-30-05-event-actors'`.execute(db)
+    const stored = [
+      ['evt_1', 'license.revoked', 'key_a', 'admin'],
+      ['evt_2', 'license.file_issued', 'cus_b', 'customer'],
+      ['evt_3', 'webhook_endpoint.disabled', null, null],
+      ['evt_4', 'license.expiring_soon', null, null],
+      ['evt_5', 'activation.expired', null, null],
+      ['evt_6', 'portal.sign_in_requested', null, null],
+      ['evt_7', 'activation.created', 'key_c', 'client'],
+    ] as const
+    for (const [id, type, actor, role] of stored) {
+      await sql`insert into events (id, type, occurred_at, actor_api_key_id, actor_role, data)
+        values (${id}, ${type}, ${'2030-01-01T00:00:00.000Z'}, ${actor}, ${role}, ${'{}'})`.execute(db)
+    }
+
+    assert.deepEqual(await migrateToLatest(connection), ['2026-11-30-05-event-actors'])
+    const { rows } = await sql<{
+      id: string
+      actor_type: string
+      actor_id: string
+      actor_role: string | null
+    }>`
+      select id, actor_type, actor_id, actor_role from events
+      where id in (${sql.join(stored.map(([id]) => id))}) order by id`.execute(db)
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.actor_type, row.actor_id, row.actor_role]),
+      [
+        ['evt_1', 'apiKey', 'key_a', 'admin'],
+        ['evt_2', 'customer', 'cus_b', null],
+        ['evt_3', 'system', 'webhook-deliveries', null],
+        ['evt_4', 'system', 'expiry-notices', null],
+        ['evt_5', 'system', 'seat-sweep', null],
+        ['evt_6', 'system', 'portal', null],
+        ['evt_7', 'apiKey', 'key_c', 'client'],
+      ],
+    )
+  })
+
   it('widens durations past 32 bits when migration 31 runs on a database whose migration 50 made them integer', async (t) => {
     const connection = await database.open()
     t.after(() => connection.close())

@@ -25,6 +25,7 @@ import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 import { portal } from './migrations/2026-11-29-42-portal.js'
 import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
+import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -59,6 +60,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-29-41-product-branding': productBranding(),
     '2026-11-29-42-portal': portal(kind),
     '2026-11-29-80-search-indexes': searchIndexes(kind),
+    '2026-11-30-05-event-actors': eventActors(),
   }
 }
 

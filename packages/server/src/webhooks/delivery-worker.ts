@@ -2,7 +2,7 @@ import { type WebhookDeliveryId, webhookDisableAfterSeconds, webhookRetrySchedul
 import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import { decryptText } from '../core/secrets.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import { systemActor, type UnitOfWork } from '../core/unit-of-work.js'
 import type { ValidationRecording } from '../events/validation-recording.js'
 import type { WebhookSender } from './http-webhook-sender.js'
 import { type AttemptResult, deliveryLeaseMs } from './webhook-delivery.js'
@@ -183,7 +183,7 @@ export class DeliveryWorker {
   }
 
   async #disable(delivery: ClaimedDelivery, at: Date): Promise<void> {
-    await this.#storage.write('system', async ({ webhooks, events }) => {
+    await this.#storage.write(systemActor('webhook-deliveries'), async ({ webhooks, events }) => {
       const endpoint = await webhooks.disableEndpoint(delivery.endpoint.id, at)
       if (endpoint !== undefined) {
         events.record('webhook_endpoint.disabled', endpoint.productId, toWebhookEndpointResource(endpoint))

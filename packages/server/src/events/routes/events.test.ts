@@ -88,7 +88,7 @@ describeEachDatabase('GET /api/v0/events and /events/:id', (database) => {
       type: 'license.created',
       occurredAt: '2030-01-01T00:00:00.000Z',
       productId: test.productId,
-      actor: { apiKeyId: test.admin.apiKeyId, role: 'admin' },
+      actor: { type: 'apiKey', id: test.admin.apiKeyId, role: 'admin' },
       requestId: created.headers['request-id'],
       data: created.json(),
     })
@@ -119,7 +119,7 @@ describeEachDatabase('GET /api/v0/events and /events/:id', (database) => {
     assert.deepEqual(page.data[0]?.data, valid.json())
   })
 
-  it('filters by type, productId, actor.apiKeyId and occurredAt', async (t) => {
+  it('filters by type, productId, actor.type, actor.id and occurredAt', async (t) => {
     const test = await buildTestApp(t, database)
     const other = await createProduct(test.app, test.headers)
     test.clock.advance(60_000)
@@ -128,7 +128,9 @@ describeEachDatabase('GET /api/v0/events and /events/:id', (database) => {
 
     assert.equal((await listEvents(test, 'filter=type:eq:license.created')).totalCount, 2)
     assert.equal((await listEvents(test, `filter=productId:eq:${other}`)).totalCount, 2)
-    assert.equal((await listEvents(test, `filter=actor.apiKeyId:eq:${test.admin.apiKeyId}`)).totalCount, 4)
+    assert.equal((await listEvents(test, `filter=actor.id:eq:${test.admin.apiKeyId}`)).totalCount, 4)
+    assert.equal((await listEvents(test, 'filter=actor.type:eq:apiKey')).totalCount, 4)
+    assert.equal((await listEvents(test, 'filter=actor.type:in:system|customer')).totalCount, 0)
     assert.equal((await listEvents(test, 'filter=occurredAt:gt:2030-01-01T00:00:30Z')).totalCount, 2)
     assertProblem(await send(test, 'GET', '/events?filter=data:eq:1'), 400, 'invalid_filter')
     const first = await listEvents(test, 'limit=1')

@@ -399,7 +399,7 @@ describeEachDatabase('webhook deliveries', (database) => {
     assert.equal((await send(test, 'GET', `/webhook-endpoints/${endpointId}`)).json().enabled, false)
     const disabled = (await send(test, 'GET', '/events?filter=type:eq:webhook_endpoint.disabled')).json().data
     assert.equal(disabled.length, 1)
-    assert.deepEqual(disabled[0].actor, { system: true })
+    assert.deepEqual(disabled[0].actor, { type: 'system', id: 'webhook-deliveries' })
     assert.equal(disabled[0].requestId, null)
     const sent = receiver.received.length
     await send(test, 'POST', '/licenses', { productId: test.productId })
