@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { importSPKI, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
-import { validateLicenseToken } from '../packages/client/dist/client/src/index.js'
+import { validateLicenseToken, verifyLicenseFile } from '../packages/client/dist/client/src/index.js'
 import { licenseTokenIssuer, licenseTokenType } from '../packages/protocol/dist/index.js'
 
 const spec = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8'))
@@ -133,7 +133,10 @@ async function postgresCeilings() {
   }
 }
 
-/** EdDSA with jose and node:crypto, and the client's validateLicenseToken on a server-issued token. */
+/**
+ * EdDSA with jose and node:crypto, and the client's validateLicenseToken and verifyLicenseFile on a
+ * server-issued token and license file.
+ */
 async function cryptoMeasurements() {
   const { privateKey } = generateKeyPairSync('ed25519')
   const issuedAt = Math.floor(Date.now() / 1000)
@@ -175,7 +178,10 @@ async function cryptoMeasurements() {
   const options = { productId: spec.productId, publicKey: spec.publicKey, token: spec.token }
   await validateLicenseToken(options) // throws if the token is not valid
   const clientValidate = await measureAsync(() => validateLicenseToken(options))
-  return { joseSign, joseVerify, nodeVerify, clientValidate }
+  const fileOptions = { productId: spec.productId, publicKey: spec.publicKey }
+  await verifyLicenseFile(spec.licenseFile, fileOptions) // throws if the file is not valid
+  const clientVerifyFile = await measureAsync(() => verifyLicenseFile(spec.licenseFile, fileOptions))
+  return { joseSign, joseVerify, nodeVerify, clientValidate, clientVerifyFile }
 }
 
 const measurements = {

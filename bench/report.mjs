@@ -38,6 +38,7 @@ const targets = [
   { engine: 'sqlite', size: 'large', id: 'token', minRatio: 0.6 },
   { engine: 'postgres', size: 'large', id: 'token', minRatio: 0.6 },
   { engine: 'in-process', size: undefined, id: 'client-validate', minRatio: 0.8 },
+  { engine: 'in-process', size: undefined, id: 'client-verify-file', minRatio: 0.8 },
   // A billing webhook's lookup by subscription id (a GIN index on PostgreSQL; SQLite's
   // cost is measured and documented, not targeted), and a customer's licenses.
   { engine: 'postgres', size: 'large', id: 'metadata-lookup', maxP50: 20 },
@@ -81,6 +82,15 @@ const derived = [
     paired: true,
     ...(id === 'token' ? {} : { min: { sqlite: 0.85, postgres: 0.85 } }),
   })),
+  {
+    // A license file costs about what a token does: issuing one reaches 70% of a token's rate.
+    id: 'license-file-vs-token',
+    title: () => 'issue a license file vs generate token (paired rounds)',
+    of: ['license-file', 'large'],
+    over: ['token', 'large'],
+    paired: true,
+    min: { sqlite: 0.7, postgres: 0.7 },
+  },
   {
     // Retrieve by id reaches at least validate's figure on each engine.
     id: 'retrieve-vs-validate',

@@ -535,6 +535,7 @@ async function runEngine(engine, context) {
     }
     const instance = await keyturnInstance(prepared.database, context)
     let token
+    let licenseFile
     try {
       const loads = new Map()
       for (const scenario of scenariosFor(size, context.options)) {
@@ -557,6 +558,14 @@ async function runEngine(engine, context) {
           {},
           201,
         )
+        licenseFile = await apiOk(
+          instance.server.url,
+          context.credentials.adminKey,
+          'POST',
+          `/api/v0/licenses/${pools.activeIds[0]}/license-file`,
+          {},
+          201,
+        )
       }
     } finally {
       await instance.stop()
@@ -568,6 +577,7 @@ async function runEngine(engine, context) {
           kind: 'crypto',
           seconds: settings.inProcessSeconds,
           token: token.token,
+          licenseFile: licenseFile.licenseFile,
           publicKey: prepared.product.publicKey,
           productId: prepared.product.id,
         },
@@ -585,6 +595,14 @@ async function runEngine(engine, context) {
         ceiling: 'nodeVerify',
         rps: crypto.clientValidate.opsPerSecond,
         latency: { p50: crypto.clientValidate.p50, p99: crypto.clientValidate.p99 },
+      })
+      results.scenarios.push({
+        engine: 'in-process',
+        id: 'client-verify-file',
+        title: '@keyturn/client verifyLicenseFile',
+        ceiling: 'nodeVerify',
+        rps: crypto.clientVerifyFile.opsPerSecond,
+        latency: { p50: crypto.clientVerifyFile.p50, p99: crypto.clientVerifyFile.p99 },
       })
     }
   }

@@ -164,6 +164,16 @@ export const scenarios = [
     }),
   },
   {
+    // A license file (unencrypted, the policy's lifetime): read, sign, record its event, as a token.
+    id: 'license-file',
+    title: 'issue a license file',
+    ceiling: 'joseSign',
+    prepare: async ({ pools }) => ({
+      method: 'POST',
+      requests: pools.activeIds.map((id) => ({ path: `/api/v0/licenses/${id}/license-file`, body: {} })),
+    }),
+  },
+  {
     id: 'activate',
     title: 'activate by key',
     ceiling: 'insertCommit',
