@@ -53,6 +53,10 @@ export interface OfflineValidationResult {
   readonly fingerprint?: string
   /** The license's entitlement codes when the token was issued (empty for tokens from before entitlements). */
   readonly entitlements: readonly string[]
+  /** When the application must next validate online (ISO 8601); absent: no check-in required. */
+  readonly checkInBy?: string
+  /** Seconds of grace after `checkInBy` the license's policy allows; absent when it sets none. */
+  readonly gracePeriod?: number
 }
 
 /** Longer tokens are refused unparsed: a real one is well under this even with a 4 KiB custom payload. */
@@ -107,6 +111,8 @@ export async function validateLicenseToken(
     issuedAt: createdAt,
     ...(fingerprint === undefined ? {} : { fingerprint }),
     entitlements,
+    ...(claims.checkInBy === undefined ? {} : { checkInBy: claims.checkInBy }),
+    ...(claims.gracePeriod === undefined ? {} : { gracePeriod: claims.gracePeriod }),
   }
 }
 

@@ -57,6 +57,10 @@ export interface LicenseFileResult {
   /** The activation the file is bound to, when it is. */
   readonly activationId?: string
   readonly entitlements: readonly string[]
+  /** When the application must next validate online (ISO 8601); absent: no check-in required. */
+  readonly checkInBy?: string
+  /** Seconds of grace after `checkInBy` the license's policy allows; absent when it sets none. */
+  readonly gracePeriod?: number
   readonly license: LicenseFileLicense
   /** The signing key's id. */
   readonly keyId: string
@@ -144,6 +148,8 @@ export async function verifyLicenseFile(
       ? {}
       : { fingerprint: machine.fingerprint, activationId: machine.activationId }),
     entitlements: license.entitlements,
+    ...(payload.checkInBy === undefined ? {} : { checkInBy: payload.checkInBy }),
+    ...(payload.gracePeriod === undefined ? {} : { gracePeriod: payload.gracePeriod }),
     license,
     keyId: header.kid,
     encrypted: header.encryption !== undefined,

@@ -95,4 +95,6 @@ export const examplePolicy = {
   licenseFileMetadata: false,
   maxTransfers: 3,
   transferPeriod: 2_592_000,
+  checkInInterval: 604_800,
+  gracePeriod: 259_200,
 } as const

@@ -1,5 +1,6 @@
 export * from './activations.js'
 export * from './api-keys.js'
+export * from './check-in.js'
 export * from './common.js'
 export * from './customers.js'
 export * from './dates.js'

@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from 'typebox'
 import { FingerprintSchema } from './activations.js'
+import { CheckInBySchema, CheckInGracePeriodSchema } from './check-in.js'
 import { minTokenTtlSeconds, ProductIdSchema, TimestampSchema } from './common.js'
 import { exampleLicense } from './examples.js'
 import { LicenseKeySchema, LicenseResourceSchema } from './licenses.js'
@@ -100,6 +101,9 @@ export const LicenseFilePayloadSchema = Type.Object(
   {
     license: LicenseFileLicenseSchema,
     machine: Type.Optional(LicenseFileMachineSchema),
+    /** `issued` plus the policy's check-in interval; absent when no check-in is required. */
+    checkInBy: Type.Optional(CheckInBySchema),
+    gracePeriod: Type.Optional(CheckInGracePeriodSchema),
   },
   { additionalProperties: false },
 )

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { FingerprintSchema } from './activations.js'
+import { CheckInBySchema, CheckInGracePeriodSchema } from './check-in.js'
 import {
   LicenseIdSchema,
   listQueryProperties,
@@ -92,6 +93,8 @@ export const LicenseTokenPayloadSchema = Type.Object(
         description: "The license's entitlement codes when the token was issued, sorted.",
       }),
     ),
+    checkInBy: Type.Optional(CheckInBySchema),
+    gracePeriod: Type.Optional(CheckInGracePeriodSchema),
   },
   { additionalProperties: false },
 )
@@ -125,6 +128,8 @@ export const LicenseTokenClaimsSchema = Type.Object({
   customFields: Type.Optional(CustomPayloadSchema),
   fingerprint: Type.Optional(Type.String()),
   entitlements: Type.Optional(Type.Array(Type.String())),
+  checkInBy: Type.Optional(TimestampSchema),
+  gracePeriod: Type.Optional(Type.Integer({ minimum: 0 })),
   iss: Type.String(),
   sub: LicenseIdSchema,
   aud: ProductIdSchema,

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { CheckInBySchema, CheckInGracePeriodSchema } from './check-in.js'
 import {
   CustomerIdSchema,
   LicenseIdSchema,
@@ -279,12 +280,24 @@ export const ValidationResultSchema = Type.Object(
     reason: Type.Union([ValidationReasonSchema, Type.Null()]),
     timestamp: TimestampSchema,
     license: LicenseResourceSchema,
+    checkInBy: Type.Optional(CheckInBySchema),
+    gracePeriod: Type.Optional(CheckInGracePeriodSchema),
     nonce: Type.Optional(NonceSchema),
   },
   {
     additionalProperties: false,
+    description:
+      '`checkInBy` and `gracePeriod` appear only on a valid answer for a license whose policy sets `checkInInterval`: `checkInBy` is `timestamp` plus that interval.',
     examples: [
       { isValid: true, reason: null, timestamp: exampleTime, license: exampleLicense },
+      {
+        isValid: true,
+        reason: null,
+        timestamp: exampleTime,
+        license: exampleLicense,
+        checkInBy: '2026-12-07T09:30:00.000Z',
+        gracePeriod: 259_200,
+      },
       {
         isValid: false,
         reason: 'revoked',

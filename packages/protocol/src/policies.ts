@@ -78,6 +78,28 @@ export const TransferPeriodSchema = Type.Integer({
   examples: [2_592_000],
 })
 
+/** The shortest and longest check-in interval and grace period a policy may set (seconds). */
+export const minCheckInSeconds = 60
+export const maxCheckInSeconds = 3_650 * 86_400
+
+export const CheckInIntervalSchema = Type.Union(
+  [Type.Integer({ minimum: minCheckInSeconds, maximum: maxCheckInSeconds }), Type.Null()],
+  {
+    description:
+      'Seconds an application may go without a successful online validation of its licenses (`null`, the default: no check-in required). Every valid validation answer, token and license file carries `checkInBy`: the moment it was made plus this interval. Read live from the policy.',
+    examples: [604_800],
+  },
+)
+
+export const GracePeriodSchema = Type.Union(
+  [Type.Integer({ minimum: 0, maximum: maxCheckInSeconds }), Type.Null()],
+  {
+    description:
+      "Seconds after `checkInBy` an application that cannot reach the server keeps working in a `grace` state (`null`, the default: the application's own setting decides). Carried as `gracePeriod` beside `checkInBy`; it wins over the application's setting. Read live from the policy.",
+    examples: [259_200],
+  },
+)
+
 export const PolicyNameSchema = Type.String({
   minLength: 1,
   maxLength: 200,
@@ -104,6 +126,8 @@ export const PolicyResourceSchema = Type.Object(
     licenseFileMetadata: LicenseFileMetadataSchema,
     maxTransfers: MaxTransfersSchema,
     transferPeriod: TransferPeriodSchema,
+    checkInInterval: CheckInIntervalSchema,
+    gracePeriod: GracePeriodSchema,
   },
   { additionalProperties: false, examples: [examplePolicy] },
 )
@@ -125,6 +149,8 @@ export const CreatePolicyBodySchema = Type.Object(
     licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
     maxTransfers: Type.Optional(MaxTransfersSchema),
     transferPeriod: Type.Optional(TransferPeriodSchema),
+    checkInInterval: Type.Optional(CheckInIntervalSchema),
+    gracePeriod: Type.Optional(GracePeriodSchema),
   },
   {
     additionalProperties: false,
@@ -157,6 +183,8 @@ export const UpdatePolicyBodySchema = Type.Object(
     licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
     maxTransfers: Type.Optional(MaxTransfersSchema),
     transferPeriod: Type.Optional(TransferPeriodSchema),
+    checkInInterval: Type.Optional(CheckInIntervalSchema),
+    gracePeriod: Type.Optional(GracePeriodSchema),
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

@@ -23,12 +23,16 @@ const fieldFlags = {
   licenseFileTtl: '--license-file-ttl',
   tokenTtlMax: '--token-ttl-max',
   licenseFileMetadata: '--license-file-metadata',
+  checkInInterval: '--check-in-interval',
+  gracePeriod: '--grace-period',
 }
 const nullWords = {
   maxActivations: 'unlimited',
   duration: 'never',
   licenseFileTtl: 'never',
   tokenTtlMax: 'default',
+  checkInInterval: 'none',
+  gracePeriod: 'none',
 }
 
 interface PolicyOptions {
@@ -43,6 +47,8 @@ interface PolicyOptions {
   readonly licenseFileTtl?: string
   readonly tokenTtlMax?: string
   readonly licenseFileMetadata?: string
+  readonly checkInInterval?: string
+  readonly gracePeriod?: string
 }
 
 function policyFields(options: PolicyOptions) {
@@ -66,6 +72,9 @@ function policyFields(options: PolicyOptions) {
           : options.licenseFileMetadata === 'false'
             ? false
             : options.licenseFileMetadata,
+    checkInInterval:
+      options.checkInInterval === undefined ? undefined : orNull(options.checkInInterval, 'none', integer),
+    gracePeriod: options.gracePeriod === undefined ? undefined : orNull(options.gracePeriod, 'none', integer),
   })
 }
 
@@ -95,6 +104,14 @@ export function registerPolicies(program: Command, io: Io): void {
         'the longest token ttl its licenses may ask for, or "default" (a year)',
       )
       .option('--license-file-metadata <true|false>', "whether license files carry the license's metadata")
+      .option(
+        '--check-in-interval <seconds>',
+        'how long applications may go without validating online, or "none" (the default: no check-in)',
+      )
+      .option(
+        '--grace-period <seconds>',
+        'how long after a missed check-in applications keep working offline, or "none" (the application decides)',
+      )
 
   withPolicyOptions(
     apiCommand(policies, 'create', 'Create a policy', [

@@ -117,6 +117,24 @@ describe('keyturn customers, entitlements, policies and the license flags', () =
       [both.code, both.stderr],
       [2, 'error: Give --entitlement or --no-entitlements, not both\n'],
     )
+    const checkIn = await run([
+      'policies',
+      'update',
+      policy.id,
+      '--check-in-interval',
+      '604800',
+      '--grace-period',
+      '259200',
+    ])
+    assert.deepEqual([checkIn.checkInInterval, checkIn.gracePeriod], [604_800, 259_200])
+    const noCheckIn = await run(['policies', 'update', policy.id, '--check-in-interval', 'none'])
+    assert.deepEqual([noCheckIn.checkInInterval, noCheckIn.gracePeriod], [null, 259_200])
+    const badInterval = await keyturn(
+      ['policies', 'update', policy.id, '--check-in-interval', 'weekly'],
+      server.env,
+    )
+    assert.equal(badInterval.code, 2)
+    assert.match(badInterval.stderr, /--check-in-interval/)
     const refused = await keyturn(['policies', 'delete', policy.id], server.env)
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /policy_in_use/)

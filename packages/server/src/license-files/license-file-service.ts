@@ -17,6 +17,7 @@ import type { CustomerActor, UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
+import { checkInAt } from '../policies/check-in.js'
 import type { Ed25519Sign } from '../tokens/ed25519.js'
 import { writeLicenseFile } from './license-file-format.js'
 
@@ -42,6 +43,8 @@ export interface PolicyNames {
         readonly name: string
         readonly licenseFileTtl: number | null
         readonly licenseFileMetadata: boolean
+        readonly checkInInterval: number | null
+        readonly gracePeriod: number | null
       }
     | undefined
   >
@@ -208,6 +211,7 @@ export class LicenseFileService {
         ...(policy?.licenseFileMetadata === true ? { metadata: license.metadata } : {}),
       },
       ...(machine === undefined ? {} : { machine }),
+      ...checkInAt(policy, issued),
     }
     const signer = await this.#deps.signers.productSigner(license.productId)
     const licenseFile = await writeLicenseFile(

@@ -36,5 +36,6 @@ export function toValidationResult(validation: LicenseValidation): ValidationRes
     reason: validation.reason,
     timestamp: validation.view.state.determinedAt.toISOString(),
     license: toLicenseResource(validation.view),
+    ...validation.checkIn,
   }
 }

@@ -31,6 +31,7 @@ import {
 } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
+import { type CheckInLookup, checkInOf } from '../policies/check-in.js'
 import {
   expirationDateBound,
   type License,
@@ -42,7 +43,7 @@ import { toLicenseResource, toValidationResult } from './license-resource.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec, type NewLicense } from './license-store.js'
 
 /** What licenses need of policies (PolicyService fits). */
-export interface PolicyLookup {
+export interface PolicyLookup extends CheckInLookup {
   findPolicy(id: PolicyId): Promise<
     | {
         readonly productId: ProductId
@@ -488,7 +489,10 @@ export class LicenseService {
           ? 'entitlements_missing'
           : null) ??
       (license.maxUses !== null && license.uses >= license.maxUses ? 'usage_exceeded' : null)
-    const validation = { isValid: reason === null, reason, view }
+    // The check-in deadline is read live from the policy, and only for a valid answer.
+    const checkIn =
+      reason === null ? await checkInOf(this.#policies, license.policyId, state.determinedAt) : {}
+    const validation = { isValid: reason === null, reason, view, checkIn }
     if (this.#recordsValidations()) {
       const type = reason === null ? 'license.validated' : 'license.validation_failed'
       // A full disk costs the record, never the answer: applications keep validating.

@@ -7,6 +7,7 @@ import type {
   ProductId,
   ValidationReason,
 } from '@keyturn/protocol'
+import type { CheckIn } from '../policies/check-in.js'
 
 /** A license as the domain sees it: no derived status is stored (docs/decisions/0001-licenses.md). */
 export interface License {
@@ -70,6 +71,8 @@ export interface LicenseValidation {
   readonly isValid: boolean
   readonly reason: ValidationReason | null
   readonly view: LicenseView
+  /** The next check-in (valid answers of licenses whose policy requires one); empty otherwise. */
+  readonly checkIn: CheckIn
 }
 
 /** The status at `now`: revoked > expired > active (docs/decisions/0001-licenses.md). */

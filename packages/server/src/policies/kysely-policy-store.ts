@@ -7,6 +7,7 @@ import { toDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
 import { column, foldedText, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { writeTransaction } from '../storage/write-transaction.js'
+import type { CheckInPolicy } from './check-in.js'
 import type { Policy } from './policy.js'
 import type { PolicyChanges, PolicyFilterField, PolicySortField, PolicyStore } from './policy-store.js'
 
@@ -29,6 +30,8 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     licenseFileMetadata: Number(row.license_file_metadata) === 1,
     maxTransfers: row.max_transfers === null ? null : Number(row.max_transfers),
     transferPeriod: Number(row.transfer_period),
+    checkInInterval: row.check_in_interval === null ? null : Number(row.check_in_interval),
+    gracePeriod: row.grace_period === null ? null : Number(row.grace_period),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }
@@ -106,6 +109,8 @@ export class KyselyPolicyStore implements PolicyStore {
             token_ttl_max: policy.tokenTtlMax,
             license_file_metadata: policy.licenseFileMetadata ? 1 : 0,
             max_transfers: policy.maxTransfers,
+            check_in_interval: policy.checkInInterval,
+            grace_period: policy.gracePeriod,
             transfer_period: policy.transferPeriod,
             created_at: policy.createdAt.toISOString(),
             updated_at: policy.updatedAt.toISOString(),
@@ -132,6 +137,23 @@ export class KyselyPolicyStore implements PolicyStore {
     return row === undefined ? undefined : (await this.#withEntitlements([row]))[0]
   }
 
+  async findCheckIn(id: PolicyId): Promise<CheckInPolicy | undefined> {
+    if (!isStorableText(id)) {
+      return undefined
+    }
+    const row = await this.#db
+      .selectFrom('policies')
+      .select(['check_in_interval', 'grace_period'])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row === undefined
+      ? undefined
+      : {
+          checkInInterval: row.check_in_interval === null ? null : Number(row.check_in_interval),
+          gracePeriod: row.grace_period === null ? null : Number(row.grace_period),
+        }
+  }
+
   async update(id: PolicyId, changes: PolicyChanges): Promise<Policy | 'reference_gone' | undefined> {
     const updated = await referencesHeld(() =>
       writeTransaction(this.#db, async (trx) => {
@@ -152,6 +174,8 @@ export class KyselyPolicyStore implements PolicyStore {
               ? {}
               : { license_file_metadata: changes.licenseFileMetadata ? 1 : 0 }),
             ...(changes.maxTransfers === undefined ? {} : { max_transfers: changes.maxTransfers }),
+            ...(changes.checkInInterval === undefined ? {} : { check_in_interval: changes.checkInInterval }),
+            ...(changes.gracePeriod === undefined ? {} : { grace_period: changes.gracePeriod }),
             ...(changes.transferPeriod === undefined ? {} : { transfer_period: changes.transferPeriod }),
           })
           .where('id', '=', id)

@@ -21,6 +21,8 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     tokenTtlMax: policy.tokenTtlMax,
     licenseFileMetadata: policy.licenseFileMetadata,
     maxTransfers: policy.maxTransfers,
+    checkInInterval: policy.checkInInterval,
+    gracePeriod: policy.gracePeriod,
     transferPeriod: policy.transferPeriod,
   }
 }

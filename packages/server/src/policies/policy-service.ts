@@ -19,6 +19,7 @@ import { mergeMetadata, newMetadata } from '../core/metadata.js'
 import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
+import type { CheckInPolicy } from './check-in.js'
 import type { Policy } from './policy.js'
 import { toPolicyResource } from './policy-resource.js'
 import { type PolicyStore, policyListSpec } from './policy-store.js'
@@ -83,6 +84,9 @@ export class PolicyService {
       // Not `??`: null means unlimited.
       maxTransfers: input.maxTransfers === undefined ? defaultMaxTransfers : input.maxTransfers,
       transferPeriod: input.transferPeriod ?? defaultTransferPeriod,
+      // Absent and null both mean none: no check-in, the application's own grace period.
+      checkInInterval: input.checkInInterval ?? null,
+      gracePeriod: input.gracePeriod ?? null,
       createdAt: now,
       updatedAt: now,
     }
@@ -167,6 +171,11 @@ export class PolicyService {
   /** For licenses: a policy by id, regardless of the caller (licenses check its product). */
   async findPolicy(id: PolicyId): Promise<Policy | undefined> {
     return this.#policies.findById(id)
+  }
+
+  /** For validations, tokens and files: only the check-in fields, regardless of the caller. */
+  async findCheckIn(id: PolicyId): Promise<CheckInPolicy | undefined> {
+    return this.#policies.findCheckIn(id)
   }
 
   async #visible(principal: Principal, id: PolicyId): Promise<Policy> {

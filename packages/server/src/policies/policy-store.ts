@@ -1,5 +1,6 @@
 import type { EntitlementId, PolicyId, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, ListRequest, ListSlice, Sort } from '../core/list-query.js'
+import type { CheckInPolicy } from './check-in.js'
 import type { Policy } from './policy.js'
 
 export type PolicySortField = 'createdAt' | 'updatedAt' | 'name'
@@ -29,6 +30,8 @@ export type PolicyChanges = Partial<
     | 'tokenTtlMax'
     | 'licenseFileMetadata'
     | 'maxTransfers'
+    | 'checkInInterval'
+    | 'gracePeriod'
     | 'transferPeriod'
   >
 > & {
@@ -44,6 +47,8 @@ export interface PolicyStore {
     entitlementIds: readonly EntitlementId[],
   ): Promise<Policy | 'reference_gone'>
   findById(id: PolicyId): Promise<Policy | undefined>
+  /** Only the check-in fields: one primary-key read for the validation path. */
+  findCheckIn(id: PolicyId): Promise<CheckInPolicy | undefined>
   /** Undefined if it does not exist; 'reference_gone' as for `insert`. */
   update(id: PolicyId, changes: PolicyChanges): Promise<Policy | 'reference_gone' | undefined>
   /** Deletes it unless licenses were made from it; undefined if it did not exist. */

@@ -27,6 +27,10 @@ export interface Policy {
   readonly maxTransfers: number | null
   /** Seconds. */
   readonly transferPeriod: number
+  /** Seconds between required check-ins (read live); null: no check-in. */
+  readonly checkInInterval: number | null
+  /** Seconds of grace after a missed check-in (read live); null: the application's own setting. */
+  readonly gracePeriod: number | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }

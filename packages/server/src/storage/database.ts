@@ -109,6 +109,10 @@ export interface PoliciesTable {
   /** Migration 2026-11-29-42-portal: portal deactivations per `transfer_period` seconds; null: unlimited. */
   max_transfers: number | null
   transfer_period: number
+  /** Migration 2026-11-30-20: seconds (bigint in PostgreSQL, read back as a string); null: no check-in. */
+  check_in_interval: number | string | null
+  /** Seconds after the check-in deadline; null: the application's own setting. */
+  grace_period: number | string | null
 }
 
 export interface PolicyEntitlementsTable {

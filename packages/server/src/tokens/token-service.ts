@@ -27,6 +27,7 @@ import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { LicenseView } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
+import { type CheckInLookup, checkInOf } from '../policies/check-in.js'
 import { type Ed25519Sign, ed25519Signer, type SigningPlace, signJwt } from './ed25519.js'
 import { toProductKeyResource } from './product-key-resource.js'
 import type { SigningKeyStore, StoredPublicKey } from './signing-key-store.js'
@@ -81,8 +82,11 @@ export interface IssuedToken {
   readonly view: LicenseView
 }
 
-/** The longest token a policy allows (the policies service fits); read only for a ttl past a year. */
-export interface TokenPolicies {
+/**
+ * The longest token a policy allows, read only for a ttl past a year, and its check-in fields (the
+ * policies service fits).
+ */
+export interface TokenPolicies extends CheckInLookup {
   findPolicy(id: PolicyId): Promise<{ readonly tokenTtlMax: number | null } | undefined>
 }
 
@@ -230,6 +234,7 @@ export class TokenService {
       ...(customFields === undefined ? {} : { customFields }),
       ...(input.fingerprint === undefined ? {} : { fingerprint: input.fingerprint }),
       entitlements: [...license.entitlements],
+      ...(await checkInOf(this.#policies, license.policyId, now)),
     }
     const claims: Omit<LicenseTokenClaims, 'iat' | 'exp' | 'nbf' | 'iss' | 'sub' | 'aud' | 'jti'> = payload
     // customPayload travels inside `customFields`, so it can never override a registered claim.

@@ -34,6 +34,8 @@ describeEachDatabase('/api/v0/policies', (database) => {
       licenseFileMetadata: false,
       maxTransfers: 3,
       transferPeriod: 30 * 86_400,
+      checkInInterval: null,
+      gracePeriod: null,
     })
     assert.deepEqual(await call(app, headers, 'GET', `/policies/${basic.id}`, 200), basic)
 
