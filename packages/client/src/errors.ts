@@ -70,11 +70,17 @@ export type KeyturnSignatureErrorCode =
  */
 export class KeyturnSignatureError extends Error {
   readonly code: KeyturnSignatureErrorCode
+  /**
+   * `stale` only: when the server signed the answer, by its clock. The signature verified, so this
+   * time is the server's; a local clock far behind it was wound back.
+   */
+  readonly signedAt: Date | undefined
 
-  constructor(code: KeyturnSignatureErrorCode, message: string) {
+  constructor(code: KeyturnSignatureErrorCode, message: string, signedAt?: Date) {
     super(message)
     this.name = 'KeyturnSignatureError'
     this.code = code
+    this.signedAt = signedAt
   }
 }
 

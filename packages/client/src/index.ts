@@ -49,6 +49,26 @@ export {
   type LicenseTokenErrorCode,
 } from './errors.js'
 export {
+  createLicenseGuard,
+  defaultGuardClockTolerance,
+  defaultGuardGracePeriod,
+  type LicenseGuard,
+  type LicenseGuardClient,
+  type LicenseGuardOptions,
+  maxGuardGracePeriod,
+} from './guard/license-guard.js'
+export { localStorageGuardStorage, type WebStorageLike } from './guard/local-storage.js'
+export type {
+  LicenseGuardGraceReason,
+  LicenseGuardInvalidReason,
+  LicenseGuardReason,
+  LicenseGuardResult,
+  LicenseGuardState,
+  LicenseGuardStateChange,
+  LicenseGuardStorage,
+  LicenseGuardValidReason,
+} from './guard/types.js'
+export {
   defaultHeartbeatIntervalMs,
   type Heartbeats,
   type HeartbeatTimers,
@@ -60,7 +80,9 @@ export {
   defaultTimeoutMs,
   KeyturnClient,
   type KeyturnClientOptions,
+  type ProofOptions,
   type RequestOptions,
+  type ValidationWithProof,
 } from './keyturn-client.js'
 export {
   maxLicenseTokenLength,

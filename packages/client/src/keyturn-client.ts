@@ -59,7 +59,7 @@ import type {
 import { KeyturnApiError, KeyturnConnectionError } from './errors.js'
 import { type Heartbeats, type StartHeartbeatsOptions, startHeartbeatLoop } from './heartbeats.js'
 import type { Loose } from './ids.js'
-import { checkSignedAnswer, newNonce } from './signed-answers.js'
+import { checkSignedAnswer, newNonce, type SignedAnswer, serializeSignedAnswer } from './signed-answers.js'
 import type { PublicKeyInput } from './validate-license-token.js'
 
 export interface KeyturnClientOptions {
@@ -124,6 +124,27 @@ interface RequestParts {
   readonly isRepeatable?: boolean
   /** An application-facing answer: with `publicKey`, sent with a nonce and checked (signed-answers.ts). */
   readonly isSigned?: boolean
+  /** This call's signature check instead of the client's (`validateLicenseWithProof`). */
+  readonly signWith?: SignaturePolicy
+  /** Called with the checked answer and the nonce it echoes, before the call resolves. */
+  readonly onSignedAnswer?: (answer: SignedAnswer, nonce: string) => void
+}
+
+/** How `validateLicenseWithProof` checks its answer. */
+export interface ProofOptions {
+  /** The product's public key(s); default: the client's `publicKey`. */
+  readonly publicKey?: PublicKeyInput | readonly PublicKeyInput[]
+  /** This machine's clock; default: the client's `now`. */
+  readonly now?: () => Date
+  /** How far the answer's signed time may be from `now` (default: the client's, else 300 s). */
+  readonly toleranceSeconds?: number
+}
+
+/** A validation answer and the signed answer it came in, kept as text to be verified again later. */
+export interface ValidationWithProof {
+  readonly result: ValidationResult
+  /** The signed HTTP answer (status, signature headers, body, the request's method, path and nonce) as JSON text. */
+  readonly proof: string
 }
 
 interface SignaturePolicy {
@@ -247,6 +268,42 @@ export class KeyturnClient {
       isRepeatable: true,
       isSigned: true,
     })
+  }
+
+  /**
+   * `validateLicense` whose answer must be signed (by `options.publicKey`, else the client's key;
+   * without either it rejects with a `TypeError`), resolving with the answer and its `proof`: the
+   * signed HTTP answer as text, which the license guard stores and verifies again offline.
+   */
+  async validateLicenseWithProof(
+    body: Loose<ValidateLicenseBody>,
+    options: RequestOptions & ProofOptions = {},
+  ): Promise<ValidationWithProof> {
+    const { publicKey, now, toleranceSeconds, ...requestOptions } = options
+    const keys = publicKey ?? this.#signature?.publicKey
+    if (keys === undefined) {
+      throw new TypeError('validateLicenseWithProof needs a publicKey (in its options or the client’s)')
+    }
+    const signWith: SignaturePolicy = {
+      publicKey: keys,
+      toleranceSeconds: toleranceSeconds ?? this.#signature?.toleranceSeconds ?? 300,
+      now: now ?? this.#signature?.now ?? (() => new Date()),
+    }
+    let proof: string | undefined
+    const result = await this.#request<ValidationResult>('POST', '/licenses/validate', {
+      body,
+      ...requestOptions,
+      isRepeatable: true,
+      isSigned: true,
+      signWith,
+      onSignedAnswer: (answer, nonce) => {
+        proof = serializeSignedAnswer(answer, nonce)
+      },
+    })
+    if (proof === undefined) {
+      throw new Error('The validation answer was not checked') // unreachable: isSigned with signWith
+    }
+    return { result, proof }
   }
 
   createLicenseToken(
@@ -768,7 +825,7 @@ export class KeyturnClient {
     const isRetryable =
       method === 'GET' || options.isRepeatable === true || (method === 'POST' && idempotencyKey !== undefined)
     // One nonce per call (its retries resend the same body): the answer must echo it, signed.
-    const signature = options.isSigned === true ? this.#signature : undefined
+    const signature = options.isSigned === true ? (options.signWith ?? this.#signature) : undefined
     const nonce = signature === undefined ? undefined : newNonce()
     const body = nonce === undefined ? options.body : { ...(options.body as object), nonce }
     if (nonce !== undefined) {
@@ -783,7 +840,7 @@ export class KeyturnClient {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#attempt<T>(url, init, timeoutMs, options.signal, check)
+        return await this.#attempt<T>(url, init, timeoutMs, options.signal, check, options.onSignedAnswer)
       } catch (error) {
         const delayMs = isRetryable ? this.#retryDelay(error, attempt) : undefined
         if (delayMs === undefined || options.signal?.aborted) {
@@ -823,6 +880,7 @@ export class KeyturnClient {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     check?: { signature: SignaturePolicy; nonce: string },
+    onSignedAnswer?: (answer: SignedAnswer, nonce: string) => void,
   ): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signals = signal === undefined ? [timeout] : [signal, timeout]
@@ -876,22 +934,21 @@ export class KeyturnClient {
     }
     if (check !== undefined) {
       const { signature, nonce } = check
-      await checkSignedAnswer(
-        {
-          status: response.status,
-          headers: response.headers,
-          body: bytes,
-          json: body,
-          method: init.method ?? 'GET',
-          path: url.pathname,
-        },
-        {
-          publicKey: signature.publicKey,
-          nonce,
-          now: signature.now(),
-          toleranceSeconds: signature.toleranceSeconds,
-        },
-      )
+      const answer = {
+        status: response.status,
+        headers: response.headers,
+        body: bytes,
+        json: body,
+        method: init.method ?? 'GET',
+        path: url.pathname,
+      }
+      await checkSignedAnswer(answer, {
+        publicKey: signature.publicKey,
+        nonce,
+        now: signature.now(),
+        toleranceSeconds: signature.toleranceSeconds,
+      })
+      onSignedAnswer?.(answer, nonce)
     }
     return body as T // the server's response schemas are the contract for this shape
   }

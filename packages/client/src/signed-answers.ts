@@ -45,8 +45,37 @@ export function newNonce(): string {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
+/** When a verified answer was signed, by the server's clock (epoch seconds). */
+export interface AnswerTimes {
+  /** The signature's `created`. */
+  readonly created: number
+  /** The `Date` header, covered by the signature. */
+  readonly dated: number
+}
+
 /** Resolves when the answer is signed for this request by one of the keys; rejects with `KeyturnSignatureError`. */
 export async function checkSignedAnswer(answer: SignedAnswer, check: SignatureCheck): Promise<void> {
+  const { created, dated } = await verifySignedAnswer(answer, check.publicKey, check.nonce)
+  const now = check.now.getTime() / 1000
+  if (Math.abs(now - created) > check.toleranceSeconds || Math.abs(now - dated) > check.toleranceSeconds) {
+    throw new KeyturnSignatureError(
+      'stale',
+      `The answer was signed at ${new Date(created * 1000).toISOString()}, more than ${check.toleranceSeconds} s from now.`,
+      new Date(Math.max(created, dated) * 1000),
+    )
+  }
+}
+
+/**
+ * Everything `checkSignedAnswer` checks but the time: the signature by one of the keys over this
+ * request's answer, the body's digest and the echoed nonce. Resolves with the signed times (so a
+ * stored answer can be verified again later); rejects with `KeyturnSignatureError`.
+ */
+export async function verifySignedAnswer(
+  answer: SignedAnswer,
+  publicKey: SignatureCheck['publicKey'],
+  nonce: string,
+): Promise<AnswerTimes> {
   const input = answer.headers.get('signature-input')
   const signature = answer.headers.get('signature')
   const digest = answer.headers.get('content-digest')
@@ -64,7 +93,7 @@ export async function checkSignedAnswer(answer: SignedAnswer, check: SignatureCh
     throw new KeyturnSignatureError('malformed', 'The signature headers are not in the form Keyturn signs.')
   }
   const [, signatureParams = '', createdText = '', keyId = ''] = parsedInput
-  const keys = await Promise.all(listOf(check.publicKey).map(importOnce))
+  const keys = await Promise.all(listOf(publicKey).map(importOnce))
   const key = keys.find((candidate) => candidate.kid === keyId)
   if (key === undefined) {
     throw new KeyturnSignatureError(
@@ -93,22 +122,78 @@ export async function checkSignedAnswer(answer: SignedAnswer, check: SignatureCh
     throw new KeyturnSignatureError('digest_mismatch', 'The answer’s body does not match its signed digest.')
   }
   const echoed = (answer.json as { nonce?: unknown } | null)?.nonce
-  if (echoed !== check.nonce) {
+  if (echoed !== nonce) {
     throw new KeyturnSignatureError('nonce_mismatch', 'The answer is not for this request (another nonce).')
   }
-  const now = check.now.getTime() / 1000
   const created = Number(createdText)
   const dated = Date.parse(date) / 1000
-  if (
-    !Number.isFinite(dated) ||
-    Math.abs(now - created) > check.toleranceSeconds ||
-    Math.abs(now - dated) > check.toleranceSeconds
-  ) {
-    throw new KeyturnSignatureError(
-      'stale',
-      `The answer was signed at ${new Date(created * 1000).toISOString()}, more than ${check.toleranceSeconds} s from now.`,
-    )
+  if (!Number.isFinite(dated)) {
+    throw new KeyturnSignatureError('malformed', 'The signed Date header is not a date.')
   }
+  return { created, dated }
+}
+
+/** The signed parts of an answer, kept to be verified again later (`readSignedAnswer`). */
+const keptHeaders = ['signature-input', 'signature', 'content-digest', 'date'] as const
+
+/** An answer and the nonce it echoes as JSON text: what `readSignedAnswer` takes back. */
+export function serializeSignedAnswer(answer: SignedAnswer, nonce: string): string {
+  return JSON.stringify({
+    status: answer.status,
+    method: answer.method,
+    path: answer.path,
+    nonce,
+    headers: Object.fromEntries(keptHeaders.map((name) => [name, answer.headers.get(name) ?? ''])),
+    body: new TextDecoder().decode(answer.body),
+  })
+}
+
+/**
+ * A serialised answer verified again (`verifySignedAnswer`: signature, digest, nonce; not its age):
+ * its parsed body and signed times. Rejects with `KeyturnSignatureError` (`malformed` for text that
+ * is not a kept answer).
+ */
+export async function readSignedAnswer(
+  text: string,
+  publicKey: SignatureCheck['publicKey'],
+): Promise<{ readonly answer: SignedAnswer; readonly times: AnswerTimes }> {
+  const malformed = () =>
+    new KeyturnSignatureError('malformed', 'The kept answer is not one this client wrote.')
+  let kept: unknown
+  try {
+    kept = JSON.parse(text)
+  } catch {
+    throw malformed()
+  }
+  const record = kept as Record<string, unknown> | null
+  const headers = record?.headers as Record<string, unknown> | undefined
+  if (
+    typeof record?.status !== 'number' ||
+    typeof record.method !== 'string' ||
+    typeof record.path !== 'string' ||
+    typeof record.nonce !== 'string' ||
+    typeof record.body !== 'string' ||
+    typeof headers !== 'object' ||
+    headers === null ||
+    !keptHeaders.every((name) => typeof headers[name] === 'string')
+  ) {
+    throw malformed()
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(record.body)
+  } catch {
+    throw malformed()
+  }
+  const answer: SignedAnswer = {
+    status: record.status,
+    headers: new Headers(keptHeaders.map((name) => [name, String(headers[name])])),
+    body: new TextEncoder().encode(record.body),
+    json,
+    method: record.method,
+    path: record.path,
+  }
+  return { answer, times: await verifySignedAnswer(answer, publicKey, record.nonce) }
 }
 
 function listOf(value: SignatureCheck['publicKey']): readonly PublicKeyInput[] {

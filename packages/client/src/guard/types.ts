@@ -1,27 +1,34 @@
 /**
  * The license guard's public types: the contract `createLicenseGuard` implements and the Python
- * and Go guards mirror (snake_case in Python). Not exported from the package until the guard
- * itself is: these types describe the agreed shape only.
+ * and Go guards mirror (snake_case in Python). docs/guides/offline.md ("Surviving outages: the
+ * license guard") describes the states and reasons for users.
  *
  * States
  * - `valid`: the server answered a signed validation with `isValid: true` now (`reason: 'online'`),
- *   or the server is unreachable and a verified stored proof is still before its `checkInBy`
- *   (`reason: 'offline'`).
- * - `grace`: the server is unreachable (or answers 5xx), the stored proof verifies, `checkInBy` has
- *   passed, and now is before `checkInBy + gracePeriod` (`reason: 'check_in_overdue'`). The
- *   policy's grace period, when the proof carries one, wins over the `gracePeriod` option.
+ *   or the server is unreachable and a verified stored proof is still before its deadline
+ *   (`reason: 'offline'`). The deadline is the proof's `checkInBy`, or the proof's own signed time
+ *   when it carries none (no check-in required: every offline check is then past the deadline).
+ * - `grace`: the server is unreachable (or answers 5xx or 429, or an answer fails its signature
+ *   check), the stored proof verifies, its deadline has passed, and now is before deadline +
+ *   grace period (`reason: 'check_in_overdue'`). The policy's grace period, when the proof carries
+ *   one, wins over the `gracePeriod` option.
  * - `invalid`: anything else. Never fail open: an error the guard does not understand is `invalid`.
  *
  * Reasons for `invalid`
  * - a validation reason from the server's signed answer (`expired`, `revoked`, `suspended`,
- *   `payment_overdue`, `not_activated`, `entitlements_missing`, `usage_exceeded`);
- * - `grace_expired`: offline past `checkInBy + gracePeriod`;
+ *   `payment_overdue`, `not_activated`, `entitlements_missing`, `usage_exceeded`), online or from
+ *   the stored answer offline; `expired` also when the license's expiration date passes offline;
+ * - `license_not_found`: the server answered 404 (the key is unknown to it);
+ * - `request_refused`: the server refused the request with another 4xx (a bad or deleted API key,
+ *   invalid input); the stored proof is kept but not used;
+ * - `grace_expired`: offline past deadline + grace period;
  * - `no_proof`: offline with no stored proof, or a stored proof that does not verify (a tampered
  *   store is treated as absent);
  * - `clock_tampered`: the latest signed server time the guard has seen is later than `now()` by
  *   more than `clockToleranceSeconds`;
- * - a verification code of the stored proof itself (`LicenseFileErrorCode`) when it fails for a
- *   reason other than tampering (e.g. `expired`, `fingerprint_mismatch`).
+ * - a verification code of the `licenseFile` option (`LicenseFileErrorCode`) when it is the only
+ *   proof and fails (e.g. `expired`, `fingerprint_mismatch`);
+ * - `unexpected_error`: the online call failed in a way the guard does not know.
  */
 import type { LicenseFileErrorCode } from '../errors.js'
 
@@ -37,9 +44,12 @@ export type LicenseGuardInvalidReason =
   | 'not_activated'
   | 'entitlements_missing'
   | 'usage_exceeded'
+  | 'license_not_found'
+  | 'request_refused'
   | 'grace_expired'
   | 'no_proof'
   | 'clock_tampered'
+  | 'unexpected_error'
   | LicenseFileErrorCode
 
 export type LicenseGuardReason = LicenseGuardValidReason | LicenseGuardGraceReason | LicenseGuardInvalidReason
@@ -50,16 +60,17 @@ export interface LicenseGuardResult {
   readonly reason: LicenseGuardReason
   /** The license as the last verified signed proof states it; `null` when there is none. */
   readonly license: { readonly id: string; readonly status: string; readonly expiresAt: string | null } | null
-  /** Entitlement codes of that license (empty when there is no proof). */
+  /** Entitlement codes of that license (empty when there is no proof or the state is `invalid`). */
   readonly entitlements: readonly string[]
   /**
-   * Until when this state holds without a successful check-in: `checkInBy` for `valid`,
-   * `checkInBy + gracePeriod` for `grace`, `null` for `invalid` or when there is no check-in.
+   * Until when this state holds without a successful check-in: the deadline for `valid`, the
+   * deadline + grace period for `grace` (either at most the license's or file's expiry), `null`
+   * for `invalid`.
    */
   readonly validUntil: Date | null
 }
 
-/** Where the guard keeps its last good signed proof; values are opaque strings. */
+/** Where the guard keeps its last signed proof; values are opaque strings. */
 export interface LicenseGuardStorage {
   get(key: string): Promise<string | null> | string | null
   set(key: string, value: string): Promise<void> | void
