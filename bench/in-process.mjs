@@ -1,7 +1,8 @@
 /**
  * In-process measurements, run in a child process of their own (bench/run.mjs starts it with a JSON
  * spec file as argv[2] and reads one JSON line back): the raw ceilings (database operations, EdDSA
- * signing and verification) and the client library's offline `validateLicenseToken`.
+ * signing and verification) and the client library's offline `validateLicenseToken` and license
+ * guard `check()` (the server unreachable: judged from a stored signed answer).
  *
  * Every operation runs for a warm-up, then for the measured time; each result is
  * `{ opsPerSecond, p50, p99 }` with latencies in milliseconds.
@@ -11,7 +12,12 @@ import { readFileSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { importSPKI, jwtVerify, SignJWT } from 'jose'
 import pg from 'pg'
-import { validateLicenseToken, verifyLicenseFile } from '../packages/client/dist/client/src/index.js'
+import {
+  createLicenseGuard,
+  KeyturnConnectionError,
+  validateLicenseToken,
+  verifyLicenseFile,
+} from '../packages/client/dist/client/src/index.js'
 import { licenseTokenIssuer, licenseTokenType } from '../packages/protocol/dist/index.js'
 
 const spec = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8'))
@@ -181,7 +187,38 @@ async function cryptoMeasurements() {
   const fileOptions = { productId: spec.productId, publicKey: spec.publicKey }
   await verifyLicenseFile(spec.licenseFile, fileOptions) // throws if the file is not valid
   const clientVerifyFile = await measureAsync(() => verifyLicenseFile(spec.licenseFile, fileOptions))
-  return { joseSign, joseVerify, nodeVerify, clientValidate, clientVerifyFile }
+  const guardCheck = spec.guard === undefined ? undefined : await measureGuardCheck(spec)
+  return { joseSign, joseVerify, nodeVerify, clientValidate, clientVerifyFile, guardCheck }
+}
+
+/**
+ * The guard's `check()` while the server is unreachable: the client port fails at once with a
+ * connection error (no network wait is measured), and the stored signed answer is read back,
+ * verified and judged, as on every offline check.
+ */
+async function measureGuardCheck(spec) {
+  const stored = new Map([['proof', JSON.stringify({ answer: spec.guard.proof, fingerprint: null })]])
+  const guard = createLicenseGuard({
+    client: {
+      validateLicenseWithProof: async () => {
+        throw new KeyturnConnectionError('unreachable (benchmark)')
+      },
+    },
+    productId: spec.productId,
+    publicKeys: spec.publicKey,
+    licenseKey: spec.guard.licenseKey,
+    storage: {
+      get: (key) => stored.get(key) ?? null,
+      set: (key, value) => void stored.set(key, value),
+      delete: (key) => void stored.delete(key),
+    },
+    storageKey: 'proof',
+  })
+  const first = await guard.check()
+  if (first.state === 'invalid') {
+    throw new Error(`the guard's stored answer does not hold: ${first.reason}`)
+  }
+  return measureAsync(() => guard.check())
 }
 
 const measurements = {

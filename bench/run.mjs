@@ -536,6 +536,7 @@ async function runEngine(engine, context) {
     const instance = await keyturnInstance(prepared.database, context)
     let token
     let licenseFile
+    let guard
     try {
       const loads = new Map()
       for (const scenario of scenariosFor(size, context.options)) {
@@ -566,6 +567,7 @@ async function runEngine(engine, context) {
           {},
           201,
         )
+        guard = await signedValidation(instance.server.url, context.credentials.adminKey, pools.activeIds[0])
       }
     } finally {
       await instance.stop()
@@ -580,6 +582,7 @@ async function runEngine(engine, context) {
           licenseFile: licenseFile.licenseFile,
           publicKey: prepared.product.publicKey,
           productId: prepared.product.id,
+          guard,
         },
         context.workDir,
       )
@@ -604,9 +607,32 @@ async function runEngine(engine, context) {
         rps: crypto.clientVerifyFile.opsPerSecond,
         latency: { p50: crypto.clientVerifyFile.p50, p99: crypto.clientVerifyFile.p99 },
       })
+      if (crypto.guardCheck !== undefined) {
+        results.scenarios.push({
+          engine: 'in-process',
+          id: 'guard-offline-check',
+          title: '@keyturn/client license guard check(), offline',
+          ceiling: 'nodeVerify',
+          rps: crypto.guardCheck.opsPerSecond,
+          latency: { p50: crypto.guardCheck.p50, p99: crypto.guardCheck.p99 },
+        })
+      }
     }
   }
   await prepared.dropDatabase()
+}
+
+/** A signed validation answer of the license `id`, as the license guard keeps it (its proof). */
+async function signedValidation(baseUrl, adminKey, id) {
+  const { KeyturnClient } = await import('../packages/client/dist/client/src/index.js')
+  const keyturn = new KeyturnClient({ baseUrl, apiKey: adminKey })
+  const license = await keyturn.getLicense(id)
+  const product = await keyturn.getProduct(license.productId)
+  const { proof } = await keyturn.validateLicenseWithProof(
+    { key: license.key, productId: license.productId },
+    { publicKey: product.publicKey },
+  )
+  return { proof, licenseKey: license.key }
 }
 
 function skippedEngine(engine, reason, context) {
