@@ -187,7 +187,7 @@ export async function readSignedAnswer(
   }
   const answer: SignedAnswer = {
     status: record.status,
-    headers: new Headers(keptHeaders.map((name) => [name, String(headers[name])])),
+    headers: new Headers(keptHeaders.map((name): [string, string] => [name, String(headers[name])])),
     body: new TextEncoder().encode(record.body),
     json,
     method: record.method,
