@@ -1,4 +1,5 @@
 import { type RawBuilder, type Selectable, sql } from 'kysely'
+import type { CheckInPolicy } from '../policies/check-in.js'
 import type { LicensesTable } from '../storage/database.js'
 import { toDate, toNullableDate } from '../storage/database.js'
 import { readMetadata } from '../storage/json.js'
@@ -50,6 +51,31 @@ export function entitlementCodes(sqlite: boolean): RawBuilder<unknown> {
         join entitlements on entitlements.id = policy_entitlements.entitlement_id
         where policy_entitlements.policy_id = licenses.policy_id
     ) as codes) as entitlement_codes`
+}
+
+/**
+ * Its policy's check-in fields (`policy_check_in_interval`, `policy_grace_period`; null without a
+ * policy) as two columns of the statement that reads the license for use, so a validation stays one
+ * statement; nulls when `withProduct` is false.
+ */
+export function policyCheckIn(withProduct: boolean): RawBuilder<unknown> {
+  return withProduct
+    ? sql`(select policies.check_in_interval from policies where policies.id = licenses.policy_id) as policy_check_in_interval,
+        (select policies.grace_period from policies where policies.id = licenses.policy_id) as policy_grace_period`
+    : sql`null as policy_check_in_interval, null as policy_grace_period`
+}
+
+/** Its policy's check-in fields from a row read with `policyCheckIn`; undefined when it has none. */
+export function checkInOfRow(row: {
+  readonly policy_check_in_interval?: number | string | null
+  readonly policy_grace_period?: number | string | null
+}): CheckInPolicy | undefined {
+  const interval = row.policy_check_in_interval ?? null
+  if (interval === null) {
+    return undefined
+  }
+  const grace = row.policy_grace_period ?? null
+  return { checkInInterval: Number(interval), gracePeriod: grace === null ? null : Number(grace) }
 }
 
 /** 1 when the license's product is active (not suspended), as a column (`product_usable`); null when `withProduct` is false. */

@@ -5,7 +5,7 @@ import type { Database, LicenseEntitlementsTable } from '../storage/database.js'
 import { KyselyEventWriter } from '../storage/event-writer.js'
 import { executeAsOne } from '../storage/one-statement.js'
 import { StatementGroup } from '../storage/statement-group.js'
-import { entitlementCodes, type LicenseRow, productUsable } from './kysely-license-rows.js'
+import { entitlementCodes, type LicenseRow, policyCheckIn, productUsable } from './kysely-license-rows.js'
 
 /** What one license create writes: its row, its links to its own entitlements, and its events. */
 export interface LicenseInsert {
@@ -34,7 +34,12 @@ export interface ConfirmingRead {
   readonly withProduct: boolean
 }
 
-export type ConfirmedRow = LicenseRow & { product_usable: number | boolean | null }
+export type ConfirmedRow = LicenseRow & {
+  product_usable: number | boolean | null
+  /** Its policy's check-in fields (`policyCheckIn`): bigint in PostgreSQL, read as strings. */
+  policy_check_in_interval: number | string | null
+  policy_grace_period: number | string | null
+}
 
 /** What a confirming read found: the license's row if there is one, and whether the API key exists. */
 export interface ConfirmedRead {
@@ -110,7 +115,8 @@ export class LicenseStatementGroups {
       from unnest(${reads.map((read) => read.value)}::text[], ${reads.map((read) => read.apiKeyId)}::text[])
         with ordinality as asked(value, api_key_id, n)
       left join lateral (
-        select licenses.*, ${entitlementCodes(false)}, ${productUsable(withProduct)} as product_usable
+        select licenses.*, ${entitlementCodes(false)}, ${productUsable(withProduct)} as product_usable,
+          ${policyCheckIn(withProduct)}
         from licenses where ${sql.ref(`licenses.${column}`)} = asked.value
       ) as found on true`.execute(this.#db)
     const answers: ConfirmedRead[] = reads.map(() => ({ row: undefined, apiKeyLive: false }))

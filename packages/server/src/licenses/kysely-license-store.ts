@@ -14,7 +14,14 @@ import { lockLicense } from '../storage/lock-license.js'
 import { executeAsOne, runsAlone } from '../storage/one-statement.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
-import { entitlementCodes, type LicenseRow, productUsable, rowToLicense } from './kysely-license-rows.js'
+import {
+  checkInOfRow,
+  entitlementCodes,
+  type LicenseRow,
+  policyCheckIn,
+  productUsable,
+  rowToLicense,
+} from './kysely-license-rows.js'
 import {
   type ConfirmedRow,
   type ConfirmingRead,
@@ -333,6 +340,7 @@ export class KyselyLicenseStore implements LicenseStore {
     const found = (row: ConfirmedRow): LicenseForUse => ({
       license: rowToLicense(row),
       productUsable: row.product_usable !== null,
+      policyCheckIn: checkInOfRow(row),
     })
     if (!isStorableText(read.value)) {
       // Text no license can hold; the key is still confirmed.
@@ -344,7 +352,8 @@ export class KyselyLicenseStore implements LicenseStore {
     }
     const { rows } = await sql<ConfirmedRow & { api_key_live: number | null }>`
       select licenses.*, ${this.#codes},
-        ${productUsable(read.withProduct)} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live
+        ${productUsable(read.withProduct)} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live,
+        ${policyCheckIn(read.withProduct)}
       from licenses where ${sql.ref(`licenses.${read.column}`)} = ${read.value}`.execute(this.#db)
     return confirmedRow(this.#db, rows, read.apiKeyId, found)
   }

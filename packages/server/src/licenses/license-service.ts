@@ -31,7 +31,7 @@ import {
 } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
-import { type CheckInLookup, checkInOf } from '../policies/check-in.js'
+import { checkInAt } from '../policies/check-in.js'
 import {
   expirationDateBound,
   type License,
@@ -43,7 +43,7 @@ import { toLicenseResource, toValidationResult } from './license-resource.js'
 import { type LicenseChanges, type LicenseStore, licenseListSpec, type NewLicense } from './license-store.js'
 
 /** What licenses need of policies (PolicyService fits). */
-export interface PolicyLookup extends CheckInLookup {
+export interface PolicyLookup {
   findPolicy(id: PolicyId): Promise<
     | {
         readonly productId: ProductId
@@ -467,7 +467,7 @@ export class LicenseService {
    */
   async validate(principal: Principal, input: ValidateLicenseBody): Promise<LicenseValidation> {
     const now = this.#clock.now()
-    // The license, its product's suspension and the caller's API key in one statement
+    // The license, its product's suspension, its policy's check-in fields and the caller's API key in one statement
     // (LicenseStore.findForCaller; the route's config.confirmsApiKey).
     const found = await this.#licenses.findForCaller(
       { key: normalizeLicenseKey(input.key) },
@@ -490,8 +490,8 @@ export class LicenseService {
           : null) ??
       (license.maxUses !== null && license.uses >= license.maxUses ? 'usage_exceeded' : null)
     // The check-in deadline is read live from the policy, and only for a valid answer.
-    const checkIn =
-      reason === null ? await checkInOf(this.#policies, license.policyId, state.determinedAt) : {}
+    // The check-in deadline: the policy's fields, read live in the same statement; valid answers only.
+    const checkIn = reason === null ? checkInAt(found?.policyCheckIn, state.determinedAt) : {}
     const validation = { isValid: reason === null, reason, view, checkIn }
     if (this.#recordsValidations()) {
       const type = reason === null ? 'license.validated' : 'license.validation_failed'

@@ -1,6 +1,7 @@
 import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
 import type { FieldKinds, FilterRule, FilterValue, ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
+import type { CheckInPolicy } from '../policies/check-in.js'
 import type { License } from './license.js'
 
 export type LicenseSortField =
@@ -105,6 +106,8 @@ export type LicenseRef = { readonly id: LicenseId } | { readonly key: string }
 export interface LicenseForUse {
   readonly license: License
   readonly productUsable: boolean
+  /** Its policy's check-in fields, read live in the same statement; undefined: no check-in. */
+  readonly policyCheckIn: CheckInPolicy | undefined
 }
 
 /** Storage port for licenses; product scoping is the caller's (the service's) job. */
