@@ -4,6 +4,9 @@
  * `@path`; the RFC 9530 digest of the body; the echoed nonce; and `created` and `Date` within a
  * tolerance. Web-standard only (WebCrypto, jose for key import): Node and browsers alike.
  */
+
+import { Type } from 'typebox'
+import { Compile } from 'typebox/compile'
 import {
   answerCoveredComponents,
   answerSignatureBase,
@@ -136,6 +139,29 @@ export async function verifySignedAnswer(
 /** The signed parts of an answer, kept to be verified again later (`readSignedAnswer`). */
 const keptHeaders = ['signature-input', 'signature', 'content-digest', 'date'] as const
 
+const KeptAnswerSchema = Type.Object({
+  status: Type.Integer(),
+  method: Type.String(),
+  path: Type.String(),
+  nonce: Type.String(),
+  headers: Type.Object({
+    'signature-input': Type.String(),
+    signature: Type.String(),
+    'content-digest': Type.String(),
+    date: Type.String(),
+  }),
+  body: Type.String(),
+})
+let compiledKeptAnswer: ReturnType<typeof compileKeptAnswer> | undefined
+function compileKeptAnswer() {
+  return Compile(KeptAnswerSchema)
+}
+/** Compiled on first use (TypeBox interprets instead where a strict CSP forbids code generation). */
+function keptAnswerValidator(): ReturnType<typeof compileKeptAnswer> {
+  compiledKeptAnswer ??= compileKeptAnswer()
+  return compiledKeptAnswer
+}
+
 /** An answer and the nonce it echoes as JSON text: what `readSignedAnswer` takes back. */
 export function serializeSignedAnswer(answer: SignedAnswer, nonce: string): string {
   return JSON.stringify({
@@ -159,26 +185,16 @@ export async function readSignedAnswer(
 ): Promise<{ readonly answer: SignedAnswer; readonly times: AnswerTimes }> {
   const malformed = () =>
     new KeyturnSignatureError('malformed', 'The kept answer is not one this client wrote.')
-  let kept: unknown
+  let record: unknown
   try {
-    kept = JSON.parse(text)
+    record = JSON.parse(text)
   } catch {
     throw malformed()
   }
-  const record = kept as Record<string, unknown> | null
-  const headers = record?.headers as Record<string, unknown> | undefined
-  if (
-    typeof record?.status !== 'number' ||
-    typeof record.method !== 'string' ||
-    typeof record.path !== 'string' ||
-    typeof record.nonce !== 'string' ||
-    typeof record.body !== 'string' ||
-    typeof headers !== 'object' ||
-    headers === null ||
-    !keptHeaders.every((name) => typeof headers[name] === 'string')
-  ) {
+  if (!keptAnswerValidator().Check(record)) {
     throw malformed()
   }
+  const { headers } = record
   let json: unknown
   try {
     json = JSON.parse(record.body)
@@ -187,7 +203,7 @@ export async function readSignedAnswer(
   }
   const answer: SignedAnswer = {
     status: record.status,
-    headers: new Headers(keptHeaders.map((name): [string, string] => [name, String(headers[name])])),
+    headers: new Headers(keptHeaders.map((name): [string, string] => [name, headers[name]])),
     body: new TextEncoder().encode(record.body),
     json,
     method: record.method,

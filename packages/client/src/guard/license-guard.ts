@@ -4,14 +4,15 @@
  * reached, with the check-in deadline and grace period the proof carries. The states and reasons
  * are defined in ./types.ts; docs/guides/offline.md explains them for users.
  */
+import { type Static, Type } from 'typebox'
+import { Compile } from 'typebox/compile'
 import { canonicalLicenseKey } from '../../../protocol/src/index.js'
-import { InvalidOptionError, maxClockToleranceSeconds, readClockTolerance } from '../clock.js'
+import { InvalidOptionError, readClockTolerance } from '../clock.js'
 import {
   KeyturnApiError,
   KeyturnConnectionError,
   KeyturnSignatureError,
   LicenseFileError,
-  type LicenseFileErrorCode,
 } from '../errors.js'
 import type { ProofOptions, RequestOptions, ValidationWithProof } from '../keyturn-client.js'
 import { readSignedAnswer } from '../signed-answers.js'
@@ -86,20 +87,42 @@ interface Proof {
 }
 
 /** What a stored record holds: the signed answer as text, and the fingerprint it was asked for. */
-interface StoredRecord {
-  readonly answer: string
-  readonly fingerprint: string | null
-}
+const StoredRecordSchema = Type.Object({
+  answer: Type.String(),
+  fingerprint: Type.Union([Type.String(), Type.Null()]),
+})
+type StoredRecord = Static<typeof StoredRecordSchema>
 
-const validationReasons: ReadonlySet<string> = new Set([
-  'expired',
-  'revoked',
-  'suspended',
-  'payment_overdue',
-  'not_activated',
-  'entitlements_missing',
-  'usage_exceeded',
-])
+/** The parts of a validation answer the guard reads (the answer carries more). */
+const GuardedAnswerSchema = Type.Object({
+  isValid: Type.Boolean(),
+  reason: Type.Union([
+    Type.Enum([
+      'expired',
+      'revoked',
+      'suspended',
+      'payment_overdue',
+      'not_activated',
+      'entitlements_missing',
+      'usage_exceeded',
+    ]),
+    Type.Null(),
+  ]),
+  timestamp: Type.String(),
+  license: Type.Object({
+    id: Type.String(),
+    key: Type.String(),
+    status: Type.String(),
+    productId: Type.String(),
+    expirationDate: Type.Union([Type.String(), Type.Null()]),
+    entitlements: Type.Array(Type.String()),
+  }),
+  checkInBy: Type.Optional(Type.String()),
+  gracePeriod: Type.Optional(Type.Integer({ minimum: 0, maximum: maxGuardGracePeriod })),
+})
+
+const storedRecordValidator = lazy(() => Compile(StoredRecordSchema))
+const answerValidator = lazy(() => Compile(GuardedAnswerSchema))
 
 /**
  * A license guard for one license of one product.
@@ -246,13 +269,13 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
     if (typeof text !== 'string') {
       return undefined
     }
-    let record: Partial<StoredRecord>
+    let record: unknown
     try {
-      record = JSON.parse(text) as Partial<StoredRecord>
+      record = JSON.parse(text)
     } catch {
       return undefined
     }
-    if (typeof record?.answer !== 'string' || record.fingerprint !== (settings.fingerprint ?? null)) {
+    if (!storedRecordValidator().Check(record) || record.fingerprint !== (settings.fingerprint ?? null)) {
       return undefined
     }
     return readAnswer(record.answer)
@@ -271,46 +294,30 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
     }
   }
 
-  const toProof = (json: unknown, signedAt: number): Proof | undefined => {
-    const body = json as Record<string, unknown> | null
-    const license = body?.license as Record<string, unknown> | undefined
-    const timestamp = typeof body?.timestamp === 'string' ? Date.parse(body.timestamp) : Number.NaN
-    const checkInBy = typeof body?.checkInBy === 'string' ? Date.parse(body.checkInBy) : undefined
-    const entitlements = license?.entitlements
-    if (
-      typeof body?.isValid !== 'boolean' ||
-      typeof license !== 'object' ||
-      license === null ||
-      typeof license.id !== 'string' ||
-      typeof license.key !== 'string' ||
-      typeof license.status !== 'string' ||
-      license.productId !== settings.productId ||
-      !sameKey(license.key, settings.licenseKey) ||
-      !(license.expirationDate === null || typeof license.expirationDate === 'string') ||
-      !Array.isArray(entitlements) ||
-      !entitlements.every((code) => typeof code === 'string') ||
-      !Number.isFinite(timestamp) ||
-      (checkInBy !== undefined && !Number.isFinite(checkInBy)) ||
-      !(body.gracePeriod === undefined || isSeconds(body.gracePeriod))
-    ) {
+  const toProof = (body: unknown, signedAt: number): Proof | undefined => {
+    if (!answerValidator().Check(body)) {
       return undefined
     }
-    const reason = typeof body.reason === 'string' && validationReasons.has(body.reason) ? body.reason : null
-    if (!body.isValid && reason === null) {
+    const { license, reason } = body
+    const timestamp = Date.parse(body.timestamp)
+    const checkInBy = body.checkInBy === undefined ? undefined : Date.parse(body.checkInBy)
+    if (
+      license.productId !== settings.productId ||
+      !sameKey(license.key, settings.licenseKey) ||
+      !Number.isFinite(timestamp) ||
+      (checkInBy !== undefined && !Number.isFinite(checkInBy)) ||
+      body.isValid !== (reason === null)
+    ) {
       return undefined
     }
     return {
       signedAt: Math.max(signedAt, timestamp),
       isValid: body.isValid,
-      reason: reason as LicenseGuardInvalidReason | null,
-      license: {
-        id: license.id,
-        status: license.status,
-        expiresAt: license.expirationDate as string | null,
-      },
-      entitlements: entitlements as string[],
+      reason,
+      license: { id: license.id, status: license.status, expiresAt: license.expirationDate },
+      entitlements: license.entitlements,
       checkInBy,
-      gracePeriod: body.gracePeriod as number | undefined,
+      gracePeriod: body.gracePeriod,
       expiresAt: undefined,
     }
   }
@@ -343,7 +350,7 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
     } catch (error) {
       if (error instanceof LicenseFileError) {
         // Issued after our clock: the clock was wound back past the file's making.
-        return error.code === 'not_yet_valid' ? 'clock_tampered' : (error.code as LicenseFileErrorCode)
+        return error.code === 'not_yet_valid' ? 'clock_tampered' : error.code
       }
       throw error
     }
@@ -437,68 +444,83 @@ interface Settings {
 
 /** The options read strictly: anything invalid is an `InvalidOptionError`, never a wider guard. */
 function readOptions(options: LicenseGuardOptions): Settings {
-  const given = (options ?? {}) as Partial<LicenseGuardOptions>
-  const fail = (option: string, message: string): never => {
-    throw new InvalidOptionError(option, message)
+  // The I/O boundary: JavaScript callers may pass anything, so every field is checked as unknown.
+  const given: Partial<LicenseGuardOptions> = options ?? {}
+  const { client, productId, publicKeys, licenseKey, storage, fingerprint, gracePeriod } = given
+  if (typeof client?.validateLicenseWithProof !== 'function') {
+    throw new InvalidOptionError(
+      'client',
+      '`client` must be a KeyturnClient (with validateLicenseWithProof).',
+    )
   }
-  if (typeof given.client?.validateLicenseWithProof !== 'function') {
-    fail('client', '`client` must be a KeyturnClient (with validateLicenseWithProof).')
+  if (typeof productId !== 'string' || productId === '') {
+    throw new InvalidOptionError('productId', '`productId` must be the product id.')
   }
-  if (typeof given.productId !== 'string' || given.productId === '') {
-    fail('productId', '`productId` must be the product id.')
+  if (
+    publicKeys === undefined ||
+    publicKeys === null ||
+    (Array.isArray(publicKeys) && publicKeys.length === 0)
+  ) {
+    throw new InvalidOptionError(
+      'publicKeys',
+      '`publicKeys` must be the product public key, or a non-empty list of them.',
+    )
   }
-  const keys = given.publicKeys
-  if (keys === undefined || keys === null || (Array.isArray(keys) && keys.length === 0)) {
-    fail('publicKeys', '`publicKeys` must be the product public key, or a non-empty list of them.')
+  if (typeof licenseKey !== 'string' || licenseKey === '') {
+    throw new InvalidOptionError('licenseKey', '`licenseKey` must be the license key.')
   }
-  if (typeof given.licenseKey !== 'string' || given.licenseKey === '') {
-    fail('licenseKey', '`licenseKey` must be the license key.')
-  }
-  const storage = given.storage
   if (
     typeof storage?.get !== 'function' ||
     typeof storage.set !== 'function' ||
     typeof storage.delete !== 'function'
   ) {
-    fail('storage', '`storage` must have get, set and delete.')
+    throw new InvalidOptionError('storage', '`storage` must have get, set and delete.')
   }
-  if (
-    given.fingerprint !== undefined &&
-    (typeof given.fingerprint !== 'string' || given.fingerprint === '')
-  ) {
-    fail('fingerprint', '`fingerprint` must be a non-empty string when given.')
+  if (fingerprint !== undefined && (typeof fingerprint !== 'string' || fingerprint === '')) {
+    throw new InvalidOptionError('fingerprint', '`fingerprint` must be a non-empty string when given.')
   }
-  if (given.gracePeriod !== undefined && !isSeconds(given.gracePeriod)) {
-    fail('gracePeriod', `\`gracePeriod\` must be a whole number of seconds from 0 to ${maxGuardGracePeriod}.`)
+  if (gracePeriod !== undefined && !isSeconds(gracePeriod)) {
+    throw new InvalidOptionError(
+      'gracePeriod',
+      `\`gracePeriod\` must be a whole number of seconds from 0 to ${maxGuardGracePeriod}.`,
+    )
   }
   if (given.now !== undefined && typeof given.now !== 'function') {
-    fail('now', '`now` must be a function returning a Date.')
+    throw new InvalidOptionError('now', '`now` must be a function returning a Date.')
   }
   if (given.onChange !== undefined && typeof given.onChange !== 'function') {
-    fail('onChange', '`onChange` must be a function.')
+    throw new InvalidOptionError('onChange', '`onChange` must be a function.')
   }
   if (given.licenseFile !== undefined && typeof given.licenseFile !== 'string') {
-    fail('licenseFile', '`licenseFile` must be the file’s text.')
+    throw new InvalidOptionError('licenseFile', '`licenseFile` must be the file’s text.')
   }
   if (given.storageKey !== undefined && (typeof given.storageKey !== 'string' || given.storageKey === '')) {
-    fail('storageKey', '`storageKey` must be a non-empty string.')
+    throw new InvalidOptionError('storageKey', '`storageKey` must be a non-empty string.')
   }
-  const tolerance =
-    given.clockToleranceSeconds === undefined
-      ? defaultGuardClockTolerance
-      : readClockTolerance(given.clockToleranceSeconds)
   return {
-    client: given.client as LicenseGuardClient,
-    productId: given.productId as string,
-    publicKeys: keys as PublicKeyInput | readonly PublicKeyInput[],
-    licenseKey: given.licenseKey as string,
-    storage: storage as LicenseGuardStorage,
-    fingerprint: given.fingerprint,
-    gracePeriod: given.gracePeriod ?? defaultGuardGracePeriod,
+    client,
+    productId,
+    publicKeys,
+    licenseKey,
+    storage,
+    fingerprint,
+    gracePeriod: gracePeriod ?? defaultGuardGracePeriod,
     now: given.now ?? (() => new Date()),
-    tolerance: Math.min(tolerance, maxClockToleranceSeconds),
+    tolerance:
+      given.clockToleranceSeconds === undefined
+        ? defaultGuardClockTolerance
+        : readClockTolerance(given.clockToleranceSeconds),
     licenseFile: given.licenseFile,
     onChange: given.onChange,
-    storageKey: given.storageKey ?? `keyturn-guard:${given.productId}`,
+    storageKey: given.storageKey ?? `keyturn-guard:${productId}`,
+  }
+}
+
+/** Compiled on first use (TypeBox interprets instead where a strict CSP forbids code generation). */
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined
+  return () => {
+    value ??= make()
+    return value
   }
 }

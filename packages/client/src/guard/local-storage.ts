@@ -12,6 +12,7 @@ export interface WebStorageLike {
  * signed answer: editing it makes it fail verification, and the guard then treats it as absent.
  */
 export function localStorageGuardStorage(storage?: WebStorageLike): LicenseGuardStorage {
+  // Outside browsers there is no `localStorage` global: typed here as maybe absent.
   const store = storage ?? (globalThis as { localStorage?: WebStorageLike }).localStorage
   if (store === undefined) {
     throw new TypeError('localStorageGuardStorage needs localStorage (a browser) or a Web Storage object')

@@ -29,6 +29,7 @@ export function fileGuardStorage(options: FileGuardStorageOptions): LicenseGuard
       try {
         return await readFile(fileOf(key), 'utf8')
       } catch (error) {
+        // A file-system error carries its errno code.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
           return null
         }
