@@ -274,6 +274,11 @@ export class KeyturnClient {
    * `validateLicense` whose answer must be signed (by `options.publicKey`, else the client's key;
    * without either it rejects with a `TypeError`), resolving with the answer and its `proof`: the
    * signed HTTP answer as text, which the license guard stores and verifies again offline.
+   *
+   * @example
+   * ```ts
+   * const { result, proof } = await keyturn.validateLicenseWithProof({ key, productId }, { publicKey: PRODUCT_PUBLIC_KEY_PEM })
+   * ```
    */
   async validateLicenseWithProof(
     body: Loose<ValidateLicenseBody>,

@@ -10,6 +10,11 @@ export interface WebStorageLike {
 /**
  * Guard storage in the browser's `localStorage` (or any Web Storage object). What is stored is a
  * signed answer: editing it makes it fail verification, and the guard then treats it as absent.
+ *
+ * @example
+ * ```ts
+ * const guard = createLicenseGuard({ client, productId, publicKeys, licenseKey, storage: localStorageGuardStorage() })
+ * ```
  */
 export function localStorageGuardStorage(storage?: WebStorageLike): LicenseGuardStorage {
   // Outside browsers there is no `localStorage` global: typed here as maybe absent.

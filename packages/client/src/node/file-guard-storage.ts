@@ -19,6 +19,13 @@ export interface FileGuardStorageOptions {
  * Guard storage for Node: one file per key in a per-user data folder, readable only by this user
  * (mode 0600, folder 0700), written whole (a temporary file renamed over the old one) so a crash
  * never leaves half a proof.
+ *
+ * @example
+ * ```ts
+ * import { fileGuardStorage } from '@keyturn/client/node'
+ *
+ * const storage = fileGuardStorage({ appName: 'photo-editor' }) // ~/.local/share/photo-editor on Linux
+ * ```
  */
 export function fileGuardStorage(options: FileGuardStorageOptions): LicenseGuardStorage {
   const directory = folderOf(options)
