@@ -247,6 +247,11 @@ describe('the license guard against keyturn serve', () => {
       }),
     })
     assert.deepEqual(summary(await cutOff.check()), ['invalid', 'revoked'])
+    const unknown = guardFor({
+      licenseKey: 'ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ',
+      storage: fileGuardStorage({ directory: join(folder, 'unknown') }),
+    })
+    assert.deepEqual(summary(await unknown.check()), ['invalid', 'license_not_found'])
   })
 
   it('refuses invalid options with InvalidOptionError', async () => {
