@@ -371,6 +371,8 @@ it('runs the licensing business from the dashboard in Chromium', {
       await policyForm.getByLabel('License files last, days').fill('30')
       await policyForm.getByLabel('Longest token a request may ask for').fill('730')
       await policyForm.getByLabel("License files carry the license's metadata").check()
+      await policyForm.getByLabel('Applications check in every, days').fill('7')
+      await policyForm.getByLabel('Offline grace after a missed check-in, days').fill('3')
       await policyForm.getByRole('button', { name: 'Create policy' }).click()
       await page.getByRole('heading', { name: 'Pro yearly', level: 1 }).waitFor()
       await page.getByText('Floating: a seat lapses 30 minutes after its last heartbeat').waitFor()
@@ -379,6 +381,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page
         .getByText('License files last 30 days and carry the metadata; tokens up to 730 days')
         .waitFor()
+      await page.getByText('Every 7 days, then 3 days of grace').waitFor()
       await checkScreen(page, '14-policy')
       await navigate(page, 'Policies')
       const policyRow = page.getByRole('row', { name: /Pro yearly/ })

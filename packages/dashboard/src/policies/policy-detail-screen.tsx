@@ -60,6 +60,16 @@ export function PolicyDetailScreen() {
               {data.licenseFileMetadata ? ' and carry the metadata' : ''}; tokens up to{' '}
               {data.tokenTtlMax === null ? 'a year' : durationInDays(data.tokenTtlMax)}
             </dd>
+            <dt>Check-in</dt>
+            <dd>
+              {data.checkInInterval === null
+                ? 'Not required'
+                : `Every ${durationInDays(data.checkInInterval)}, then ${
+                    data.gracePeriod === null
+                      ? "the application's own grace period"
+                      : `${durationInDays(data.gracePeriod)} of grace`
+                  }`}
+            </dd>
             <dt>Entitlements</dt>
             <dd>{data.entitlements.join(', ') || 'None'}</dd>
             <dt>Metadata</dt>

@@ -10,7 +10,8 @@ const secondsPerDay = 86_400
 /**
  * What a policy's form says: empty "maximum activations" is unlimited, empty "duration" never
  * expires, empty "license files last" makes files that never expire, empty "longest token" keeps
- * the standard year; codes are comma- or space-separated.
+ * the standard year, empty "check in" asks no check-in and empty "grace" leaves it to the
+ * application; codes are comma- or space-separated.
  */
 export function toPolicyFields(form: FormData): PolicyFields {
   const maxActivations = String(form.get('maxActivations') ?? '').trim()
@@ -22,7 +23,11 @@ export function toPolicyFields(form: FormData): PolicyFields {
   const transferDays = String(form.get('transferDays') ?? '').trim()
   const fileDays = String(form.get('licenseFileDays') ?? '').trim()
   const tokenDays = String(form.get('tokenMaxDays') ?? '').trim()
+  const checkInDays = String(form.get('checkInDays') ?? '').trim()
+  const graceDays = String(form.get('graceDays') ?? '').trim()
   return {
+    checkInInterval: checkInDays === '' ? null : Math.round(Number(checkInDays) * secondsPerDay),
+    gracePeriod: graceDays === '' ? null : Math.round(Number(graceDays) * secondsPerDay),
     licenseFileTtl: fileDays === '' ? null : Math.round(Number(fileDays) * secondsPerDay),
     tokenTtlMax: tokenDays === '' ? null : Math.round(Number(tokenDays) * secondsPerDay),
     licenseFileMetadata: form.get('licenseFileMetadata') === 'on',
@@ -37,6 +42,10 @@ export function toPolicyFields(form: FormData): PolicyFields {
     entitlements: parseCodes(form.get('entitlements')) as PolicyFields['entitlements'], // the API checks each code
     ...(metadata === undefined ? {} : { metadata }),
   }
+}
+
+function daysOrEmpty(seconds: number | null | undefined): number | '' {
+  return seconds === null || seconds === undefined ? '' : Number((seconds / secondsPerDay).toFixed(4))
 }
 
 export function durationInDays(seconds: number | null): string {
@@ -141,6 +150,28 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
             ? ''
             : Number((policy.tokenTtlMax / secondsPerDay).toFixed(4))
         }
+      />
+      <label htmlFor={`${id}-check-in`}>Applications check in every, days (empty: no check-in)</label>
+      <input
+        id={`${id}-check-in`}
+        name="checkInDays"
+        type="number"
+        min={1 / 1440}
+        max={3650}
+        step="any"
+        defaultValue={daysOrEmpty(policy?.checkInInterval)}
+      />
+      <label htmlFor={`${id}-grace`}>
+        Offline grace after a missed check-in, days (empty: the application decides)
+      </label>
+      <input
+        id={`${id}-grace`}
+        name="graceDays"
+        type="number"
+        min={0}
+        max={3650}
+        step="any"
+        defaultValue={daysOrEmpty(policy?.gracePeriod)}
       />
       <div className="checkbox">
         <input
