@@ -45,7 +45,7 @@ export interface LicenseGuardOptions {
   readonly client: LicenseGuardClient
   readonly productId: string
   /** The product's public key(s), PEM or JWK (current and retired): every proof must be signed by one. */
-  readonly publicKeys: PublicKeyInput | readonly PublicKeyInput[]
+  readonly publicKey: PublicKeyInput | readonly PublicKeyInput[]
   readonly licenseKey: string
   /** Where the last signed answer is kept: `localStorageGuardStorage()`, `fileGuardStorage()` (Node), or your own. */
   readonly storage: LicenseGuardStorage
@@ -129,7 +129,7 @@ const answerValidator = lazy(() => Compile(GuardedAnswerSchema))
  *
  * @example
  * ```ts
- * const guard = createLicenseGuard({ client, productId, publicKeys: PRODUCT_PUBLIC_KEY_PEM, licenseKey, storage: localStorageGuardStorage() })
+ * const guard = createLicenseGuard({ client, productId, publicKey: PRODUCT_PUBLIC_KEY_PEM, licenseKey, storage: localStorageGuardStorage() })
  * const { state, reason } = await guard.check()
  * ```
  */
@@ -175,7 +175,7 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
     let answer: ValidationWithProof
     try {
       answer = await settings.client.validateLicenseWithProof(body, {
-        publicKey: settings.publicKeys,
+        publicKey: settings.publicKey,
         now: () => new Date(now()),
         toleranceSeconds: settings.tolerance,
       })
@@ -284,7 +284,7 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
   /** A signed validation answer verified again: undefined for anything that is not one of ours for this license. */
   const readAnswer = async (text: string): Promise<Proof | undefined> => {
     try {
-      const { answer, times } = await readSignedAnswer(text, settings.publicKeys)
+      const { answer, times } = await readSignedAnswer(text, settings.publicKey)
       if (answer.status !== 200 || answer.method !== 'POST' || !answer.path.endsWith('/licenses/validate')) {
         return undefined
       }
@@ -330,7 +330,7 @@ export function createLicenseGuard(options: LicenseGuardOptions): LicenseGuard {
     try {
       const file = await verifyLicenseFile(settings.licenseFile, {
         productId: settings.productId,
-        publicKey: settings.publicKeys,
+        publicKey: settings.publicKey,
         licenseKey: settings.licenseKey,
         ...(settings.fingerprint === undefined ? {} : { fingerprint: settings.fingerprint }),
         now: new Date(at),
@@ -430,7 +430,7 @@ function isSeconds(value: unknown): value is number {
 interface Settings {
   readonly client: LicenseGuardClient
   readonly productId: string
-  readonly publicKeys: PublicKeyInput | readonly PublicKeyInput[]
+  readonly publicKey: PublicKeyInput | readonly PublicKeyInput[]
   readonly licenseKey: string
   readonly storage: LicenseGuardStorage
   readonly fingerprint: string | undefined
@@ -446,7 +446,7 @@ interface Settings {
 function readOptions(options: LicenseGuardOptions): Settings {
   // The I/O boundary: JavaScript callers may pass anything, so every field is checked as unknown.
   const given: Partial<LicenseGuardOptions> = options ?? {}
-  const { client, productId, publicKeys, licenseKey, storage, fingerprint, gracePeriod } = given
+  const { client, productId, publicKey, licenseKey, storage, fingerprint, gracePeriod } = given
   if (typeof client?.validateLicenseWithProof !== 'function') {
     throw new InvalidOptionError(
       'client',
@@ -456,14 +456,10 @@ function readOptions(options: LicenseGuardOptions): Settings {
   if (typeof productId !== 'string' || productId === '') {
     throw new InvalidOptionError('productId', '`productId` must be the product id.')
   }
-  if (
-    publicKeys === undefined ||
-    publicKeys === null ||
-    (Array.isArray(publicKeys) && publicKeys.length === 0)
-  ) {
+  if (publicKey === undefined || publicKey === null || (Array.isArray(publicKey) && publicKey.length === 0)) {
     throw new InvalidOptionError(
-      'publicKeys',
-      '`publicKeys` must be the product public key, or a non-empty list of them.',
+      'publicKey',
+      '`publicKey` must be the product public key, or a non-empty list of them.',
     )
   }
   if (typeof licenseKey !== 'string' || licenseKey === '') {
@@ -500,7 +496,7 @@ function readOptions(options: LicenseGuardOptions): Settings {
   return {
     client,
     productId,
-    publicKeys,
+    publicKey,
     licenseKey,
     storage,
     fingerprint,

@@ -13,7 +13,7 @@ export interface WebStorageLike {
  *
  * @example
  * ```ts
- * const guard = createLicenseGuard({ client, productId, publicKeys, licenseKey, storage: localStorageGuardStorage() })
+ * const guard = createLicenseGuard({ client, productId, publicKey, licenseKey, storage: localStorageGuardStorage() })
  * ```
  */
 export function localStorageGuardStorage(storage?: WebStorageLike): LicenseGuardStorage {

@@ -102,7 +102,7 @@ describe('the license guard against keyturn serve', () => {
       productId,
     })
     const file = await api(base, adminKey, 'POST', `/licenses/${license.id}/license-file`, {})
-    const publicKeys = String(product.publicKey)
+    const publicKey = String(product.publicKey)
     const folder = mkdtempSync(join(tmpdir(), 'keyturn-guard-'))
     t.after(() => rmSync(folder, { recursive: true, force: true }))
     const client = new KeyturnClient({ baseUrl: base, apiKey: String(clientKey.secret), maxRetries: 0 })
@@ -112,7 +112,7 @@ describe('the license guard against keyturn serve', () => {
       createLicenseGuard({
         client,
         productId,
-        publicKeys,
+        publicKey,
         licenseKey: String(license.key),
         storage: fileGuardStorage({ directory: join(folder, 'main') }),
         gracePeriod: 60, // the policy's two hours win
@@ -143,7 +143,7 @@ describe('the license guard against keyturn serve', () => {
       createLicenseGuard({
         client: new KeyturnClient({ baseUrl, apiKey, maxRetries: 0 }),
         productId,
-        publicKeys: [String(product.publicKey)],
+        publicKey: [String(product.publicKey)],
         licenseKey: String(third.key).toLowerCase(), // canonicalised like the server does
         storage,
       })
@@ -264,7 +264,7 @@ describe('the license guard against keyturn serve', () => {
     const valid: LicenseGuardOptions = {
       client: new KeyturnClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'x', maxRetries: 0 }),
       productId: 'prd_x',
-      publicKeys: 'not read until a check',
+      publicKey: 'not read until a check',
       licenseKey: 'KEY',
       storage,
     }
@@ -275,7 +275,7 @@ describe('the license guard against keyturn serve', () => {
       ['clockToleranceSeconds', Number.NaN],
       ['clockToleranceSeconds', Number.POSITIVE_INFINITY],
       ['now', new Date()],
-      ['publicKeys', []],
+      ['publicKey', []],
       ['storage', {}],
       ['productId', ''],
     ] as const) {
