@@ -1,5 +1,6 @@
 """Keyturn for Python: check license tokens, license files, signed answers and webhooks offline, and call the
-Keyturn API (activate, validate, heartbeat, usage, tokens, deactivate) with retries."""
+Keyturn API (activate, validate, heartbeat, usage, tokens, deactivate) with retries; a license guard that
+keeps working offline."""
 
 from ._client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, Client
 from ._errors import (
@@ -12,9 +13,17 @@ from ._errors import (
     WebhookError,
 )
 from ._fingerprint import machine_fingerprint, machine_id
+from ._guard import (
+    DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS,
+    GuardLicense,
+    LicenseGuard,
+    LicenseGuardResult,
+    LicenseGuardStateChange,
+)
 from ._keys import PublicKey, PublicKeys
 from ._license_files import MAX_LICENSE_FILE_LENGTH, LicenseFileResult, canonical_license_key, verify_license_file
 from ._signed_answers import answer_signature_base, new_nonce, verify_signed_answer
+from ._storage import FileStorage, GuardStorage, user_data_directory
 from ._time import Instant
 from ._tokens import MAX_LICENSE_TOKEN_LENGTH, OfflineValidationResult, validate_license_token
 from ._webhooks import WEBHOOK_TOLERANCE_SECONDS, verify_webhook
@@ -22,6 +31,7 @@ from ._webhooks import WEBHOOK_TOLERANCE_SECONDS, verify_webhook
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_LICENSE_FILE_LENGTH",
@@ -29,11 +39,17 @@ __all__ = [
     "WEBHOOK_TOLERANCE_SECONDS",
     "ApiError",
     "Client",
+    "FileStorage",
+    "GuardLicense",
+    "GuardStorage",
     "Instant",
     "KeyturnConnectionError",
     "KeyturnError",
     "LicenseFileError",
     "LicenseFileResult",
+    "LicenseGuard",
+    "LicenseGuardResult",
+    "LicenseGuardStateChange",
     "OfflineValidationResult",
     "PublicKey",
     "PublicKeys",
@@ -45,6 +61,7 @@ __all__ = [
     "machine_fingerprint",
     "machine_id",
     "new_nonce",
+    "user_data_directory",
     "validate_license_token",
     "verify_license_file",
     "verify_signed_answer",

@@ -12,11 +12,11 @@ import urllib.request
 import uuid
 from email.utils import parsedate_to_datetime
 from http.client import HTTPException
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._errors import ApiError, KeyturnConnectionError
 from ._keys import PublicKeys
-from ._signed_answers import DEFAULT_TOLERANCE_SECONDS, new_nonce, verify_signed_answer
+from ._signed_answers import DEFAULT_TOLERANCE_SECONDS, SignedAnswer, new_nonce, verify_signed_answer
 from ._time import Instant
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -105,6 +105,26 @@ class Client:
         if entitlements is not None:
             body["entitlements"] = list(entitlements)
         return _object(self._call("POST", "/licenses/validate", body, repeatable=True, signed=True))
+
+    def _validate_kept(
+        self,
+        key: str,
+        product_id: str,
+        *,
+        fingerprint: Optional[str],
+        entitlements: Optional[Sequence[str]],
+    ) -> Tuple[Dict[str, Any], SignedAnswer]:
+        """:meth:`validate_license`, also giving the signed answer as received (for the license guard)."""
+        body: Dict[str, Any] = {"key": key, "productId": product_id}
+        if fingerprint is not None:
+            body["fingerprint"] = fingerprint
+        if entitlements is not None:
+            body["entitlements"] = list(entitlements)
+        kept: List[SignedAnswer] = []
+        answer = _object(self._call("POST", "/licenses/validate", body, repeatable=True, signed=True, keep=kept))
+        if not kept:
+            raise ValueError("the client verifies no signed answers: give it public_key")
+        return answer, kept[-1]
 
     def activate_license(
         self,
@@ -199,6 +219,7 @@ class Client:
         repeatable: bool = False,
         signed: bool = False,
         idempotency_key: Optional[str] = None,
+        keep: Optional[List[SignedAnswer]] = None,
     ) -> Any:
         headers = {
             "authorization": f"Bearer {self._api_key}",
@@ -223,7 +244,7 @@ class Client:
         attempt = 0
         while True:
             try:
-                return self._attempt(method, url, headers, data, nonce)
+                return self._attempt(method, url, headers, data, nonce, keep)
             except (ApiError, KeyturnConnectionError) as error:
                 delay = self._retry_delay(error, attempt) if retryable else None
                 if delay is None:
@@ -247,7 +268,13 @@ class Client:
         return None
 
     def _attempt(
-        self, method: str, url: str, headers: Mapping[str, str], data: Optional[bytes], nonce: Optional[str]
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        data: Optional[bytes],
+        nonce: Optional[str],
+        keep: Optional[List[SignedAnswer]] = None,
     ) -> Any:
         request = urllib.request.Request(url, data=data, headers=dict(headers), method=method)
         origin = urllib.parse.urlsplit(url)
@@ -290,6 +317,11 @@ class Client:
                 now=self._now(),
                 tolerance_seconds=self._tolerance,
             )
+            if keep is not None:
+                signature_headers = ("signature", "signature-input", "content-digest", "date")
+                kept = {k.lower(): v for k, v in answer_headers.items() if k.lower() in signature_headers}
+                path = urllib.parse.urlsplit(url).path
+                keep.append(SignedAnswer(status=status, method=method, path=path, headers=kept, body=raw, nonce=nonce))
         return parsed
 
     @staticmethod

@@ -11,8 +11,9 @@ import hashlib
 import json
 import re
 import secrets
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 from cryptography.exceptions import InvalidSignature
 
@@ -62,7 +63,21 @@ def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
     return None
 
 
-def verify_signed_answer(
+@dataclass(frozen=True)
+class SignedAnswer:
+    """A signed answer as received, kept so it can be checked again later (the license guard's
+    stored proof): the request's method, path and nonce, the answer's status, its four signature
+    headers and its body."""
+
+    status: int
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: bytes
+    nonce: str
+
+
+def _check_signature(
     *,
     status: int,
     method: str,
@@ -71,11 +86,8 @@ def verify_signed_answer(
     body: bytes,
     public_key: PublicKeys,
     nonce: str,
-    now: Optional[Instant] = None,
-    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS,
-) -> None:
-    """Returns when the answer is signed for this request by one of the keys; raises
-    :class:`keyturn.SignatureError` otherwise. ``path`` is the request's path without the query."""
+) -> Tuple[int, str]:
+    """Everything but the freshness; returns the signed ``created`` (epoch seconds) and ``Date``."""
     signature_input = _header(headers, "signature-input")
     signature = _header(headers, "signature")
     digest = _header(headers, "content-digest")
@@ -115,8 +127,27 @@ def verify_signed_answer(
     echoed = parsed.get("nonce") if isinstance(parsed, dict) else None
     if echoed != nonce:
         raise SignatureError("nonce_mismatch", "The answer is not for this request (another nonce).")
+    return int(created_text), date
+
+
+def verify_signed_answer(
+    *,
+    status: int,
+    method: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    public_key: PublicKeys,
+    nonce: str,
+    now: Optional[Instant] = None,
+    tolerance_seconds: float = DEFAULT_TOLERANCE_SECONDS,
+) -> None:
+    """Returns when the answer is signed for this request by one of the keys; raises
+    :class:`keyturn.SignatureError` otherwise. ``path`` is the request's path without the query."""
+    created, date = _check_signature(
+        status=status, method=method, path=path, headers=headers, body=body, public_key=public_key, nonce=nonce
+    )
     current = epoch_seconds(now)
-    created = int(created_text)
     try:
         dated: Optional[float] = parsedate_to_datetime(date).timestamp()
     except (TypeError, ValueError):
@@ -125,3 +156,18 @@ def verify_signed_answer(
         raise SignatureError(
             "stale", f"The answer was signed at {created} (epoch seconds), more than {tolerance_seconds} s from now."
         )
+
+
+def verify_kept_answer(answer: SignedAnswer, public_key: PublicKeys) -> int:
+    """Checks a kept answer again, whatever its age; returns when the server signed it (epoch
+    seconds). Raises :class:`keyturn.SignatureError` as :func:`verify_signed_answer` does."""
+    created, _ = _check_signature(
+        status=answer.status,
+        method=answer.method,
+        path=answer.path,
+        headers=answer.headers,
+        body=answer.body,
+        public_key=public_key,
+        nonce=answer.nonce,
+    )
+    return created
