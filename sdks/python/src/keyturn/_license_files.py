@@ -54,6 +54,10 @@ class LicenseFileResult:
     #: The machine the file is bound to, when it is.
     fingerprint: Optional[str] = None
     activation_id: Optional[str] = None
+    #: When the application must next validate online (ISO 8601); None: no check-in required.
+    check_in_by: Optional[str] = None
+    #: Seconds of grace after ``check_in_by`` the license's policy allows; None when it sets none.
+    grace_period: Optional[int] = None
 
 
 _base64url = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -139,7 +143,15 @@ def _header_ok(header: Any) -> bool:
 
 
 def _payload_ok(payload: Any) -> bool:
-    if not isinstance(payload, dict) or set(payload) - {"license", "machine"} or "license" not in payload:
+    if (
+        not isinstance(payload, dict)
+        or set(payload) - {"license", "machine", "checkInBy", "gracePeriod"}
+        or "license" not in payload
+    ):
+        return False
+    if "checkInBy" in payload and _time(payload["checkInBy"]) is None:
+        return False
+    if "gracePeriod" in payload and not (_is_int(payload["gracePeriod"]) and payload["gracePeriod"] >= 0):
         return False
     license = payload["license"]
     required = {"id", "status", "expirationDate", "policy", "entitlements", "maxActivations", "maxUses", "uses"}
@@ -291,4 +303,6 @@ def verify_license_file(
         encrypted="encryption" in header,
         fingerprint=None if machine is None else machine["fingerprint"],
         activation_id=None if machine is None else machine["activationId"],
+        check_in_by=payload.get("checkInBy"),
+        grace_period=payload.get("gracePeriod"),
     )

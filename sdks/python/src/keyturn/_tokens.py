@@ -38,6 +38,10 @@ class OfflineValidationResult:
     entitlements: Sequence[str] = field(default_factory=list)
     #: The machine the token is bound to, when it is.
     fingerprint: Optional[str] = None
+    #: When the application must next validate online (ISO 8601); None: no check-in required.
+    check_in_by: Optional[str] = None
+    #: Seconds of grace after ``check_in_by`` the license's policy allows; None when it sets none.
+    grace_period: Optional[int] = None
 
 
 _base64url = re.compile(r"^[A-Za-z0-9_-]*$")
@@ -127,6 +131,8 @@ def _has_license_claims(claims: Mapping[str, Any]) -> bool:
             )
         )
         and ("nbf" not in claims or _is_integer(claims["nbf"]))
+        and ("checkInBy" not in claims or _is_date_time(claims["checkInBy"]))
+        and ("gracePeriod" not in claims or (_is_integer(claims["gracePeriod"]) and claims["gracePeriod"] >= 0))
     )
     return (
         optional_ok
@@ -243,4 +249,6 @@ def validate_license_token(
         issued_at=claims["createdAt"],
         entitlements=entitlements,
         fingerprint=claims.get("fingerprint"),
+        check_in_by=claims.get("checkInBy"),
+        grace_period=None if claims.get("gracePeriod") is None else int(claims["gracePeriod"]),
     )
