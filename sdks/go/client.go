@@ -225,6 +225,34 @@ type call struct {
 	body       any
 	repeatable bool
 	signed     bool
+	// keep, when not nil, receives the verified signed answer as received.
+	keep *keptAnswer
+}
+
+// keptAnswer is a verified signed answer kept to be checked again later (the license guard's proof).
+type keptAnswer struct {
+	answer SignedAnswer
+	nonce  string
+}
+
+// validateKept is ValidateLicense, also giving the signed answer as received (for the license guard).
+func (c *Client) validateKept(ctx context.Context, request LicenseKeyRequest, entitlements []string) (*keptAnswer, error) {
+	if len(c.o.PublicKeys) == 0 {
+		return nil, errors.New("keyturn: the client verifies no signed answers: give it PublicKeys")
+	}
+	body := map[string]any{"key": request.Key, "productId": request.ProductID}
+	if request.Fingerprint != "" {
+		body["fingerprint"] = request.Fingerprint
+	}
+	if len(entitlements) > 0 {
+		body["entitlements"] = entitlements
+	}
+	kept := &keptAnswer{}
+	err := c.call(ctx, call{method: "POST", path: "/licenses/validate", body: body, repeatable: true, signed: true, keep: kept}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return kept, nil
 }
 
 func (c *Client) call(ctx context.Context, request call, out any) error {
@@ -265,7 +293,7 @@ func (c *Client) call(ctx context.Context, request call, out any) error {
 		header.Set("Content-Type", "application/json")
 	}
 	for attempt := 0; ; attempt++ {
-		err := c.attempt(ctx, request.method, c.apiURL+request.path, header, data, nonce, out)
+		err := c.attempt(ctx, request.method, c.apiURL+request.path, header, data, nonce, request.keep, out)
 		if err == nil {
 			return nil
 		}
@@ -306,7 +334,7 @@ func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
 	return 0, false
 }
 
-func (c *Client) attempt(ctx context.Context, method, target string, header http.Header, data []byte, nonce string, out any) error {
+func (c *Client) attempt(ctx context.Context, method, target string, header http.Header, data []byte, nonce string, keep *keptAnswer, out any) error {
 	attemptCtx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	var reader io.Reader
@@ -368,12 +396,16 @@ func (c *Client) attempt(ctx context.Context, method, target string, header http
 		}
 	}
 	if nonce != "" {
+		answer := SignedAnswer{Status: response.StatusCode, Header: response.Header, Body: raw, Method: method, Path: request.URL.Path}
 		err := VerifySignedAnswer(
-			SignedAnswer{Status: response.StatusCode, Header: response.Header, Body: raw, Method: method, Path: request.URL.Path},
+			answer,
 			SignatureCheck{PublicKeys: c.o.PublicKeys, Nonce: nonce, Now: c.o.Now(), Tolerance: c.o.SignatureTolerance},
 		)
 		if err != nil {
 			return err
+		}
+		if keep != nil {
+			keep.answer, keep.nonce = answer, nonce
 		}
 	}
 	if out == nil {

@@ -80,6 +80,12 @@ type LicenseFileResult struct {
 	// KeyID is the signing key's id.
 	KeyID     string `json:"keyId"`
 	Encrypted bool   `json:"encrypted"`
+	// CheckInBy is when the application must next validate online (ISO 8601); empty: no check-in
+	// required.
+	CheckInBy string `json:"checkInBy,omitempty"`
+	// GracePeriod is the seconds of grace after CheckInBy the license's policy allows; nil when it
+	// sets none.
+	GracePeriod *int64 `json:"gracePeriod,omitempty"`
 }
 
 // LicenseFileError says why a license file is not to be trusted, or cannot be read: Code is one
@@ -122,8 +128,10 @@ type licenseFileMachine struct {
 }
 
 type licenseFilePayload struct {
-	License *json.RawMessage    `json:"license"`
-	Machine *licenseFileMachine `json:"machine"`
+	License     *json.RawMessage    `json:"license"`
+	Machine     *licenseFileMachine `json:"machine"`
+	CheckInBy   *string             `json:"checkInBy"`
+	GracePeriod json.RawMessage     `json:"gracePeriod"`
 }
 
 var (
@@ -384,6 +392,13 @@ func VerifyLicenseFile(file string, options LicenseFileOptions) (*LicenseFileRes
 	}
 	license, ok := readFileLicense(*payload.License)
 	machine := payload.Machine
+	if payload.CheckInBy != nil {
+		if _, isTime := fileTimeOf(*payload.CheckInBy); !isTime {
+			ok = false
+		}
+	}
+	gracePeriod, graceOK := gracePeriodOf(payload.GracePeriod)
+	ok = ok && graceOK
 	if !ok || (machine != nil && (!within(machine.ActivationID, 1, 64) || !within(machine.Fingerprint, 1, 256) ||
 		(machine.Secret != nil && len(*machine.Secret) != 43))) {
 		return nil, fileError("malformed", "The file payload is not a license.")
@@ -414,6 +429,10 @@ func VerifyLicenseFile(file string, options LicenseFileOptions) (*LicenseFileRes
 		License:      *license,
 		KeyID:        *header.Kid,
 		Encrypted:    header.Encryption != nil,
+		GracePeriod:  gracePeriod,
+	}
+	if payload.CheckInBy != nil {
+		result.CheckInBy = *payload.CheckInBy
 	}
 	if machine != nil {
 		result.Fingerprint, result.ActivationID = *machine.Fingerprint, *machine.ActivationID

@@ -92,48 +92,9 @@ func headerValue(header http.Header, name string) (string, bool) {
 // VerifySignedAnswer returns nil when the answer is signed for this request by one of the keys,
 // else a *SignatureError (or an error for a key that is not Ed25519).
 func VerifySignedAnswer(answer SignedAnswer, check SignatureCheck) error {
-	input, hasInput := headerValue(answer.Header, "Signature-Input")
-	signature, hasSignature := headerValue(answer.Header, "Signature")
-	digest, hasDigest := headerValue(answer.Header, "Content-Digest")
-	date, hasDate := headerValue(answer.Header, "Date")
-	if !hasInput || !hasSignature || !hasDigest || !hasDate {
-		return signatureError("unsigned", "The answer carries no signature (Signature, Signature-Input, Content-Digest and Date are required).")
-	}
-	parsedInput := inputPattern.FindStringSubmatch(input)
-	parsedSignature := signaturePattern.FindStringSubmatch(signature)
-	sentDigest := digestPattern.FindStringSubmatch(digest)
-	if parsedInput == nil || parsedSignature == nil || sentDigest == nil {
-		return signatureError("malformed", "The signature headers are not in the form Keyturn signs.")
-	}
-	signatureParams, createdText, keyID := parsedInput[1], parsedInput[2], parsedInput[3]
-	keys, err := keyList(check.PublicKeys)
+	created, date, err := checkAnswerSignature(answer, check.PublicKeys, check.Nonce)
 	if err != nil {
 		return err
-	}
-	var key ed25519.PublicKey
-	for _, candidate := range keys {
-		if candidate.kid == keyID {
-			key = candidate.key
-			break
-		}
-	}
-	if key == nil {
-		return signatureError("unknown_key", "No configured public key has the answer's key id ("+keyID+").")
-	}
-	base := AnswerSignatureBase(answer.Status, digest, date, answer.Method, answer.Path, signatureParams)
-	signatureBytes, err := base64.StdEncoding.DecodeString(parsedSignature[1])
-	if err != nil || !ed25519.Verify(key, []byte(base), signatureBytes) {
-		return signatureError("invalid_signature", "The answer's signature does not verify.")
-	}
-	sum := sha256.Sum256(answer.Body)
-	if base64.StdEncoding.EncodeToString(sum[:]) != sentDigest[1] {
-		return signatureError("digest_mismatch", "The answer's body does not match its signed digest.")
-	}
-	// A map, not a struct: encoding/json matches struct fields case-insensitively.
-	var body map[string]any
-	parseErr := json.Unmarshal(answer.Body, &body)
-	if echoed, isText := body["nonce"].(string); parseErr != nil || !isText || echoed != check.Nonce {
-		return signatureError("nonce_mismatch", "The answer is not for this request (another nonce).")
 	}
 	now := check.Now
 	if now.IsZero() {
@@ -144,12 +105,71 @@ func VerifySignedAnswer(answer SignedAnswer, check SignatureCheck) error {
 		tolerance = DefaultSignatureTolerance
 	}
 	current := float64(now.UnixMilli()) / 1000
-	created, _ := strconv.ParseFloat(createdText, 64)
 	dated, dateErr := http.ParseTime(date)
-	if dateErr != nil || math.Abs(current-created) > tolerance.Seconds() ||
+	if dateErr != nil || math.Abs(current-float64(created)) > tolerance.Seconds() ||
 		math.Abs(current-float64(dated.Unix())) > tolerance.Seconds() {
-		return signatureError("stale", "The answer was signed at "+time.Unix(int64(created), 0).UTC().Format(time.RFC3339)+
+		return signatureError("stale", "The answer was signed at "+time.Unix(created, 0).UTC().Format(time.RFC3339)+
 			", more than "+tolerance.String()+" from now.")
 	}
 	return nil
+}
+
+// verifyKeptAnswer checks a kept answer again, whatever its age (the license guard's stored
+// proof), and returns when the server signed it (epoch seconds).
+func verifyKeptAnswer(answer SignedAnswer, publicKeys []string, nonce string) (int64, error) {
+	created, _, err := checkAnswerSignature(answer, publicKeys, nonce)
+	return created, err
+}
+
+// checkAnswerSignature is everything but the freshness; it returns the signed created (epoch
+// seconds) and Date.
+func checkAnswerSignature(answer SignedAnswer, publicKeys []string, nonce string) (int64, string, error) {
+	input, hasInput := headerValue(answer.Header, "Signature-Input")
+	signature, hasSignature := headerValue(answer.Header, "Signature")
+	digest, hasDigest := headerValue(answer.Header, "Content-Digest")
+	date, hasDate := headerValue(answer.Header, "Date")
+	if !hasInput || !hasSignature || !hasDigest || !hasDate {
+		return 0, "", signatureError("unsigned", "The answer carries no signature (Signature, Signature-Input, Content-Digest and Date are required).")
+	}
+	parsedInput := inputPattern.FindStringSubmatch(input)
+	parsedSignature := signaturePattern.FindStringSubmatch(signature)
+	sentDigest := digestPattern.FindStringSubmatch(digest)
+	if parsedInput == nil || parsedSignature == nil || sentDigest == nil {
+		return 0, "", signatureError("malformed", "The signature headers are not in the form Keyturn signs.")
+	}
+	signatureParams, createdText, keyID := parsedInput[1], parsedInput[2], parsedInput[3]
+	keys, err := keyList(publicKeys)
+	if err != nil {
+		return 0, "", err
+	}
+	var key ed25519.PublicKey
+	for _, candidate := range keys {
+		if candidate.kid == keyID {
+			key = candidate.key
+			break
+		}
+	}
+	if key == nil {
+		return 0, "", signatureError("unknown_key", "No configured public key has the answer's key id ("+keyID+").")
+	}
+	base := AnswerSignatureBase(answer.Status, digest, date, answer.Method, answer.Path, signatureParams)
+	signatureBytes, err := base64.StdEncoding.DecodeString(parsedSignature[1])
+	if err != nil || !ed25519.Verify(key, []byte(base), signatureBytes) {
+		return 0, "", signatureError("invalid_signature", "The answer's signature does not verify.")
+	}
+	sum := sha256.Sum256(answer.Body)
+	if base64.StdEncoding.EncodeToString(sum[:]) != sentDigest[1] {
+		return 0, "", signatureError("digest_mismatch", "The answer's body does not match its signed digest.")
+	}
+	// A map, not a struct: encoding/json matches struct fields case-insensitively.
+	var body map[string]any
+	parseErr := json.Unmarshal(answer.Body, &body)
+	if echoed, isText := body["nonce"].(string); parseErr != nil || !isText || echoed != nonce {
+		return 0, "", signatureError("nonce_mismatch", "The answer is not for this request (another nonce).")
+	}
+	created, err := strconv.ParseInt(createdText, 10, 64)
+	if err != nil {
+		return 0, "", signatureError("malformed", "The signature headers are not in the form Keyturn signs.")
+	}
+	return created, date, nil
 }

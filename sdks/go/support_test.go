@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 )
@@ -130,7 +131,10 @@ type scenario struct {
 		ID  string `json:"id"`
 		Key string `json:"key"`
 	} `json:"licenses"`
-	GuessLimit int `json:"guessLimit"`
+	GuessLimit int    `json:"guessLimit"`
+	AdminKey   string `json:"adminKey"`
+	// Stop stops the server (and deletes its database) before the test ends: an outage.
+	Stop func() `json:"-"`
 }
 
 // startScenario runs `node conformance/serve.mjs` until the test ends (closing its stdin stops it).
@@ -153,17 +157,21 @@ func startScenario(t *testing.T) *scenario {
 	if err := command.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- command.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = command.Process.Kill()
-			<-done
-		}
-	})
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stdin.Close()
+			done := make(chan error, 1)
+			go func() { done <- command.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = command.Process.Kill()
+				<-done
+			}
+		})
+	}
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
 	if err != nil {
 		t.Fatalf("conformance/serve.mjs did not start: %v", err)
@@ -172,5 +180,6 @@ func startScenario(t *testing.T) *scenario {
 	if err := json.Unmarshal(line, &s); err != nil {
 		t.Fatal(err)
 	}
+	s.Stop = stop
 	return &s
 }

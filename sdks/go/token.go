@@ -56,6 +56,25 @@ type OfflineValidationResult struct {
 	// Fingerprint is the machine the token is bound to, empty when it is not bound.
 	Fingerprint  string   `json:"fingerprint,omitempty"`
 	Entitlements []string `json:"entitlements"`
+	// CheckInBy is when the application must next validate online (ISO 8601); empty: no check-in
+	// required.
+	CheckInBy string `json:"checkInBy,omitempty"`
+	// GracePeriod is the seconds of grace after CheckInBy the license's policy allows; nil when it
+	// sets none.
+	GracePeriod *int64 `json:"gracePeriod,omitempty"`
+}
+
+// gracePeriodOf reads a gracePeriod: a whole number of seconds, at least 0.
+func gracePeriodOf(raw json.RawMessage) (*int64, bool) {
+	if raw == nil {
+		return nil, true
+	}
+	value, ok := jsonNumber(raw)
+	if !ok || value != math.Trunc(value) || value < 0 || value > math.MaxInt32 {
+		return nil, false
+	}
+	seconds := int64(value)
+	return &seconds, true
 }
 
 func tokenError(code, format string, args ...any) *TokenError {
@@ -118,6 +137,8 @@ type claimSet struct {
 	CustomFields   json.RawMessage `json:"customFields"`
 	Fingerprint    json.RawMessage `json:"fingerprint"`
 	Entitlements   json.RawMessage `json:"entitlements"`
+	CheckInBy      json.RawMessage `json:"checkInBy"`
+	GracePeriod    json.RawMessage `json:"gracePeriod"`
 	Iss            json.RawMessage `json:"iss"`
 	Sub            json.RawMessage `json:"sub"`
 	Aud            json.RawMessage `json:"aud"`
@@ -194,6 +215,12 @@ func hasLicenseClaims(claims *claimSet) bool {
 		return false
 	}
 	if claims.Nbf != nil && !jsonInteger(claims.Nbf) {
+		return false
+	}
+	if claims.CheckInBy != nil && !dateTime(claims.CheckInBy) {
+		return false
+	}
+	if _, ok := gracePeriodOf(claims.GracePeriod); claims.GracePeriod != nil && !ok {
 		return false
 	}
 	return isID(claims.LicenseID, "lic_") && isID(claims.ProductID, "prd_") &&
@@ -374,6 +401,8 @@ func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidatio
 	}
 	expiresAt, _ := text(claims.ExpirationDate)
 	issuedAt, _ := text(claims.CreatedAt)
+	checkInBy, _ := text(claims.CheckInBy)
+	gracePeriod, _ := gracePeriodOf(claims.GracePeriod)
 	return &OfflineValidationResult{
 		LicenseID:    licenseID,
 		ExpiresAt:    expiresAt,
@@ -382,6 +411,8 @@ func ValidateLicenseToken(token string, options TokenOptions) (*OfflineValidatio
 		IssuedAt:     issuedAt,
 		Fingerprint:  bound,
 		Entitlements: entitlements,
+		CheckInBy:    checkInBy,
+		GracePeriod:  gracePeriod,
 	}, nil
 }
 
