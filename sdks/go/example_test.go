@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	keyturn "github.com/keyturn/keyturn/sdks/go"
 )
@@ -33,7 +34,33 @@ func Example() {
 	_ = run
 }
 
-// The README shows the quick start above, line for line.
+// The README's guard quick start, compiled (not run: it needs a server).
+func ExampleNewLicenseGuard() {
+	run := func(ctx context.Context, client *keyturn.Client, licenseKey, productID, productPublicKey, machine string) error {
+		guard, err := keyturn.NewLicenseGuard(keyturn.GuardOptions{
+			Client:      client, // made with PublicKeys: the guard trusts only signed answers
+			LicenseKey:  licenseKey,
+			ProductID:   productID,
+			PublicKeys:  []string{productPublicKey},
+			Fingerprint: machine,        // activated on this machine
+			GracePeriod: 72 * time.Hour, // after the check-in deadline, when the license's policy sets none
+		})
+		if err != nil {
+			return err
+		}
+		result, _ := guard.Check(ctx) // online; offline from the stored signed proof after a network error or 5xx
+		switch result.State {
+		case keyturn.GuardInvalid:
+			return fmt.Errorf("not licensed: %s", result.Reason) // revoked, grace_expired, clock_tampered, no_proof …
+		case keyturn.GuardGrace:
+			fmt.Println("Connect to the internet before", result.ValidUntil)
+		}
+		return nil
+	}
+	_ = run
+}
+
+// The README shows the quick starts above, line for line.
 func TestTheReadmeQuickStartIsTheExample(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -43,13 +70,15 @@ func TestTheReadmeQuickStartIsTheExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile("(?s)```go\n(.*?)```").FindSubmatch(readme)
-	if block == nil {
-		t.Fatal("no go block in README.md")
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllSubmatch(readme, -1)
+	if len(blocks) < 2 {
+		t.Fatal("the README's go blocks are missing")
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(block[1])), "\n") {
-		if !strings.Contains(string(example), "\t\t"+line) {
-			t.Errorf("README.md line not in the example: %s", line)
+	for _, block := range blocks {
+		for _, line := range strings.Split(strings.TrimSpace(string(block[1])), "\n") {
+			if !strings.Contains(string(example), "\t\t"+line) {
+				t.Errorf("README.md line not in the example: %s", line)
+			}
 		}
 	}
 }
