@@ -2,6 +2,8 @@ package keyturn_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -216,8 +218,69 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 	})
 	check(newGuard(key, func(o *keyturn.GuardOptions) { o.Client = stranger }), keyturn.GuardInvalid, "unauthenticated")
 
-	// The outage.
+	// Licenses whose policy asks for a check-in every day: with the policy's 2 days of grace, and
+	// with none set (the guard's own 12 hours then, or its default of none).
+	const day = 24 * time.Hour
+	newPolicy := func(gracePeriod any) string {
+		var policy struct {
+			ID string `json:"id"`
+		}
+		body := map[string]any{
+			"productId": s.ProductID, "name": fmt.Sprintf("Daily check-in, grace %v", gracePeriod), "maxActivations": 2,
+			"checkInInterval": int(day.Seconds()), "gracePeriod": gracePeriod,
+		}
+		if err := admin.Request(ctx, "POST", "/policies", body, &policy); err != nil {
+			t.Fatal(err)
+		}
+		return policy.ID
+	}
+	newLicenseOf := func(policyID string) string {
+		var license struct {
+			Key string `json:"key"`
+		}
+		if err := admin.Request(ctx, "POST", "/licenses", map[string]any{"productId": s.ProductID, "policyId": policyID}, &license); err != nil {
+			t.Fatal(err)
+		}
+		activate(license.Key)
+		return license.Key
+	}
+	halfDay := func(o *keyturn.GuardOptions) { o.GracePeriod = day / 2 }
+	daily := newGuard(newLicenseOf(newPolicy(int(2*day.Seconds()))), halfDay)
+	before := time.Now()
+	onlineDaily := check(daily, keyturn.GuardValid, "online")
+	after := time.Now()
+	if onlineDaily.ValidUntil == nil || onlineDaily.ValidUntil.Before(before.Add(day-time.Second)) || onlineDaily.ValidUntil.After(after.Add(day+time.Second)) {
+		t.Fatalf("online with a check-in: %+v", onlineDaily)
+	}
+	checkInBy := *onlineDaily.ValidUntil
+	ownGraceKey := newLicenseOf(newPolicy(nil))
+	ownGrace := newGuard(ownGraceKey, halfDay)
+	check(ownGrace, keyturn.GuardValid, "online")
+	noGrace := newGuard(ownGraceKey, nil)
+	check(noGrace, keyturn.GuardValid, "online")
+
+	// The outage. (Idle keep-alive connections closed first, else the server's graceful stop waits for them.)
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	s.Stop()
+
+	// Before the check-in deadline: valid; then the policy's grace (it wins over the option); then invalid.
+	if offline := check(daily, keyturn.GuardValid, "offline"); !offline.ValidUntil.Equal(checkInBy) {
+		t.Fatalf("offline with a check-in: %+v", offline)
+	}
+	now.set(day + day/2)
+	grace := check(daily, keyturn.GuardGrace, "check_in_overdue")
+	if grace.ValidUntil == nil || !grace.ValidUntil.Equal(checkInBy.Add(2*day)) || !reflect.DeepEqual(grace.License, onlineDaily.License) {
+		t.Fatalf("grace: %+v", grace)
+	}
+	check(ownGrace, keyturn.GuardInvalid, "grace_expired")
+	now.set(day + day/4)
+	check(ownGrace, keyturn.GuardGrace, "check_in_overdue")
+	check(noGrace, keyturn.GuardInvalid, "grace_expired")
+	now.set(3*day + day/2)
+	if expired := check(daily, keyturn.GuardInvalid, "grace_expired"); expired.ValidUntil != nil {
+		t.Fatalf("grace expired: %+v", expired)
+	}
+	now.set(0)
 	offline := check(guard, keyturn.GuardValid, "offline")
 	if !reflect.DeepEqual(offline.License, online.License) || len(changes) != 2 || !reflect.DeepEqual(*changes[1].Previous, online) {
 		t.Fatalf("offline: %+v, changes %+v", offline, changes)

@@ -152,6 +152,20 @@ class LiveGuard(unittest.TestCase):
         )
         return license
 
+    def new_policy(self, check_in_interval: int, grace_period: Any) -> str:
+        policy: Dict[str, Any] = self.admin.request(
+            "POST",
+            "/policies",
+            {
+                "productId": self.scenario["productId"],
+                "name": f"Check in every {check_in_interval} s, {grace_period} s of grace",
+                "maxActivations": 2,
+                "checkInInterval": check_in_interval,
+                "gracePeriod": grace_period,
+            },
+        )
+        return str(policy["id"])
+
     def test_online_then_offline_through_an_outage(self) -> None:
         license = self.new_license(entitlements=[])
         self.client.activate_license(license["key"], self.scenario["productId"], MACHINE)
@@ -191,8 +205,45 @@ class LiveGuard(unittest.TestCase):
         ).check()
         self.assertEqual((refused.state, refused.reason), ("invalid", "unauthenticated"))
 
+        # Licenses whose policy asks for a check-in every day: with the policy's 2 days of grace,
+        # and with none set (the guard's own 12 hours then).
+        checked_in = self.new_license(policyId=self.new_policy(int(DAY), int(2 * DAY)))
+        self.client.activate_license(checked_in["key"], self.scenario["productId"], MACHINE)
+        daily = self.guard(checked_in["key"], grace_period=DAY / 2)
+        before = time.time()
+        online_daily = daily.check()
+        after = time.time()
+        self.assertEqual((online_daily.state, online_daily.reason), ("valid", "online"))
+        assert online_daily.valid_until is not None
+        self.assertTrue(before + DAY - 1 <= online_daily.valid_until.timestamp() <= after + DAY + 1)
+        check_in_by = online_daily.valid_until.timestamp()
+        no_policy_grace = self.new_license(policyId=self.new_policy(int(DAY), None))
+        self.client.activate_license(no_policy_grace["key"], self.scenario["productId"], MACHINE)
+        own_grace = self.guard(no_policy_grace["key"], grace_period=DAY / 2)
+        self.assertEqual(own_grace.check().reason, "online")
+        no_grace = self.guard(no_policy_grace["key"])  # the default: no grace at all
+        self.assertEqual(no_grace.check().reason, "online")
+
         # The outage: the server is gone.
         self.server.stop()
+
+        # Before the check-in deadline: valid; then the policy's grace (it wins over the option); then invalid.
+        offline_daily = daily.check()
+        self.assertEqual((offline_daily.state, offline_daily.reason), ("valid", "offline"))
+        self.assertEqual(offline_daily.valid_until, online_daily.valid_until)
+        self.clock.offset = 1.5 * DAY
+        grace = daily.check()
+        self.assertEqual((grace.state, grace.reason, grace.license), ("grace", "check_in_overdue", online_daily.license))
+        assert grace.valid_until is not None
+        self.assertAlmostEqual(grace.valid_until.timestamp(), check_in_by + 2 * DAY, places=3)
+        self.assertEqual((own_grace.check().state, no_grace.check().reason), ("invalid", "grace_expired"))
+        self.clock.offset = 1.25 * DAY
+        self.assertEqual((own_grace.check().state, own_grace.check().reason), ("grace", "check_in_overdue"))
+        self.assertEqual((no_grace.check().state, no_grace.check().reason), ("invalid", "grace_expired"))
+        self.clock.offset = 3.5 * DAY
+        expired = daily.check()
+        self.assertEqual((expired.state, expired.reason, expired.valid_until), ("invalid", "grace_expired", None))
+        self.clock.offset = 0
         offline = guard.check()
         self.assertEqual((offline.state, offline.reason, offline.license), ("valid", "offline", online.license))
         self.assertEqual(changes[-1].previous, online)
