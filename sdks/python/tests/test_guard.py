@@ -9,8 +9,9 @@ import stat
 import tempfile
 import time
 import unittest
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 from unittest import mock
 
 import keyturn
@@ -34,19 +35,20 @@ class FileStorageTest(unittest.TestCase):
     def test_values_are_written_atomically_and_readable_only_by_the_user(self) -> None:
         with tempfile.TemporaryDirectory() as root:
             storage = keyturn.FileStorage(Path(root) / "keyturn")
-            self.assertIsNone(storage.get("proof"))
-            storage.set("proof", "first")
-            storage.set("proof", "second")
-            self.assertEqual(storage.get("proof"), "second")
-            self.assertEqual(stat.S_IMODE(os.stat(Path(root) / "keyturn" / "proof").st_mode), 0o600)
-            self.assertEqual(stat.S_IMODE(os.stat(Path(root) / "keyturn").st_mode), 0o700)
-            self.assertEqual(os.listdir(Path(root) / "keyturn"), ["proof"])  # no temporary file left behind
-            storage.delete("proof")
-            storage.delete("proof")
-            self.assertIsNone(storage.get("proof"))
-            for bad in ("", "../escape", ".hidden", "a/b"):
-                with self.assertRaises(ValueError):
-                    storage.set(bad, "x")
+            self.assertIsNone(storage.get("keyturn-guard:prd_1"))
+            storage.set("keyturn-guard:prd_1", "first")
+            storage.set("keyturn-guard:prd_1", "second")
+            self.assertEqual(storage.get("keyturn-guard:prd_1"), "second")
+            path = storage.path("keyturn-guard:prd_1")
+            self.assertRegex(path.name, r"^[0-9a-f]{32}\.json$")  # a safe name that says nothing of the key
+            self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+            self.assertEqual(stat.S_IMODE(os.stat(path.parent).st_mode), 0o700)
+            self.assertEqual(os.listdir(path.parent), [path.name])  # no temporary file left behind
+            storage.delete("keyturn-guard:prd_1")
+            storage.delete("keyturn-guard:prd_1")
+            self.assertIsNone(storage.get("keyturn-guard:prd_1"))
+            with self.assertRaises(ValueError):
+                storage.set("", "x")
 
     def test_the_default_folder_is_the_users_data_folder(self) -> None:
         with mock.patch.dict(os.environ, {"XDG_DATA_HOME": "/srv/data"}):
@@ -59,7 +61,7 @@ class FileStorageTest(unittest.TestCase):
 class OptionsTest(unittest.TestCase):
     def setUp(self) -> None:
         self.key = load_vectors()["keys"]["product"]["publicKeyPem"]
-        self.client = keyturn.Client("http://127.0.0.1:9", "kt_client_x", public_key=self.key, max_retries=0)
+        self.client = keyturn.Client("http://127.0.0.1:9", "kt_client_x", max_retries=0)
         self.directory = tempfile.TemporaryDirectory()
         self.addCleanup(self.directory.cleanup)
 
@@ -76,19 +78,23 @@ class OptionsTest(unittest.TestCase):
 
     def test_invalid_options_raise_before_anything_is_checked(self) -> None:
         invalid: List[Dict[str, Any]] = [
-            {"client": keyturn.Client("http://127.0.0.1:9", "kt_client_x")},  # verifies no signed answers
+            {"client": object()},
             {"license_key": ""},
             {"product_id": ""},
             {"public_key": "not a key"},
+            {"public_key": []},
             {"fingerprint": ""},
             {"grace_period": math.nan},
             {"grace_period": math.inf},
             {"grace_period": -1},
+            {"grace_period": 1.5},
+            {"grace_period": 3651 * DAY},
             {"clock_tolerance_seconds": math.nan},
             {"clock_tolerance_seconds": 86400},
             {"now": 1234},
             {"storage": object()},
-            {"entitlements": "pro"},
+            {"license_file": b"bytes"},
+            {"storage_key": ""},
         ]
         for options in invalid:
             with self.subTest(options=options), self.assertRaises((ValueError, TypeError)):
@@ -101,11 +107,11 @@ class OptionsTest(unittest.TestCase):
 
     def test_unreachable_with_nothing_stored_is_invalid(self) -> None:
         result = self.guard().check()
-        self.assertEqual((result.state, result.reason, result.license, result.valid_until), ("invalid", "no_proof", None, None))
+        self.assertEqual(result, keyturn.LicenseGuardResult("invalid", "no_proof", None, (), None))
 
 
 class LiveGuard(unittest.TestCase):
-    """One journey in order, since the server is stopped at the end to make the outage."""
+    """One journey in order, since the server is stopped halfway to make the outage."""
 
     server: ScenarioServer
     scenario: Dict[str, Any]
@@ -127,11 +133,11 @@ class LiveGuard(unittest.TestCase):
         self.client = keyturn.Client(
             self.scenario["baseUrl"],
             self.scenario["clientKey"],
-            public_key=self.scenario["publicKeyPem"],
             timeout=10.0,
             retry_base_delay=0.01,  # the outage's retries, quickly
         )
         self.admin = keyturn.Client(self.scenario["baseUrl"], self.scenario["adminKey"], timeout=10.0)
+        self.ids: Dict[str, str] = {}
 
     def guard(self, key: str, **options: Any) -> keyturn.LicenseGuard:
         settings: Dict[str, Any] = {
@@ -141,140 +147,146 @@ class LiveGuard(unittest.TestCase):
             "public_key": self.scenario["publicKeyJwk"],
             "fingerprint": MACHINE,
             "storage": self.storage,
+            "storage_key": f"guard:{key}",  # several licenses of one product on this "machine"
             "now": self.clock,
         }
         settings.update(options)
         return keyturn.LicenseGuard(**settings)
 
-    def new_license(self, **fields: Any) -> Dict[str, Any]:
-        license: Dict[str, Any] = self.admin.request(
+    def license(self, *, activate: bool = True, **fields: Any) -> str:
+        """A new license's key, activated on this machine (its id in ``self.ids``)."""
+        made: Dict[str, Any] = self.admin.request(
             "POST", "/licenses", {"productId": self.scenario["productId"], "maxActivations": 2, **fields}
         )
-        return license
+        if activate:
+            self.client.activate_license(made["key"], self.scenario["productId"], MACHINE)
+        self.ids[made["key"]] = made["id"]
+        return str(made["key"])
 
-    def new_policy(self, check_in_interval: int, grace_period: Any) -> str:
-        policy: Dict[str, Any] = self.admin.request(
+    def policy(self, grace_period: Optional[int]) -> str:
+        """A policy asking for a check-in every day."""
+        made: Dict[str, Any] = self.admin.request(
             "POST",
             "/policies",
             {
                 "productId": self.scenario["productId"],
-                "name": f"Check in every {check_in_interval} s, {grace_period} s of grace",
+                "name": f"Daily check-in, grace {grace_period}",
                 "maxActivations": 2,
-                "checkInInterval": check_in_interval,
+                "checkInInterval": int(DAY),
                 "gracePeriod": grace_period,
             },
         )
-        return str(policy["id"])
+        return str(made["id"])
 
-    def test_online_then_offline_through_an_outage(self) -> None:
-        license = self.new_license(entitlements=[])
-        self.client.activate_license(license["key"], self.scenario["productId"], MACHINE)
+    def assert_result(self, guard: keyturn.LicenseGuard, state: str, reason: str) -> keyturn.LicenseGuardResult:
+        result = guard.check()
+        self.assertEqual((result.state, result.reason), (state, reason), result)
+        return result
+
+    def test_online_then_through_an_outage(self) -> None:
+        product = self.scenario["productId"]
+        # No check-in policy: the guard's own grace period (3 days by default) counts from the answer.
+        plain_key = self.license()
         changes: List[keyturn.LicenseGuardStateChange] = []
-        guard = self.guard(license["key"], on_change=changes.append)
-
-        online = guard.check()
-        self.assertEqual((online.state, online.reason), ("valid", "online"))
-        self.assertEqual(online.license, keyturn.GuardLicense(id=license["id"], status="active", expires_at=None))
-        self.assertIsNone(online.valid_until)  # no check-in required by this license
-        stored = self.storage.get(guard.storage_key)
+        plain = self.guard(plain_key, on_change=changes.append)
+        online = self.assert_result(plain, "valid", "online")
+        assert online.license is not None and online.valid_until is not None
+        self.assertEqual((online.license.status, online.license.expires_at, online.entitlements), ("active", None, ()))
+        self.assertLess(abs(online.valid_until.timestamp() - time.time()), 5)  # no check-in: the answer's time
+        stored = self.storage.get(plain.storage_key)
         assert stored is not None
-        self.assertNotIn(license["key"], stored)  # sealed: the answer inside carries the key
-        self.assertEqual(stat.S_IMODE(os.stat(Path(self.directory.name) / guard.storage_key).st_mode), 0o600)
-        self.assertEqual(guard.check(), online)
+        self.assertNotIn(plain_key, stored)  # sealed: the answer inside carries the key
+        self.assertEqual(stat.S_IMODE(os.stat(self.storage.path(plain.storage_key)).st_mode), 0o600)
+        online = self.assert_result(plain, "valid", "online")  # the stored answer is now this one
+        assert online.valid_until is not None
         self.assertEqual(len(changes), 1)
 
-        # A license the server refuses: invalid with the server's reason, and the proof is dropped.
-        revoked = self.new_license()
-        self.client.activate_license(revoked["key"], self.scenario["productId"], MACHINE)
-        revoked_guard = self.guard(revoked["key"])
-        self.assertEqual(revoked_guard.check().state, "valid")
-        self.admin.request("POST", f"/licenses/{revoked['id']}/revoke", {})
-        self.assertEqual((revoked_guard.check().state, revoked_guard.check().reason), ("invalid", "revoked"))
-        self.assertIsNone(self.storage.get(revoked_guard.storage_key))
-
-        # Not activated on this machine: the server's reason too.
-        idle = self.new_license()
-        self.assertEqual(self.guard(idle["key"]).check().reason, "not_activated")
-
-        # An unknown API key: the server refused the check, which is not an outage.
-        refused = self.guard(
-            license["key"],
-            client=keyturn.Client(
-                self.scenario["baseUrl"], "kt_client_not-a-real-key-000000000000", public_key=self.scenario["publicKeyPem"]
-            ),
-        ).check()
-        self.assertEqual((refused.state, refused.reason), ("invalid", "unauthenticated"))
-
-        # Licenses whose policy asks for a check-in every day: with the policy's 2 days of grace,
-        # and with none set (the guard's own 12 hours then).
-        checked_in = self.new_license(policyId=self.new_policy(int(DAY), int(2 * DAY)))
-        self.client.activate_license(checked_in["key"], self.scenario["productId"], MACHINE)
-        daily = self.guard(checked_in["key"], grace_period=DAY / 2)
+        # A daily check-in with the policy's 2 days of grace (it wins over the option), with none
+        # set (the option then), and a license that expires in 2 days.
+        daily = self.guard(self.license(policyId=self.policy(int(2 * DAY))), grace_period=int(DAY / 2))
         before = time.time()
-        online_daily = daily.check()
-        after = time.time()
-        self.assertEqual((online_daily.state, online_daily.reason), ("valid", "online"))
+        online_daily = self.assert_result(daily, "valid", "online")
         assert online_daily.valid_until is not None
-        self.assertTrue(before + DAY - 1 <= online_daily.valid_until.timestamp() <= after + DAY + 1)
         check_in_by = online_daily.valid_until.timestamp()
-        no_policy_grace = self.new_license(policyId=self.new_policy(int(DAY), None))
-        self.client.activate_license(no_policy_grace["key"], self.scenario["productId"], MACHINE)
-        own_grace = self.guard(no_policy_grace["key"], grace_period=DAY / 2)
-        self.assertEqual(own_grace.check().reason, "online")
-        no_grace = self.guard(no_policy_grace["key"])  # the default: no grace at all
-        self.assertEqual(no_grace.check().reason, "online")
+        self.assertTrue(before + DAY - 1 <= check_in_by <= time.time() + DAY + 1)
+        own_policy = self.policy(None)
+        own_grace_key = self.license(policyId=own_policy)
+        own_grace = self.guard(own_grace_key, grace_period=int(DAY / 2))
+        no_grace = self.guard(own_grace_key, grace_period=0, storage_key="guard:no-grace")
+        ending = (datetime.now(timezone.utc) + timedelta(days=2)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        ends_soon = self.guard(self.license(policyId=own_policy, expirationDate=ending))
+        for guard in (own_grace, no_grace, ends_soon):
+            self.assert_result(guard, "valid", "online")
 
-        # The outage: the server is gone.
+        # A license file for this machine, given to a guard that has no stored answer.
+        file_key = self.license(policyId=self.policy(int(2 * DAY)))
+        made = self.client.create_license_file(file_key, product, fingerprint=MACHINE, encrypt=True)
+        from_file = self.guard(file_key, license_file=made["licenseFile"])
+
+        # The server's refusals.
+        revoked_key = self.license()
+        revoked = self.guard(revoked_key)
+        self.assert_result(revoked, "valid", "online")
+        self.admin.request("POST", f"/licenses/{self.ids[revoked_key]}/revoke", {})
+        self.assertEqual(self.assert_result(revoked, "invalid", "revoked").entitlements, ())
+        idle = self.license(activate=False)
+        self.assert_result(self.guard(idle), "invalid", "not_activated")
+        stranger = keyturn.Client(self.scenario["baseUrl"], "kt_client_not-a-real-key-000000000000")
+        self.assert_result(self.guard(plain_key, client=stranger), "invalid", "request_refused")
+        unknown = self.guard("ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ")
+        self.assertEqual(unknown.check(), keyturn.LicenseGuardResult("invalid", "license_not_found", None, (), None))
+
+        # The outage.
         self.server.stop()
+        offline = self.assert_result(plain, "grace", "check_in_overdue")
+        self.assertEqual(offline.license, online.license)
+        assert offline.valid_until is not None
+        self.assertAlmostEqual(offline.valid_until.timestamp(), online.valid_until.timestamp() + 3 * DAY, places=3)
+        self.assertEqual((changes[-1].previous, changes[-1].current), (online, offline))
+        self.assertEqual(self.guard(plain_key).check().reason, "check_in_overdue")  # the application restarted
+        # The stored signed "revoked" still says so.
+        self.assert_result(revoked, "invalid", "revoked")
+        # Never across machines or licenses: the store does not open for them.
+        self.assert_result(self.guard(plain_key, fingerprint="another-machine"), "invalid", "no_proof")
+        self.storage.set(f"guard:{idle}", stored)
+        self.assert_result(self.guard(idle), "invalid", "no_proof")
 
-        # Before the check-in deadline: valid; then the policy's grace (it wins over the option); then invalid.
-        offline_daily = daily.check()
-        self.assertEqual((offline_daily.state, offline_daily.reason), ("valid", "offline"))
-        self.assertEqual(offline_daily.valid_until, online_daily.valid_until)
+        # Before the check-in deadline, valid; then the grace; then invalid.
+        self.assertEqual(self.assert_result(daily, "valid", "offline").valid_until, online_daily.valid_until)
+        self.assert_result(from_file, "valid", "offline")
+        self.clock.offset = 1.25 * DAY
+        self.assert_result(own_grace, "grace", "check_in_overdue")
+        self.assert_result(no_grace, "invalid", "grace_expired")
         self.clock.offset = 1.5 * DAY
-        grace = daily.check()
-        self.assertEqual((grace.state, grace.reason, grace.license), ("grace", "check_in_overdue", online_daily.license))
+        grace = self.assert_result(daily, "grace", "check_in_overdue")
         assert grace.valid_until is not None
         self.assertAlmostEqual(grace.valid_until.timestamp(), check_in_by + 2 * DAY, places=3)
-        self.assertEqual((own_grace.check().state, no_grace.check().reason), ("invalid", "grace_expired"))
-        self.clock.offset = 1.25 * DAY
-        self.assertEqual((own_grace.check().state, own_grace.check().reason), ("grace", "check_in_overdue"))
-        self.assertEqual((no_grace.check().state, no_grace.check().reason), ("invalid", "grace_expired"))
+        self.assertEqual(grace.license, online_daily.license)
+        self.assert_result(own_grace, "invalid", "grace_expired")
+        self.assert_result(from_file, "grace", "check_in_overdue")
+        self.clock.offset = 2.5 * DAY
+        self.assert_result(ends_soon, "invalid", "expired")  # the license's own end, offline
+        self.assert_result(plain, "grace", "check_in_overdue")
         self.clock.offset = 3.5 * DAY
-        expired = daily.check()
-        self.assertEqual((expired.state, expired.reason, expired.valid_until), ("invalid", "grace_expired", None))
-        self.clock.offset = 0
-        offline = guard.check()
-        self.assertEqual((offline.state, offline.reason, offline.license), ("valid", "offline", online.license))
-        self.assertEqual(changes[-1].previous, online)
-        self.assertEqual(changes[-1].current, offline)
-        # A fresh guard (the application restarted) decides from the store alone.
-        self.assertEqual(self.guard(license["key"]).check().reason, "offline")
-        # Never across machines or licenses: another fingerprint or key cannot read the store.
-        self.assertEqual(self.guard(license["key"], fingerprint="another-machine").check().reason, "no_proof")
-        other = self.guard(idle["key"])
-        self.storage.set(other.storage_key, stored)
-        self.assertEqual(other.check().reason, "no_proof")
+        self.assertEqual(daily.check(), keyturn.LicenseGuardResult("invalid", "grace_expired", online_daily.license, (), None))
+        self.assert_result(plain, "invalid", "grace_expired")
 
         # The clock wound back past the last signed server time: refused, by a restarted guard too.
         self.clock.offset = -3600
-        self.assertEqual((guard.check().state, guard.check().reason), ("invalid", "clock_tampered"))
-        self.assertEqual(self.guard(license["key"]).check().reason, "clock_tampered")
-        self.clock.offset = -60  # within the tolerance
-        self.assertEqual(guard.check().reason, "offline")
-
-        # The stored license file runs out (a client key gets at most the product's clientTokenTtl, 7 days).
-        self.clock.offset = 8 * DAY
-        self.assertEqual((guard.check().state, guard.check().reason), ("invalid", "expired"))
+        self.assert_result(plain, "invalid", "clock_tampered")
+        self.assert_result(self.guard(plain_key), "invalid", "clock_tampered")
+        self.assert_result(self.guard(file_key, license_file=made["licenseFile"]), "invalid", "clock_tampered")
+        self.clock.offset = -60  # within the tolerance (and before the answer's time: not yet overdue)
+        self.assert_result(plain, "valid", "offline")
         self.clock.offset = 0
 
         # A tampered or unreadable store counts as absent.
-        self.storage.set(guard.storage_key, stored[:-8] + ("A" * 8 if not stored.endswith("A" * 8) else "B" * 8))
-        self.assertEqual(guard.check().reason, "no_proof")
-        self.storage.set(guard.storage_key, "not a proof")
-        self.assertEqual(guard.check().reason, "no_proof")
-        self.storage.delete(guard.storage_key)
-        self.assertEqual(guard.check().reason, "no_proof")
+        tampered = stored[:-8] + ("B" * 8 if stored.endswith("A" * 8) else "A" * 8)
+        for value in (tampered, "not a proof"):
+            self.storage.set(plain.storage_key, value)
+            self.assert_result(plain, "invalid", "no_proof")
+        plain.forget()
+        self.assert_result(plain, "invalid", "no_proof")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from ._errors import (
 from ._fingerprint import machine_fingerprint, machine_id
 from ._guard import (
     DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS,
+    DEFAULT_GUARD_GRACE_PERIOD,
     GuardLicense,
     LicenseGuard,
     LicenseGuardResult,
@@ -32,6 +33,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS",
+    "DEFAULT_GUARD_GRACE_PERIOD",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT_SECONDS",
     "MAX_LICENSE_FILE_LENGTH",

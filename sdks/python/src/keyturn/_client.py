@@ -12,7 +12,7 @@ import urllib.request
 import uuid
 from email.utils import parsedate_to_datetime
 from http.client import HTTPException
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from ._errors import ApiError, KeyturnConnectionError
 from ._keys import PublicKeys
@@ -41,6 +41,14 @@ def _object(value: Any) -> Dict[str, Any]:
     if not isinstance(value, dict):
         raise KeyturnConnectionError("The server did not answer with a JSON object")
     return value
+
+
+class _SignWith(NamedTuple):
+    """How a signed answer is checked: the keys, the clock and the tolerance."""
+
+    public_key: PublicKeys
+    now: Callable[[], Instant]
+    tolerance_seconds: float
 
 
 class Client:
@@ -112,19 +120,18 @@ class Client:
         product_id: str,
         *,
         fingerprint: Optional[str],
-        entitlements: Optional[Sequence[str]],
-    ) -> Tuple[Dict[str, Any], SignedAnswer]:
-        """:meth:`validate_license`, also giving the signed answer as received (for the license guard)."""
+        sign_with: _SignWith,
+    ) -> SignedAnswer:
+        """:meth:`validate_license` whose answer must be signed by ``sign_with``'s keys, judged at its
+        time and tolerance, giving the signed answer as received (for the license guard)."""
         body: Dict[str, Any] = {"key": key, "productId": product_id}
         if fingerprint is not None:
             body["fingerprint"] = fingerprint
-        if entitlements is not None:
-            body["entitlements"] = list(entitlements)
         kept: List[SignedAnswer] = []
-        answer = _object(self._call("POST", "/licenses/validate", body, repeatable=True, signed=True, keep=kept))
+        self._call("POST", "/licenses/validate", body, repeatable=True, signed=True, keep=kept, sign_with=sign_with)
         if not kept:
-            raise ValueError("the client verifies no signed answers: give it public_key")
-        return answer, kept[-1]
+            raise KeyturnConnectionError("The validation answer was not checked")  # unreachable: signed with keys
+        return kept[-1]
 
     def activate_license(
         self,
@@ -220,6 +227,7 @@ class Client:
         signed: bool = False,
         idempotency_key: Optional[str] = None,
         keep: Optional[List[SignedAnswer]] = None,
+        sign_with: Optional[_SignWith] = None,
     ) -> Any:
         headers = {
             "authorization": f"Bearer {self._api_key}",
@@ -235,7 +243,9 @@ class Client:
             headers["idempotency-key"] = idempotency_key
         retryable = method == "GET" or repeatable or (method == "POST" and idempotency_key is not None)
         # One nonce per call (its retries resend the same body): the answer must echo it, signed.
-        nonce = new_nonce() if signed and self._public_key is not None else None
+        if sign_with is None and self._public_key is not None:
+            sign_with = _SignWith(self._public_key, self._now, self._tolerance)
+        nonce = new_nonce() if signed and sign_with is not None else None
         if nonce is not None:
             body = {**(body or {}), "nonce": nonce}
             headers["keyturn-sign"] = "ed25519"
@@ -244,7 +254,7 @@ class Client:
         attempt = 0
         while True:
             try:
-                return self._attempt(method, url, headers, data, nonce, keep)
+                return self._attempt(method, url, headers, data, nonce, keep, sign_with)
             except (ApiError, KeyturnConnectionError) as error:
                 delay = self._retry_delay(error, attempt) if retryable else None
                 if delay is None:
@@ -275,6 +285,7 @@ class Client:
         data: Optional[bytes],
         nonce: Optional[str],
         keep: Optional[List[SignedAnswer]] = None,
+        sign_with: Optional[_SignWith] = None,
     ) -> Any:
         request = urllib.request.Request(url, data=data, headers=dict(headers), method=method)
         origin = urllib.parse.urlsplit(url)
@@ -305,17 +316,17 @@ class Client:
         if status >= 400:
             problem = parsed if isinstance(parsed, dict) and "code" in parsed and "detail" in parsed else None
             raise ApiError(problem if problem is not None else self._bare_problem(status), retry_after)
-        if nonce is not None and self._public_key is not None:
+        if nonce is not None and sign_with is not None:
             verify_signed_answer(
                 status=status,
                 method=method,
                 path=urllib.parse.urlsplit(url).path,
                 headers=answer_headers,
                 body=raw,
-                public_key=self._public_key,
+                public_key=sign_with.public_key,
                 nonce=nonce,
-                now=self._now(),
-                tolerance_seconds=self._tolerance,
+                now=sign_with.now(),
+                tolerance_seconds=sign_with.tolerance_seconds,
             )
             if keep is not None:
                 signature_headers = ("signature", "signature-input", "content-digest", "date")

@@ -67,6 +67,11 @@ class SignatureError(KeyturnError):
     ``digest_mismatch``, ``nonce_mismatch``, ``stale``.
     """
 
+    def __init__(self, code: str, message: str, signed_at: Optional[float] = None) -> None:
+        super().__init__(code, message)
+        #: For ``stale``: when the server signed the answer (epoch seconds), its signature otherwise verified.
+        self.signed_at = signed_at
+
 
 class WebhookError(KeyturnError):
     """A webhook request is not a genuine, fresh Keyturn delivery.

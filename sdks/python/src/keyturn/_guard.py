@@ -1,46 +1,46 @@
 """The license guard: one call, ``check()``, that says whether the application may run, online when
-the server answers and from a stored signed proof when it cannot be reached. The same states,
-reasons and result shape as the JavaScript client's ``createLicenseGuard`` (snake_case here)."""
+the server answers and from a stored signed proof when it cannot be reached. The same rules,
+states, reasons and result as the JavaScript client's ``createLicenseGuard`` (snake_case here)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import math
 import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ._client import Client
-from ._errors import ApiError, KeyturnConnectionError, LicenseFileError, SignatureError
+from ._client import Client, _SignWith
+from ._errors import ApiError, KeyturnConnectionError, KeyturnError, LicenseFileError, SignatureError
 from ._keys import PublicKeys, key_list
-from ._license_files import LicenseFileResult, verify_license_file
-from ._signed_answers import SignedAnswer, verify_kept_answer
+from ._license_files import canonical_license_key, verify_license_file
+from ._signed_answers import read_signed_answer, serialize_signed_answer
 from ._storage import FileStorage, GuardStorage
 from ._time import Instant, epoch_seconds, tolerance_seconds
 
-#: The stored proof's format: the last valid signed validation answer and a license file for this
-#: machine, encrypted with AES-256-GCM under a key derived (HKDF-SHA256) from the license key and
-#: the fingerprint, so the store reveals nothing (not even the license key the answer carries)
-#: to whoever reads it without them.
+#: The grace after a missed check-in when the proof carries none (seconds): three days.
+DEFAULT_GUARD_GRACE_PERIOD = 3 * 86400
+#: How far ``now`` may be behind the latest signed server time before it is ``clock_tampered``.
+DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS = 300
+#: The longest ``grace_period`` accepted: ten years.
+MAX_GUARD_GRACE_PERIOD = 3650 * 86400
+#: The stored record is sealed: AES-256-GCM under a key derived (HKDF-SHA256) from the license key
+#: and the fingerprint, so the store reveals nothing (the signed answer carries the license key) to
+#: whoever reads it without them, and opens only for this license on this machine.
 GUARD_STORE_FORMAT = "keyturn-guard/1"
 _STORE_KDF_INFO = b"keyturn-guard/1 aes-256-gcm"
-#: How far the clock may be behind the latest signed server time before it counts as wound back.
-DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS = 300
-#: The longest grace period the option accepts: ten years.
-MAX_GRACE_PERIOD_SECONDS = 10 * 366 * 86400
-_VALIDATE_PATH_SUFFIX = "/licenses/validate"
-#: A stored file failing with these codes was tampered with or is not ours: the store counts as absent.
-_NOT_A_PROOF = {"malformed", "invalid_signature", "unknown_key", "decryption_failed", "product_mismatch", "unsupported_algorithm"}
+_VALIDATION_REASONS = frozenset(
+    ["expired", "revoked", "suspended", "payment_overdue", "not_activated", "entitlements_missing", "usage_exceeded"]
+)
 
 
 @dataclass(frozen=True)
@@ -58,24 +58,25 @@ class LicenseGuardResult:
     """What :meth:`LicenseGuard.check` answers.
 
     ``state`` is ``valid``, ``grace`` or ``invalid``. ``reason``: ``online`` or ``offline`` when
-    valid; ``check_in_overdue`` in grace; when invalid, the server's validation reason (``expired``,
-    ``revoked``, ``suspended``, ``not_activated`` …), ``grace_expired``, ``no_proof``,
-    ``clock_tampered``, a license-file code of the stored proof (``expired``,
-    ``fingerprint_mismatch`` …), or the API's error code when the server refused the check
-    (``license_not_found``, ``unauthenticated``, ``rate_limited`` …)."""
+    valid; ``check_in_overdue`` in grace; when invalid, a validation reason from a signed answer
+    (``expired``, ``revoked``, ``suspended``, ``payment_overdue``, ``not_activated``,
+    ``entitlements_missing``, ``usage_exceeded``), ``license_not_found``, ``request_refused``,
+    ``grace_expired``, ``no_proof``, ``clock_tampered``, ``unexpected_error``, or a license-file
+    code of the ``license_file`` option."""
 
     state: str
     reason: str
+    #: None when no verified proof stands behind the decision.
     license: Optional[GuardLicense]
+    #: The license's entitlement codes; empty when invalid.
     entitlements: Tuple[str, ...]
-    #: Until when this state holds without a check-in: ``checkInBy`` when valid, ``checkInBy`` plus
-    #: the grace period in grace; None when invalid or when the license needs no check-in.
+    #: Until when this state holds without a check-in (never past the license's end); None when invalid.
     valid_until: Optional[datetime]
 
 
 @dataclass(frozen=True)
 class LicenseGuardStateChange:
-    """Given to ``on_change`` when a check's state or reason differs from the previous one."""
+    """Given to ``on_change`` after a check whose state or reason differs from the previous one."""
 
     previous: Optional[LicenseGuardResult]
     current: LicenseGuardResult
@@ -83,10 +84,17 @@ class LicenseGuardStateChange:
 
 @dataclass(frozen=True)
 class _Proof:
-    answer: Dict[str, Any]
-    signed: SignedAnswer
-    signed_at: int
-    license_file: str
+    """What a verified signed answer or license file says, and when the server made it."""
+
+    signed_at: float
+    is_valid: bool
+    reason: Optional[str]
+    license: GuardLicense
+    entitlements: Tuple[str, ...]
+    check_in_by: Optional[float]
+    grace_period: Optional[int]
+    #: The proof's own end (a file's expiry); None: none.
+    expires_at: Optional[float]
 
 
 def _is_text(value: Any, low: int, high: int) -> bool:
@@ -94,61 +102,58 @@ def _is_text(value: Any, low: int, high: int) -> bool:
 
 
 def _iso_seconds(value: Any) -> Optional[float]:
-    """An ISO 8601 time with a zone in epoch seconds; ValueError when it is not one."""
-    if value is None:
-        return None
+    """An ISO 8601 time with its zone in epoch seconds; None when it is not one."""
     if not _is_text(value, 1, 40):
-        raise ValueError("not a time")
-    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    if parsed.tzinfo is None:
-        raise ValueError("a time without a zone")
-    return parsed.timestamp()
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.timestamp() if parsed.tzinfo is not None else None
 
 
-def _utc(seconds: Optional[float]) -> Optional[datetime]:
-    return None if seconds is None else datetime.fromtimestamp(seconds, tz=timezone.utc)
+def _whole_seconds(value: Any, maximum: int) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    return float(value).is_integer() and 0 <= value <= maximum
 
 
-def _license_of(answer: Dict[str, Any]) -> Tuple[Optional[GuardLicense], Tuple[str, ...]]:
-    license = answer.get("license")
-    if not isinstance(license, dict) or not _is_text(license.get("id"), 1, 64):
-        return None, ()
-    expires = license.get("expirationDate")
-    status = license.get("status")
-    codes = license.get("entitlements")
-    entitlements = tuple(code for code in codes if isinstance(code, str)) if isinstance(codes, list) else ()
-    return (
-        GuardLicense(
-            id=str(license["id"]),
-            status=status if isinstance(status, str) else "",
-            expires_at=expires if isinstance(expires, str) else None,
-        ),
-        entitlements,
-    )
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
-def _invalid(reason: str, answer: Optional[Dict[str, Any]] = None) -> LicenseGuardResult:
-    license, entitlements = _license_of(answer) if answer is not None else (None, ())
-    return LicenseGuardResult("invalid", reason, license, entitlements, None)
+def _invalid(reason: str, license: Optional[GuardLicense]) -> LicenseGuardResult:
+    return LicenseGuardResult("invalid", reason, license, (), None)
+
+
+def _result(state: str, reason: str, proof: _Proof, valid_until: float) -> LicenseGuardResult:
+    return LicenseGuardResult(state, reason, proof.license, proof.entitlements, _utc(valid_until))
+
+
+def _license_end(proof: _Proof) -> float:
+    """When the license (or the file carrying it) ends; infinity for never."""
+    license_end = math.inf if proof.license.expires_at is None else _iso_seconds(proof.license.expires_at)
+    return min(math.inf if license_end is None else license_end, math.inf if proof.expires_at is None else proof.expires_at)
 
 
 class LicenseGuard:
     """Decides whether this copy of the application is licensed, and keeps working offline.
 
-    ``check()`` validates the license online with a signed answer. When it is valid, the guard
-    keeps that signed answer and a license file for this machine (encrypted with the license key
-    and the fingerprint) in ``storage``. When the server cannot be reached (a network error, a
-    timeout or a 5xx; nothing else), it decides from that stored proof: ``valid`` (``offline``)
-    until the answer's ``checkInBy``, then ``grace`` (``check_in_overdue``) until ``checkInBy`` plus
-    the grace period (the policy's, when the answer carries one, else ``grace_period``), then
-    ``invalid`` (``grace_expired``). A store that is missing, unreadable or does not verify counts
-    as absent (``no_proof``); a clock earlier than the latest signed server time the guard has seen,
-    by more than ``clock_tolerance_seconds``, is ``clock_tampered``. Never fails open: what the
-    guard does not understand is ``invalid``.
+    ``check()`` validates the license online with an answer signed by ``public_key``, judged at
+    ``now`` within ``clock_tolerance_seconds``, and keeps that signed answer (valid or not) in
+    ``storage``. When the server cannot be reached (a network error, a timeout, a 5xx, 408 or 429,
+    or an answer that fails its signature check), it decides from the newest proof it has: the
+    stored answer, or the ``license_file`` given. ``valid`` (``offline``) until the proof's
+    ``checkInBy`` (the proof's own signed time when it carries none), then ``grace``
+    (``check_in_overdue``) for the proof's grace period (its policy's), else ``grace_period``, then
+    ``invalid`` (``grace_expired``). Never past the license's expiry (``expired``). A store that is
+    missing, unreadable or does not verify counts as absent (``no_proof``); a ``now`` earlier than
+    the latest signed server time the guard has seen, by more than the tolerance, is
+    ``clock_tampered``. Never fails open: what the guard does not understand is ``invalid``.
 
-    ``client`` must verify signed answers (give it ``public_key``). ``now`` is a function returning
-    a datetime or epoch seconds (default: the system clock); a check whose ``now`` is not a finite
-    time raises ValueError. Invalid options raise ValueError or TypeError at construction.
+    Invalid options raise ValueError or TypeError; so does a check whose ``now`` does not give a
+    finite time. ``on_change`` is called after a check whose state or reason differs from the
+    previous one (and after the first); an exception it raises is ignored.
     """
 
     def __init__(
@@ -160,165 +165,258 @@ class LicenseGuard:
         public_key: PublicKeys,
         fingerprint: Optional[str] = None,
         storage: Optional[GuardStorage] = None,
-        grace_period: float = 0,
+        grace_period: Union[int, float] = DEFAULT_GUARD_GRACE_PERIOD,
         clock_tolerance_seconds: float = DEFAULT_GUARD_CLOCK_TOLERANCE_SECONDS,
-        entitlements: Optional[Sequence[str]] = None,
+        license_file: Optional[str] = None,
         now: Optional[Callable[[], Instant]] = None,
         on_change: Optional[Callable[[LicenseGuardStateChange], None]] = None,
+        storage_key: Optional[str] = None,
     ) -> None:
         if not isinstance(client, Client):
             raise TypeError("client must be a keyturn.Client")
-        if client._public_key is None:
-            raise ValueError("the client must verify signed answers: create it with public_key")
-        if not _is_text(license_key, 1, 256) or license_key.strip() == "":
-            raise ValueError("license_key must be a license key (1 to 256 characters)")
+        if not _is_text(license_key, 1, 256):
+            raise ValueError("license_key must be the license key")
         if not _is_text(product_id, 1, 64):
-            raise ValueError("product_id must be a product id")
-        key_list(public_key)  # raises TypeError for anything that is not an Ed25519 key
+            raise ValueError("product_id must be the product id")
+        key_list(public_key)  # TypeError for anything that is not an Ed25519 public key
         if fingerprint is not None and not _is_text(fingerprint, 1, 256):
-            raise ValueError("fingerprint must be 1 to 256 characters, or None")
+            raise ValueError("fingerprint must be a non-empty string when given")
         if storage is not None and not all(callable(getattr(storage, name, None)) for name in ("get", "set", "delete")):
-            raise TypeError("storage must have get, set and delete methods")
-        if (
-            isinstance(grace_period, bool)
-            or not isinstance(grace_period, (int, float))
-            or not math.isfinite(grace_period)
-            or not 0 <= grace_period <= MAX_GRACE_PERIOD_SECONDS
-        ):
-            raise ValueError(f"grace_period must be a number of seconds from 0 to {MAX_GRACE_PERIOD_SECONDS}")
-        if entitlements is not None and (
-            isinstance(entitlements, str) or not all(_is_text(code, 1, 256) for code in entitlements)
-        ):
-            raise ValueError("entitlements must be a list of entitlement codes, or None")
+            raise TypeError("storage must have get, set and delete")
+        if not _whole_seconds(grace_period, MAX_GUARD_GRACE_PERIOD):
+            raise ValueError(f"grace_period must be a whole number of seconds from 0 to {MAX_GUARD_GRACE_PERIOD}")
+        if license_file is not None and not isinstance(license_file, str):
+            raise TypeError("license_file must be the file's text")
         if now is not None and not callable(now):
             raise TypeError("now must be a function returning a datetime or epoch seconds")
         if on_change is not None and not callable(on_change):
             raise TypeError("on_change must be a function")
+        if storage_key is not None and not _is_text(storage_key, 1, 256):
+            raise ValueError("storage_key must be a non-empty string")
         self._client = client
         self._license_key = license_key
         self._product_id = product_id
         self._public_key = public_key
         self._fingerprint = fingerprint
         self._storage: GuardStorage = storage if storage is not None else FileStorage()
-        self._grace_period = float(grace_period)
+        self._grace_period = int(grace_period)
         self._tolerance = tolerance_seconds(clock_tolerance_seconds, "clock_tolerance_seconds")
-        self._entitlements = None if entitlements is None else list(entitlements)
+        self._license_file = license_file
         self._now: Callable[[], Instant] = now if now is not None else time.time
         self._on_change = on_change
-        self._latest_signed_at = 0.0
-        self._last: Optional[LicenseGuardResult] = None
-        digest = hashlib.sha256(f"{product_id}\n{license_key}\n{fingerprint or ''}".encode("utf-8")).hexdigest()
-        #: The storage key of this license's proof on this machine (no secret in the name).
-        self.storage_key = f"keyturn-guard-{digest[:40]}"
+        #: Where the proof is kept in ``storage``.
+        self.storage_key = storage_key if storage_key is not None else f"keyturn-guard:{product_id}"
+        # The latest signed server time this guard has seen; stored proofs raise it too.
+        self._latest_signed = -math.inf
+        self._current: Optional[LicenseGuardResult] = None
 
     @property
-    def last_result(self) -> Optional[LicenseGuardResult]:
-        """The latest check's result, None before the first."""
-        return self._last
+    def current(self) -> Optional[LicenseGuardResult]:
+        """The last check's result; None before the first."""
+        return self._current
 
     def check(self) -> LicenseGuardResult:
-        """Checks now: online when the server answers, else from the stored proof."""
-        at = epoch_seconds(self._now())
-        result = self._decide(at)
-        previous, self._last = self._last, result
+        """Validates (online when it can) and answers the state."""
+        online = self._validate_online(self._clock())
+        result = self._from_proofs(self._clock()) if online is None else online
+        previous, self._current = self._current, result
         if self._on_change is not None and (
             previous is None or (previous.state, previous.reason) != (result.state, result.reason)
         ):
-            self._on_change(LicenseGuardStateChange(previous=previous, current=result))
+            try:
+                self._on_change(LicenseGuardStateChange(previous=previous, current=result))
+            except Exception:  # noqa: BLE001 (a failing listener must not change what the guard answers)
+                pass
         return result
 
     def forget(self) -> None:
         """Deletes the stored proof (e.g. when the user removes the license from this machine)."""
         self._storage.delete(self.storage_key)
 
+    def _clock(self) -> float:
+        return epoch_seconds(self._now())  # ValueError for a time that is not finite
+
     # Online.
 
-    def _decide(self, at: float) -> LicenseGuardResult:
+    def _validate_online(self, at: float) -> Optional[LicenseGuardResult]:
+        """The online answer as a result, or None when the guard must decide from a proof."""
         try:
-            answer, signed = self._client._validate_kept(
-                self._license_key, self._product_id, fingerprint=self._fingerprint, entitlements=self._entitlements
+            kept = self._client._validate_kept(
+                self._license_key,
+                self._product_id,
+                fingerprint=self._fingerprint,
+                sign_with=_SignWith(self._public_key, lambda: at, self._tolerance),
             )
         except KeyturnConnectionError:
-            return self._offline(at)
+            return None
         except ApiError as error:
-            if error.status >= 500:
-                return self._offline(at)
-            if error.code == "license_not_found":
-                self.forget()
-            return _invalid(error.code)
+            if error.status >= 500 or error.status in (408, 429):
+                return None
+            if error.status == 404 and error.code == "license_not_found":
+                self._forget()
+                return _invalid("license_not_found", None)
+            return _invalid("request_refused", None)
         except SignatureError as error:
-            # A stale answer means this clock and the server's disagree by minutes.
-            return _invalid("clock_tampered" if error.code == "stale" else self._signature_reason(error))
-        try:
-            signed_at = verify_kept_answer(signed, self._public_key)
-        except SignatureError as error:
-            return _invalid(self._signature_reason(error))
-        self._latest_signed_at = max(self._latest_signed_at, float(signed_at))
-        if not self._answer_is_ours(answer):
-            return _invalid("malformed")
-        if answer.get("isValid") is not True:
-            # The server said no: a stored proof must not bring the license back offline.
-            self.forget()
-            reason = answer.get("reason")
-            return _invalid(str(reason) if _is_text(reason, 1, 64) else "invalid", answer)
-        try:
-            check_in_by = _iso_seconds(answer.get("checkInBy"))
-        except ValueError:
-            return _invalid("malformed", answer)
-        self._keep(at, answer, signed, signed_at)
-        license, entitlements = _license_of(answer)
-        return LicenseGuardResult("valid", "online", license, entitlements, _utc(check_in_by))
+            # Verified, but signed later than this clock allows: the clock is behind the server's.
+            if error.code == "stale" and error.signed_at is not None:
+                self._latest_signed = max(self._latest_signed, error.signed_at)
+                if error.signed_at > at + self._tolerance:
+                    return _invalid("clock_tampered", None)
+            # Not our server's answer for this request (a captive portal, a proxy, an attacker):
+            # what an attacker gets by answering is what they get by cutting the line.
+            return None
+        except KeyturnError:
+            return _invalid("unexpected_error", None)
+        answer = serialize_signed_answer(kept)
+        proof = self._read_answer(answer)
+        if proof is None:
+            return _invalid("unexpected_error", None)  # a checked answer that does not read back
+        # Kept whether valid or not: a signed "revoked" must also win offline over an older "valid".
+        self._keep(answer, proof.is_valid)
+        self._latest_signed = max(self._latest_signed, proof.signed_at)
+        if not proof.is_valid:
+            return _invalid(proof.reason or "unexpected_error", proof.license)
+        deadline = proof.check_in_by if proof.check_in_by is not None else proof.signed_at
+        return _result("valid", "online", proof, min(deadline, _license_end(proof)))
 
-    @staticmethod
-    def _signature_reason(error: SignatureError) -> str:
-        return "unknown_key" if error.code == "unknown_key" else "invalid_signature"
+    # Offline.
 
-    def _answer_is_ours(self, answer: Dict[str, Any]) -> bool:
-        license = answer.get("license")
-        return (
-            isinstance(answer.get("isValid"), bool)
-            and isinstance(license, dict)
-            and _is_text(license.get("id"), 1, 64)
-            and license.get("productId") == self._product_id
+    def _from_proofs(self, at: float) -> LicenseGuardResult:
+        stored = self._read_stored()
+        file = self._read_file(at)
+        candidates = [proof for proof in (stored, file) if isinstance(proof, _Proof)]
+        if not candidates:
+            return _invalid(file if isinstance(file, str) else "no_proof", None)
+        proof = max(candidates, key=lambda candidate: candidate.signed_at)
+        self._latest_signed = max(self._latest_signed, proof.signed_at)
+        if self._latest_signed > at + self._tolerance:
+            return _invalid("clock_tampered", proof.license)
+        if not proof.is_valid:
+            return _invalid(proof.reason or "unexpected_error", proof.license)
+        end = _license_end(proof)
+        if end <= at:
+            return _invalid("expired", proof.license)
+        deadline = proof.check_in_by if proof.check_in_by is not None else proof.signed_at
+        grace = proof.grace_period if proof.grace_period is not None else self._grace_period
+        if at < deadline:
+            return _result("valid", "offline", proof, min(deadline, end))
+        if at < deadline + grace:
+            return _result("grace", "check_in_overdue", proof, min(deadline + grace, end))
+        return _invalid("grace_expired", proof.license)
+
+    def _read_stored(self) -> Optional[_Proof]:
+        """The stored answer when it opens, verifies and is for this license, product and machine."""
+        try:
+            text = self._storage.get(self.storage_key)
+            if not isinstance(text, str):
+                return None
+            record = json.loads(self._open(text).decode("utf-8"))
+        except Exception:  # noqa: BLE001 (whatever is in the store, or wrong with it, counts as absent)
+            return None
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("answer"), str)
+            or record.get("fingerprint") != self._fingerprint
+        ):
+            return None
+        return self._read_answer(record["answer"])
+
+    def _read_answer(self, text: str) -> Optional[_Proof]:
+        """A kept validation answer verified again; None for anything that is not ours for this license."""
+        try:
+            answer, body, signed_at = read_signed_answer(text, self._public_key)
+        except SignatureError:
+            return None
+        if answer.status != 200 or answer.method != "POST" or not answer.path.endswith("/licenses/validate"):
+            return None
+        return self._to_proof(body, signed_at)
+
+    def _to_proof(self, body: Any, signed_at: float) -> Optional[_Proof]:
+        license = body.get("license") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or not isinstance(license, dict):
+            return None
+        timestamp = _iso_seconds(body.get("timestamp"))
+        check_in_by = _iso_seconds(body.get("checkInBy")) if "checkInBy" in body else None
+        entitlements = license.get("entitlements")
+        expiration = license.get("expirationDate")
+        key = license.get("key")
+        if (
+            not isinstance(body.get("isValid"), bool)
+            or not isinstance(license.get("id"), str)
+            or not isinstance(key, str)
+            or not isinstance(license.get("status"), str)
+            or license.get("productId") != self._product_id
+            or not (key == self._license_key or key == canonical_license_key(self._license_key))
+            or not (expiration is None or isinstance(expiration, str))
+            or not isinstance(entitlements, list)
+            or not all(isinstance(code, str) for code in entitlements)
+            or timestamp is None
+            or ("checkInBy" in body and check_in_by is None)
+            or ("gracePeriod" in body and not _whole_seconds(body["gracePeriod"], MAX_GUARD_GRACE_PERIOD))
+        ):
+            return None
+        reason = body.get("reason")
+        known_reason = reason if isinstance(reason, str) and reason in _VALIDATION_REASONS else None
+        if not body["isValid"] and known_reason is None:
+            return None
+        return _Proof(
+            signed_at=max(signed_at, timestamp),
+            is_valid=body["isValid"],
+            reason=known_reason,
+            license=GuardLicense(id=license["id"], status=license["status"], expires_at=expiration),
+            entitlements=tuple(entitlements),
+            check_in_by=check_in_by,
+            grace_period=None if "gracePeriod" not in body else int(body["gracePeriod"]),
+            expires_at=None,
         )
 
-    def _keep(self, at: float, answer: Dict[str, Any], signed: SignedAnswer, signed_at: int) -> None:
-        """Stores the new answer with a license file for this machine: the stored one while it is
-        for this license and in the first half of its life, else a fresh one. When no file can be
-        had, the store stays as it was."""
-        stored = self._load()
-        license_file = None
-        if stored is not None:
-            checked = self._verify_file(stored.license_file, at)
-            if (
-                isinstance(checked, LicenseFileResult)
-                and checked.license_id == answer["license"]["id"]
-                and not self._past_half_life(checked, at)
-            ):
-                license_file = stored.license_file
-        if license_file is None:
-            try:
-                made = self._client.create_license_file(
-                    self._license_key, self._product_id, fingerprint=self._fingerprint, encrypt=True
-                )
-            except (ApiError, KeyturnConnectionError):
-                return
-            text = made.get("licenseFile")
-            if not isinstance(text, str) or not isinstance(self._verify_file(text, at), LicenseFileResult):
-                return
-            license_file = text
-        record = {
-            "answer": {
-                "status": signed.status,
-                "method": signed.method,
-                "path": signed.path,
-                "headers": dict(signed.headers),
-                "body": base64.b64encode(signed.body).decode("ascii"),
-                "nonce": signed.nonce,
-            },
-            "licenseFile": license_file,
-        }
-        self._storage.set(self.storage_key, self._seal(json.dumps(record, separators=(",", ":")).encode("utf-8")))
+    def _read_file(self, at: float) -> Union[_Proof, str, None]:
+        """The ``license_file`` option verified at ``at``: a proof, its error code, or None without one."""
+        if self._license_file is None:
+            return None
+        try:
+            file = verify_license_file(
+                self._license_file,
+                public_key=self._public_key,
+                product_id=self._product_id,
+                license_key=self._license_key,
+                fingerprint=self._fingerprint,
+                now=at,
+                clock_tolerance_seconds=self._tolerance,
+            )
+        except LicenseFileError as error:
+            # Issued after this clock: the clock was wound back past the file's making.
+            return "clock_tampered" if error.code == "not_yet_valid" else error.code
+        status = str(file.license.get("status", ""))
+        expiration = file.license.get("expirationDate")
+        return _Proof(
+            signed_at=_iso_seconds(file.issued_at) or 0.0,
+            is_valid=status == "active",
+            reason=None if status == "active" else ("revoked" if status == "revoked" else "expired"),
+            license=GuardLicense(
+                id=file.license_id, status=status, expires_at=expiration if isinstance(expiration, str) else None
+            ),
+            entitlements=tuple(file.entitlements),
+            check_in_by=None if file.check_in_by is None else _iso_seconds(file.check_in_by),
+            grace_period=file.grace_period,
+            expires_at=None if file.expires_at is None else _iso_seconds(file.expires_at),
+        )
+
+    # The store.
+
+    def _keep(self, answer: str, is_valid: bool) -> None:
+        record = json.dumps({"answer": answer, "fingerprint": self._fingerprint}, separators=(",", ":"))
+        try:
+            self._storage.set(self.storage_key, self._seal(record.encode("utf-8")))
+        except Exception:  # noqa: BLE001 (a store that cannot be written leaves the answer in hand)
+            if not is_valid:
+                self._forget()  # an older "valid" must not outlive a signed "invalid" we could not store
+
+    def _forget(self) -> None:
+        try:
+            self._storage.delete(self.storage_key)
+        except Exception:  # noqa: BLE001 (the answer in hand is invalid either way)
+            pass
 
     def _store_key(self, salt: bytes) -> bytes:
         material = f"{self._license_key}\n{self._fingerprint or ''}".encode("utf-8")
@@ -327,113 +425,20 @@ class LicenseGuard:
     def _seal(self, clear: bytes) -> str:
         salt, iv = os.urandom(16), os.urandom(12)
         sealed = AESGCM(self._store_key(salt)).encrypt(iv, clear, GUARD_STORE_FORMAT.encode("ascii"))
-        parts = [GUARD_STORE_FORMAT] + [base64.b64encode(part).decode("ascii") for part in (salt, iv, sealed)]
-        return ".".join(parts)
+        return ".".join([GUARD_STORE_FORMAT] + [base64.b64encode(part).decode("ascii") for part in (salt, iv, sealed)])
 
     def _open(self, text: str) -> bytes:
-        """The record's clear bytes; ValueError when it is not one we sealed with this key."""
+        """The record's clear bytes; ValueError when it is not one sealed with this key."""
         parts = text.strip().split(".")
         if len(parts) != 4 or parts[0] != GUARD_STORE_FORMAT:
             raise ValueError("not a guard store")
-        salt, iv, sealed = (base64.b64decode(part, validate=True) for part in parts[1:])
+        try:
+            salt, iv, sealed = (base64.b64decode(part, validate=True) for part in parts[1:])
+        except binascii.Error as error:
+            raise ValueError("not a guard store") from error
         if len(salt) != 16 or len(iv) != 12:
             raise ValueError("not a guard store")
         try:
             return AESGCM(self._store_key(salt)).decrypt(iv, sealed, GUARD_STORE_FORMAT.encode("ascii"))
         except InvalidTag as error:
-            raise ValueError("the store was sealed with another key, or altered") from error
-
-    @staticmethod
-    def _past_half_life(checked: LicenseFileResult, at: float) -> bool:
-        if checked.expires_at is None:
-            return False
-        issued = _iso_seconds(checked.issued_at) or at
-        expires = _iso_seconds(checked.expires_at) or at
-        return at >= issued + (expires - issued) / 2
-
-    # Offline.
-
-    def _offline(self, at: float) -> LicenseGuardResult:
-        proof = self._load()
-        if proof is None:
-            return _invalid("no_proof")
-        if max(self._latest_signed_at, float(proof.signed_at)) > at + self._tolerance:
-            return _invalid("clock_tampered", proof.answer)
-        checked = self._verify_file(proof.license_file, at)
-        if not isinstance(checked, LicenseFileResult):
-            return _invalid("no_proof" if checked in _NOT_A_PROOF else checked, proof.answer)
-        if checked.license_id != proof.answer["license"]["id"]:
-            return _invalid("no_proof")
-        try:
-            check_in_by = _iso_seconds(proof.answer.get("checkInBy"))
-        except ValueError:
-            return _invalid("no_proof")
-        license, entitlements = _license_of(proof.answer)
-        if check_in_by is None or at < check_in_by:
-            return LicenseGuardResult("valid", "offline", license, entitlements, _utc(check_in_by))
-        policy_grace = proof.answer.get("gracePeriod")
-        grace = (
-            float(policy_grace)
-            if isinstance(policy_grace, int) and not isinstance(policy_grace, bool) and policy_grace >= 0
-            else self._grace_period
-        )
-        if at < check_in_by + grace:
-            return LicenseGuardResult("grace", "check_in_overdue", license, entitlements, _utc(check_in_by + grace))
-        return _invalid("grace_expired", proof.answer)
-
-    def _verify_file(self, text: str, at: float) -> Any:
-        """The file's result, or the code it fails with."""
-        try:
-            return verify_license_file(
-                text,
-                public_key=self._public_key,
-                product_id=self._product_id,
-                license_key=self._license_key,
-                fingerprint=self._fingerprint,
-                now=at,
-                clock_tolerance_seconds=self._tolerance,
-                require_entitlements=self._entitlements,
-            )
-        except LicenseFileError as error:
-            return error.code
-
-    def _load(self) -> Optional[_Proof]:
-        """The stored proof when it is whole and its answer verifies; None otherwise (never raises
-        for what is in the store)."""
-        try:
-            text = self._storage.get(self.storage_key)
-        except (OSError, ValueError):
-            return None
-        if text is None:
-            return None
-        try:
-            record = json.loads(self._open(text).decode("utf-8"))
-            kept = record["answer"]
-            headers = kept["headers"]
-            if (
-                not _is_text(record.get("licenseFile"), 1, 64 * 1024)
-                or kept.get("status") != 200
-                or kept.get("method") != "POST"
-                or not _is_text(kept.get("path"), 1, 512)
-                or not str(kept["path"]).endswith(_VALIDATE_PATH_SUFFIX)
-                or not _is_text(kept.get("nonce"), 1, 128)
-                or not isinstance(headers, dict)
-                or not all(_is_text(name, 1, 64) and _is_text(value, 0, 4096) for name, value in headers.items())
-                or not _is_text(kept.get("body"), 1, 128 * 1024)
-            ):
-                return None
-            signed = SignedAnswer(
-                status=200,
-                method="POST",
-                path=kept["path"],
-                headers=headers,
-                body=base64.b64decode(kept["body"], validate=True),
-                nonce=kept["nonce"],
-            )
-            signed_at = verify_kept_answer(signed, self._public_key)
-            answer = json.loads(signed.body.decode("utf-8"))
-        except (ValueError, TypeError, KeyError, AttributeError, binascii.Error, SignatureError):
-            return None
-        if not isinstance(answer, dict) or not self._answer_is_ours(answer) or answer.get("isValid") is not True:
-            return None
-        return _Proof(answer=answer, signed=signed, signed_at=signed_at, license_file=record["licenseFile"])
+            raise ValueError("the store was sealed for another license or machine, or altered") from error

@@ -154,14 +154,17 @@ def verify_signed_answer(
         dated = None
     if dated is None or abs(current - created) > tolerance_seconds or abs(current - dated) > tolerance_seconds:
         raise SignatureError(
-            "stale", f"The answer was signed at {created} (epoch seconds), more than {tolerance_seconds} s from now."
+            "stale",
+            f"The answer was signed at {created} (epoch seconds), more than {tolerance_seconds} s from now.",
+            signed_at=None if dated is None else max(float(created), dated),
         )
 
 
-def verify_kept_answer(answer: SignedAnswer, public_key: PublicKeys) -> int:
+def verify_kept_answer(answer: SignedAnswer, public_key: PublicKeys) -> float:
     """Checks a kept answer again, whatever its age; returns when the server signed it (epoch
-    seconds). Raises :class:`keyturn.SignatureError` as :func:`verify_signed_answer` does."""
-    created, _ = _check_signature(
+    seconds: the later of the signature's ``created`` and the signed ``Date``). Raises
+    :class:`keyturn.SignatureError` as :func:`verify_signed_answer` does."""
+    created, date = _check_signature(
         status=answer.status,
         method=answer.method,
         path=answer.path,
@@ -170,4 +173,61 @@ def verify_kept_answer(answer: SignedAnswer, public_key: PublicKeys) -> int:
         public_key=public_key,
         nonce=answer.nonce,
     )
-    return created
+    try:
+        dated = parsedate_to_datetime(date).timestamp()
+    except (TypeError, ValueError) as error:
+        raise SignatureError("malformed", "The signed Date header is not a date.") from error
+    return max(float(created), dated)
+
+
+#: The headers a kept answer keeps: those its signature covers or needs.
+KEPT_HEADERS = ("signature-input", "signature", "content-digest", "date")
+
+
+def serialize_signed_answer(answer: SignedAnswer) -> str:
+    """A signed answer as JSON text (the JavaScript client's form): status, method, path, nonce,
+    the four signature headers and the body as text. :func:`read_signed_answer` takes it back."""
+    headers = {name: _header(answer.headers, name) or "" for name in KEPT_HEADERS}
+    return json.dumps(
+        {
+            "status": answer.status,
+            "method": answer.method,
+            "path": answer.path,
+            "nonce": answer.nonce,
+            "headers": headers,
+            "body": answer.body.decode("utf-8", errors="replace"),
+        },
+        separators=(",", ":"),
+    )
+
+
+def read_signed_answer(text: str, public_key: PublicKeys) -> Tuple[SignedAnswer, Any, float]:
+    """A serialised answer verified again (not its age): the answer, its parsed body and when it
+    was signed. Raises :class:`keyturn.SignatureError` (``malformed`` for text that is not a kept answer)."""
+    malformed = SignatureError("malformed", "The kept answer is not one this client wrote.")
+    try:
+        record = json.loads(text)
+    except ValueError as error:
+        raise malformed from error
+    headers = record.get("headers") if isinstance(record, dict) else None
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("status"), int)
+        or not all(isinstance(record.get(name), str) for name in ("method", "path", "nonce", "body"))
+        or not isinstance(headers, dict)
+        or not all(isinstance(headers.get(name), str) for name in KEPT_HEADERS)
+    ):
+        raise malformed
+    try:
+        parsed = json.loads(record["body"])
+    except ValueError as error:
+        raise malformed from error
+    answer = SignedAnswer(
+        status=record["status"],
+        method=record["method"],
+        path=record["path"],
+        headers={name: headers[name] for name in KEPT_HEADERS},
+        body=record["body"].encode("utf-8"),
+        nonce=record["nonce"],
+    )
+    return answer, parsed, verify_kept_answer(answer, public_key)

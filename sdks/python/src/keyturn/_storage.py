@@ -4,14 +4,13 @@ user."""
 
 from __future__ import annotations
 
+import hashlib
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Optional, Protocol, Union
 
-_key_pattern = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
 #: Stored values larger than this are not read (a proof is a few kilobytes).
 MAX_STORED_LENGTH = 256 * 1024
 
@@ -48,13 +47,15 @@ class FileStorage:
     def __init__(self, directory: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
         self.directory = Path(directory) if directory is not None else user_data_directory() / "keyturn"
 
-    def _path(self, key: str) -> Path:
-        if not isinstance(key, str) or not _key_pattern.match(key) or key.startswith("."):
-            raise ValueError("a storage key is 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'")
-        return self.directory / key
+    def path(self, key: str) -> Path:
+        """The file of ``key``: named by the first 32 hex digits of its SHA-256, so any key makes a
+        safe file name and the name says nothing about the license."""
+        if not isinstance(key, str) or key == "":
+            raise ValueError("a storage key is a non-empty string")
+        return self.directory / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.json"
 
     def get(self, key: str) -> Optional[str]:
-        path = self._path(key)
+        path = self.path(key)
         try:
             with open(path, "rb") as file:
                 data = file.read(MAX_STORED_LENGTH + 1)
@@ -68,9 +69,9 @@ class FileStorage:
             return None
 
     def set(self, key: str, value: str) -> None:
-        path = self._path(key)
+        path = self.path(key)
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.directory)
         try:
             # mkstemp creates the file 0600 already; chmod in case a umask or platform differs.
             os.chmod(temporary, 0o600)
@@ -88,6 +89,6 @@ class FileStorage:
 
     def delete(self, key: str) -> None:
         try:
-            os.unlink(self._path(key))
+            os.unlink(self.path(key))
         except FileNotFoundError:
             pass
