@@ -227,6 +227,15 @@ type call struct {
 	signed     bool
 	// keep, when not nil, receives the verified signed answer as received.
 	keep *keptAnswer
+	// signWith, when not nil, checks the signed answer instead of the client's options.
+	signWith *signPolicy
+}
+
+// signPolicy is how a signed answer is checked: the keys, the clock and the tolerance.
+type signPolicy struct {
+	publicKeys []string
+	now        func() time.Time
+	tolerance  time.Duration
 }
 
 // keptAnswer is a verified signed answer kept to be checked again later (the license guard's proof).
@@ -235,22 +244,20 @@ type keptAnswer struct {
 	nonce  string
 }
 
-// validateKept is ValidateLicense, also giving the signed answer as received (for the license guard).
-func (c *Client) validateKept(ctx context.Context, request LicenseKeyRequest, entitlements []string) (*keptAnswer, error) {
-	if len(c.o.PublicKeys) == 0 {
-		return nil, errors.New("keyturn: the client verifies no signed answers: give it PublicKeys")
-	}
+// validateKept is ValidateLicense whose answer must be signed as signWith says, giving the signed
+// answer as received (for the license guard).
+func (c *Client) validateKept(ctx context.Context, request LicenseKeyRequest, signWith signPolicy) (*keptAnswer, error) {
 	body := map[string]any{"key": request.Key, "productId": request.ProductID}
 	if request.Fingerprint != "" {
 		body["fingerprint"] = request.Fingerprint
 	}
-	if len(entitlements) > 0 {
-		body["entitlements"] = entitlements
-	}
 	kept := &keptAnswer{}
-	err := c.call(ctx, call{method: "POST", path: "/licenses/validate", body: body, repeatable: true, signed: true, keep: kept}, nil)
+	err := c.call(ctx, call{method: "POST", path: "/licenses/validate", body: body, repeatable: true, signed: true, keep: kept, signWith: &signWith}, nil)
 	if err != nil {
 		return nil, err
+	}
+	if kept.nonce == "" {
+		return nil, errors.New("keyturn: the validation answer was not checked") // unreachable: signed with keys
 	}
 	return kept, nil
 }
@@ -266,9 +273,13 @@ func (c *Client) call(ctx context.Context, request call, out any) error {
 		header.Set("Idempotency-Key", newUUID())
 	}
 	retryable := request.method == "GET" || request.repeatable || idempotent
+	signWith := request.signWith
+	if signWith == nil && len(c.o.PublicKeys) > 0 {
+		signWith = &signPolicy{publicKeys: c.o.PublicKeys, now: c.o.Now, tolerance: c.o.SignatureTolerance}
+	}
 	nonce := ""
 	body := request.body
-	if request.signed && len(c.o.PublicKeys) > 0 {
+	if request.signed && signWith != nil {
 		// One nonce per call (its retries resend the same body): the answer must echo it, signed.
 		nonce = NewNonce()
 		header.Set("Keyturn-Sign", "ed25519")
@@ -293,7 +304,7 @@ func (c *Client) call(ctx context.Context, request call, out any) error {
 		header.Set("Content-Type", "application/json")
 	}
 	for attempt := 0; ; attempt++ {
-		err := c.attempt(ctx, request.method, c.apiURL+request.path, header, data, nonce, request.keep, out)
+		err := c.attempt(ctx, request.method, c.apiURL+request.path, header, data, nonce, signWith, request.keep, out)
 		if err == nil {
 			return nil
 		}
@@ -334,7 +345,7 @@ func (c *Client) retryDelay(err error, attempt int) (time.Duration, bool) {
 	return 0, false
 }
 
-func (c *Client) attempt(ctx context.Context, method, target string, header http.Header, data []byte, nonce string, keep *keptAnswer, out any) error {
+func (c *Client) attempt(ctx context.Context, method, target string, header http.Header, data []byte, nonce string, signWith *signPolicy, keep *keptAnswer, out any) error {
 	attemptCtx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	var reader io.Reader
@@ -399,7 +410,7 @@ func (c *Client) attempt(ctx context.Context, method, target string, header http
 		answer := SignedAnswer{Status: response.StatusCode, Header: response.Header, Body: raw, Method: method, Path: request.URL.Path}
 		err := VerifySignedAnswer(
 			answer,
-			SignatureCheck{PublicKeys: c.o.PublicKeys, Nonce: nonce, Now: c.o.Now(), Tolerance: c.o.SignatureTolerance},
+			SignatureCheck{PublicKeys: signWith.publicKeys, Nonce: nonce, Now: signWith.now(), Tolerance: signWith.tolerance},
 		)
 		if err != nil {
 			return err

@@ -60,6 +60,9 @@ func (e *TokenError) Error() string { return "keyturn: " + e.Code + ": " + e.Mes
 type SignatureError struct {
 	Code    string
 	Message string
+	// SignedAt is, for stale, when the server signed the answer (its signature otherwise
+	// verified); the zero time otherwise.
+	SignedAt time.Time
 }
 
 func (e *SignatureError) Error() string { return "keyturn: " + e.Code + ": " + e.Message }

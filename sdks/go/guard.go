@@ -5,14 +5,11 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -23,10 +20,10 @@ type GuardState string
 
 // The guard's states.
 const (
-	// GuardValid: the server said valid now ("online"), or it cannot be reached and the stored
-	// proof is before its check-in deadline ("offline").
+	// GuardValid: the server said valid now ("online"), or it cannot be reached and the newest
+	// proof is before its deadline ("offline").
 	GuardValid GuardState = "valid"
-	// GuardGrace: the server cannot be reached, the check-in deadline has passed, and the grace
+	// GuardGrace: the server cannot be reached, the proof's deadline has passed and its grace
 	// period has not ("check_in_overdue").
 	GuardGrace GuardState = "grace"
 	// GuardInvalid: anything else.
@@ -34,28 +31,28 @@ const (
 )
 
 const (
+	// DefaultGuardGracePeriod is the grace after a missed check-in when the proof carries none.
+	DefaultGuardGracePeriod = 3 * 24 * time.Hour
+	// MaxGuardGracePeriod is the longest GracePeriod accepted: ten years (3,650 days).
+	MaxGuardGracePeriod = 3650 * 24 * time.Hour
 	// DefaultGuardClockTolerance is how far the clock may be behind the latest signed server time
-	// before the guard counts it as wound back.
+	// before it is "clock_tampered", and how far a signed answer's time may be from it.
 	DefaultGuardClockTolerance = 300 * time.Second
-	// MaxGuardGracePeriod is the longest GracePeriod accepted: ten years.
-	MaxGuardGracePeriod = 10 * 366 * 24 * time.Hour
-	// guardStoreFormat names the stored proof's format: the last valid signed validation answer
-	// and a license file for this machine, sealed with AES-256-GCM under a key derived
-	// (HKDF-SHA256) from the license key and the fingerprint. The Python SDK writes the same.
+	// guardStoreFormat names the stored record's seal: AES-256-GCM under a key derived
+	// (HKDF-SHA256) from the license key and the fingerprint, so the store reveals nothing (the
+	// signed answer carries the license key) to whoever reads it without them, and opens only for
+	// this license on this machine. The Python SDK writes the same.
 	guardStoreFormat       = "keyturn-guard/1"
 	guardStoreKDFInfo      = "keyturn-guard/1 aes-256-gcm"
 	maxGuardClockTolerance = time.Hour
-	validatePathSuffix     = "/licenses/validate"
 )
 
-// notAProof are the codes of a stored file that was tampered with or is not ours: the store
-// counts as absent.
-var notAProof = map[string]bool{
-	"malformed": true, "invalid_signature": true, "unknown_key": true, "decryption_failed": true,
-	"product_mismatch": true, "unsupported_algorithm": true,
+var validationReasons = map[string]bool{
+	"expired": true, "revoked": true, "suspended": true, "payment_overdue": true, "not_activated": true,
+	"entitlements_missing": true, "usage_exceeded": true,
 }
 
-// GuardLicense is the license as the last verified signed proof states it.
+// GuardLicense is the license as the proof the decision rests on states it.
 type GuardLicense struct {
 	ID     string `json:"id"`
 	Status string `json:"status"`
@@ -63,26 +60,28 @@ type GuardLicense struct {
 	ExpiresAt *string `json:"expiresAt"`
 }
 
-// GuardResult is what Check answers: the same fields and reasons as the JavaScript client's guard.
+// GuardResult is what Check answers: the fields, states and reasons of the JavaScript client's
+// guard.
 //
-// Reason is "online" or "offline" when valid; "check_in_overdue" in grace; when invalid, the
-// server's validation reason ("expired", "revoked", "suspended", "not_activated" …),
-// "grace_expired", "no_proof", "clock_tampered", a license-file code of the stored proof
-// ("expired", "fingerprint_mismatch" …), or the API's error code when the server refused the check
-// ("license_not_found", "unauthenticated", "rate_limited" …).
+// Reason is "online" or "offline" when valid; "check_in_overdue" in grace; when invalid, a
+// validation reason from a signed answer ("expired", "revoked", "suspended", "payment_overdue",
+// "not_activated", "entitlements_missing", "usage_exceeded"), "license_not_found",
+// "request_refused", "grace_expired", "no_proof", "clock_tampered", "unexpected_error", or a
+// license-file code of the LicenseFile option.
 type GuardResult struct {
 	State  GuardState `json:"state"`
 	Reason string     `json:"reason"`
-	// License is nil when there is no proof.
-	License      *GuardLicense `json:"license"`
-	Entitlements []string      `json:"entitlements"`
-	// ValidUntil is until when this state holds without a check-in: the check-in deadline when
-	// valid, the deadline plus the grace period in grace; nil when invalid or when the license
-	// needs no check-in.
+	// License is nil when no verified proof stands behind the decision.
+	License *GuardLicense `json:"license"`
+	// Entitlements are the license's entitlement codes; empty when invalid.
+	Entitlements []string `json:"entitlements"`
+	// ValidUntil is until when this state holds without a check-in (never past the license's
+	// end); nil when invalid.
 	ValidUntil *time.Time `json:"validUntil"`
 }
 
-// GuardStateChange is given to OnChange when a check's state or reason differs from the previous.
+// GuardStateChange is given to OnChange after a check whose state or reason differs from the
+// previous one (and after the first).
 type GuardStateChange struct {
 	// Previous is nil at the first check.
 	Previous *GuardResult
@@ -91,49 +90,55 @@ type GuardStateChange struct {
 
 // GuardOptions configure a LicenseGuard.
 type GuardOptions struct {
-	// Client makes the online check; it must verify signed answers (Options.PublicKeys).
+	// Client makes the online check (usually with a client API key).
 	Client *Client
 	// LicenseKey and ProductID name the license.
 	LicenseKey string
 	ProductID  string
-	// PublicKeys are the product's public keys (PEM or JWK JSON) the stored proof is checked with.
+	// PublicKeys are the product's public keys (PEM or JWK JSON): every proof must be signed by one.
 	PublicKeys []string
-	// Fingerprint is this machine (MachineFingerprint); the license must be activated on it.
+	// Fingerprint is this machine (MachineFingerprint); validations then require it to be activated.
 	Fingerprint string
-	// Storage keeps the proof (default: FileStorage in DefaultGuardDirectory()).
+	// Storage keeps the last signed answer (default: FileStorage in DefaultGuardDirectory()).
 	Storage GuardStorage
-	// GracePeriod is the grace after the check-in deadline when the license's policy sets none.
-	GracePeriod time.Duration
-	// ClockTolerance is how far the clock may be behind the latest signed server time (zero:
-	// DefaultGuardClockTolerance; at most an hour).
+	// StorageKey is the proof's key in Storage (default "keyturn-guard:" + ProductID).
+	StorageKey string
+	// GracePeriod is the grace after a missed check-in when the proof's policy sets none, in whole
+	// seconds (zero: DefaultGuardGracePeriod; NoGracePeriod for none).
+	GracePeriod   time.Duration
+	NoGracePeriod bool
+	// ClockTolerance is the clock drift accepted, for signed answers and the wound-back check
+	// (zero: DefaultGuardClockTolerance; at most an hour).
 	ClockTolerance time.Duration
-	// Entitlements the license must carry.
-	Entitlements []string
+	// LicenseFile is a license file (e.g. from offline activation) to fall back on when it is
+	// newer than the stored answer.
+	LicenseFile string
 	// Now is the clock to judge at (default time.Now).
 	Now func() time.Time
-	// OnChange, when set, is called when a check's state or reason differs from the previous one.
+	// OnChange, when set, is called after a check whose state or reason differs from the previous.
 	OnChange func(GuardStateChange)
 }
 
 // LicenseGuard decides whether this copy of the application is licensed, and keeps working
-// offline.
+// offline. The rules are the JavaScript client's (createLicenseGuard):
 //
-// Check validates the license online with a signed answer. When it is valid, the guard keeps that
-// signed answer and a license file for this machine (encrypted with the license key and the
-// fingerprint) in Storage. When the server cannot be reached (a network error, a timeout, a 5xx or
-// ctx done; nothing else), it decides from that stored proof: valid ("offline") until the
-// answer's checkInBy, then grace ("check_in_overdue") until checkInBy plus the grace period (the
-// policy's, when the answer carries one, else GracePeriod), then invalid ("grace_expired"). A store
-// that is missing, unreadable or does not verify counts as absent ("no_proof"); a clock earlier
-// than the latest signed server time the guard has seen, by more than ClockTolerance, is
+// Check validates the license online with an answer signed by one of PublicKeys, judged at Now
+// within ClockTolerance, and keeps that signed answer (valid or not) in Storage. When the server
+// cannot be reached (a network error, a timeout, a 5xx, 408 or 429, an answer that fails its
+// signature check, or ctx ending), it decides from the newest proof it has: the stored answer, or
+// LicenseFile. Valid ("offline") until the proof's checkInBy (the proof's own signed time when it
+// carries none), then grace ("check_in_overdue") for the proof's grace period (its policy's), else
+// GracePeriod, then invalid ("grace_expired"); never past the license's expiry ("expired"). A
+// store that is missing, unreadable or does not verify counts as absent ("no_proof"); a clock
+// earlier than the latest signed server time the guard has seen, by more than ClockTolerance, is
 // "clock_tampered". It never fails open: what the guard does not understand is invalid. Safe for
 // concurrent use.
 type LicenseGuard struct {
-	o              GuardOptions
-	storageKey     string
-	mu             sync.Mutex
-	latestSignedAt int64
-	last           *GuardResult
+	o            GuardOptions
+	gracePeriod  time.Duration
+	mu           sync.Mutex
+	latestSigned time.Time
+	current      *GuardResult
 }
 
 // NewLicenseGuard checks the options; invalid ones are an error, before anything is checked.
@@ -142,34 +147,36 @@ func NewLicenseGuard(options GuardOptions) (*LicenseGuard, error) {
 	switch {
 	case o.Client == nil:
 		return nil, errors.New("keyturn: GuardOptions.Client is required")
-	case len(o.Client.o.PublicKeys) == 0:
-		return nil, errors.New("keyturn: the guard's Client must verify signed answers: give it PublicKeys")
-	case len(o.LicenseKey) == 0 || len(o.LicenseKey) > 256 || strings.TrimSpace(o.LicenseKey) == "":
-		return nil, errors.New("keyturn: GuardOptions.LicenseKey must be a license key (1 to 256 characters)")
-	case len(o.ProductID) == 0 || len(o.ProductID) > 64:
-		return nil, errors.New("keyturn: GuardOptions.ProductID must be a product id")
+	case o.LicenseKey == "" || len(o.LicenseKey) > 256:
+		return nil, errors.New("keyturn: GuardOptions.LicenseKey must be the license key")
+	case o.ProductID == "" || len(o.ProductID) > 64:
+		return nil, errors.New("keyturn: GuardOptions.ProductID must be the product id")
 	case len(o.PublicKeys) == 0:
 		return nil, errors.New("keyturn: GuardOptions.PublicKeys needs the product's public key")
 	case len(o.Fingerprint) > 256:
 		return nil, errors.New("keyturn: GuardOptions.Fingerprint is at most 256 characters")
-	case o.GracePeriod < 0 || o.GracePeriod > MaxGuardGracePeriod:
-		return nil, fmt.Errorf("keyturn: GuardOptions.GracePeriod must be from 0 to %s", MaxGuardGracePeriod)
+	case o.GracePeriod < 0 || o.GracePeriod > MaxGuardGracePeriod || o.GracePeriod%time.Second != 0:
+		return nil, fmt.Errorf("keyturn: GuardOptions.GracePeriod must be whole seconds from 0 to %s", MaxGuardGracePeriod)
 	case o.ClockTolerance < 0 || o.ClockTolerance > maxGuardClockTolerance:
 		return nil, errors.New("keyturn: GuardOptions.ClockTolerance must be from 0 to an hour")
 	}
 	if _, err := keyList(o.PublicKeys); err != nil {
 		return nil, err
 	}
-	for _, code := range o.Entitlements {
-		if len(code) == 0 || len(code) > 256 {
-			return nil, errors.New("keyturn: GuardOptions.Entitlements are entitlement codes (1 to 256 characters)")
-		}
+	grace := o.GracePeriod
+	if o.NoGracePeriod {
+		grace = 0
+	} else if grace == 0 {
+		grace = DefaultGuardGracePeriod
 	}
 	if o.ClockTolerance == 0 {
 		o.ClockTolerance = DefaultGuardClockTolerance
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.StorageKey == "" {
+		o.StorageKey = "keyturn-guard:" + o.ProductID
 	}
 	if o.Storage == nil {
 		dir, err := DefaultGuardDirectory()
@@ -178,284 +185,216 @@ func NewLicenseGuard(options GuardOptions) (*LicenseGuard, error) {
 		}
 		o.Storage = FileStorage{Dir: dir}
 	}
-	digest := sha256.Sum256([]byte(o.ProductID + "\n" + o.LicenseKey + "\n" + o.Fingerprint))
-	return &LicenseGuard{o: o, storageKey: "keyturn-guard-" + hex.EncodeToString(digest[:])[:40]}, nil
+	return &LicenseGuard{o: o, gracePeriod: grace}, nil
 }
 
-// StorageKey is the key of this license's proof on this machine in Storage (no secret in it).
-func (g *LicenseGuard) StorageKey() string { return g.storageKey }
+// StorageKey is the proof's key in Storage.
+func (g *LicenseGuard) StorageKey() string { return g.o.StorageKey }
+
+// Current is the last check's result; nil before the first.
+func (g *LicenseGuard) Current() *GuardResult {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.current
+}
 
 // Forget deletes the stored proof (e.g. when the user removes the license from this machine).
-func (g *LicenseGuard) Forget() error { return g.o.Storage.Delete(g.storageKey) }
+func (g *LicenseGuard) Forget() error { return g.o.Storage.Delete(g.o.StorageKey) }
 
-// Check decides now: online when the server answers, else from the stored proof. The error is
-// only for a Now that returned the zero time; the result is then invalid as well.
+// Check validates (online when it can) and answers the state. The error is only for a Now that
+// returned the zero time; the result is then invalid as well.
 func (g *LicenseGuard) Check(ctx context.Context) (GuardResult, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := g.o.Now()
-	if now.IsZero() {
-		return GuardResult{State: GuardInvalid, Entitlements: []string{}}, errors.New("keyturn: the guard's Now returned the zero time")
+	at := g.o.Now()
+	if at.IsZero() {
+		return GuardResult{State: GuardInvalid, Reason: "unexpected_error", Entitlements: []string{}},
+			errors.New("keyturn: the guard's Now returned the zero time")
 	}
-	result := g.decide(ctx, now)
-	previous := g.last
-	g.last = &result
+	result, online := g.validateOnline(ctx, at)
+	if !online {
+		if at = g.o.Now(); at.IsZero() {
+			return GuardResult{State: GuardInvalid, Reason: "unexpected_error", Entitlements: []string{}},
+				errors.New("keyturn: the guard's Now returned the zero time")
+		}
+		result = g.fromProofs(at)
+	}
+	previous := g.current
+	g.current = &result
 	if g.o.OnChange != nil && (previous == nil || previous.State != result.State || previous.Reason != result.Reason) {
 		g.o.OnChange(GuardStateChange{Previous: previous, Current: result})
 	}
 	return result, nil
 }
 
-func invalidResult(reason string, answer map[string]any) GuardResult {
-	license, entitlements := licenseOf(answer)
-	return GuardResult{State: GuardInvalid, Reason: reason, License: license, Entitlements: entitlements}
+// guardProof is what a verified signed answer or license file says, and when the server made it.
+type guardProof struct {
+	signedAt     time.Time
+	isValid      bool
+	reason       string
+	license      GuardLicense
+	entitlements []string
+	checkInBy    *time.Time
+	gracePeriod  *time.Duration
+	// expiresAt is the proof's own end (a file's expiry); nil: none.
+	expiresAt *time.Time
 }
 
-func licenseOf(answer map[string]any) (*GuardLicense, []string) {
-	license, _ := answer["license"].(map[string]any)
-	id, _ := license["id"].(string)
-	if id == "" {
-		return nil, []string{}
+func invalidResult(reason string, license *GuardLicense) GuardResult {
+	return GuardResult{State: GuardInvalid, Reason: reason, License: license, Entitlements: []string{}}
+}
+
+func proofResult(state GuardState, reason string, proof *guardProof, validUntil time.Time) GuardResult {
+	license := proof.license
+	return GuardResult{
+		State: state, Reason: reason, License: &license, Entitlements: append([]string{}, proof.entitlements...),
+		ValidUntil: &validUntil,
 	}
-	status, _ := license["status"].(string)
-	result := &GuardLicense{ID: id, Status: status}
-	if expires, isText := license["expirationDate"].(string); isText {
-		result.ExpiresAt = &expires
-	}
-	entitlements := []string{}
-	codes, _ := license["entitlements"].([]any)
-	for _, code := range codes {
-		if text, isText := code.(string); isText {
-			entitlements = append(entitlements, text)
+}
+
+// licenseEnd is when the license (or the file carrying it) ends; nil for never.
+func licenseEnd(proof *guardProof) *time.Time {
+	end := proof.expiresAt
+	if proof.license.ExpiresAt != nil {
+		if at, ok := isoTime(*proof.license.ExpiresAt); ok && (end == nil || at.Before(*end)) {
+			end = &at
 		}
 	}
-	return result, entitlements
+	return end
 }
 
-// isoTime reads an optional ISO 8601 time: nil when absent, false when it is not a time.
-func isoTime(value any) (*time.Time, bool) {
-	if value == nil {
-		return nil, true
+func earliest(at time.Time, end *time.Time) time.Time {
+	if end != nil && end.Before(at) {
+		return *end
 	}
-	text, isText := value.(string)
-	if !isText || len(text) > 40 {
-		return nil, false
+	return at
+}
+
+func isoTime(text string) (time.Time, bool) {
+	if len(text) > 40 {
+		return time.Time{}, false
 	}
 	at, err := time.Parse(time.RFC3339Nano, text)
-	if err != nil {
-		return nil, false
-	}
-	return &at, true
+	return at, err == nil
 }
 
-func (g *LicenseGuard) answerIsOurs(answer map[string]any) bool {
-	_, hasValidity := answer["isValid"].(bool)
-	license, _ := answer["license"].(map[string]any)
-	id, _ := license["id"].(string)
-	product, _ := license["productId"].(string)
-	return hasValidity && id != "" && len(id) <= 64 && product == g.o.ProductID
-}
-
-func signatureReason(code string) string {
-	if code == "unknown_key" {
-		return "unknown_key"
+func (g *LicenseGuard) raiseLatest(at time.Time) {
+	if at.After(g.latestSigned) {
+		g.latestSigned = at
 	}
-	return "invalid_signature"
 }
 
 // Online.
 
-func (g *LicenseGuard) decide(ctx context.Context, now time.Time) GuardResult {
+// validateOnline is the online answer as a result, or false when the guard must decide from a proof.
+func (g *LicenseGuard) validateOnline(ctx context.Context, at time.Time) (GuardResult, bool) {
 	request := LicenseKeyRequest{Key: g.o.LicenseKey, ProductID: g.o.ProductID, Fingerprint: g.o.Fingerprint}
-	kept, err := g.o.Client.validateKept(ctx, request, g.o.Entitlements)
+	signWith := signPolicy{publicKeys: g.o.PublicKeys, now: func() time.Time { return at }, tolerance: g.o.ClockTolerance}
+	kept, err := g.o.Client.validateKept(ctx, request, signWith)
 	if err != nil {
 		var connection *ConnectionError
 		var refused *APIError
 		var signature *SignatureError
 		switch {
 		case errors.As(err, &connection) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-			return g.offline(now)
+			return GuardResult{}, false
 		case errors.As(err, &refused):
-			if refused.Status >= 500 {
-				return g.offline(now)
+			if refused.Status >= 500 || refused.Status == 408 || refused.Status == 429 {
+				return GuardResult{}, false
 			}
-			if refused.Code == "license_not_found" {
+			if refused.Status == 404 && refused.Code == "license_not_found" {
 				_ = g.Forget()
+				return invalidResult("license_not_found", nil), true
 			}
-			return invalidResult(refused.Code, nil)
+			return invalidResult("request_refused", nil), true
 		case errors.As(err, &signature):
-			// A stale answer means this clock and the server's disagree by minutes.
-			if signature.Code == "stale" {
-				return invalidResult("clock_tampered", nil)
+			// Verified, but signed later than this clock allows: the clock is behind the server's.
+			if signature.Code == "stale" && !signature.SignedAt.IsZero() {
+				g.raiseLatest(signature.SignedAt)
+				if signature.SignedAt.After(at.Add(g.o.ClockTolerance)) {
+					return invalidResult("clock_tampered", nil), true
+				}
 			}
-			return invalidResult(signatureReason(signature.Code), nil)
+			// Not our server's answer for this request (a captive portal, a proxy, an attacker):
+			// what an attacker gets by answering is what they get by cutting the line.
+			return GuardResult{}, false
 		default:
-			return invalidResult("malformed", nil)
+			return invalidResult("unexpected_error", nil), true
 		}
 	}
-	signedAt, err := verifyKeptAnswer(kept.answer, g.o.PublicKeys, kept.nonce)
+	text, err := serializeSignedAnswer(kept.answer, kept.nonce)
 	if err != nil {
-		var signature *SignatureError
-		if errors.As(err, &signature) {
-			return invalidResult(signatureReason(signature.Code), nil)
-		}
-		return invalidResult("invalid_signature", nil)
+		return invalidResult("unexpected_error", nil), true
 	}
-	if signedAt > g.latestSignedAt {
-		g.latestSignedAt = signedAt
+	proof := g.readAnswer(text)
+	if proof == nil {
+		return invalidResult("unexpected_error", nil), true // a checked answer that does not read back
 	}
-	var answer map[string]any
-	if json.Unmarshal(kept.answer.Body, &answer) != nil || !g.answerIsOurs(answer) {
-		return invalidResult("malformed", nil)
+	// Kept whether valid or not: a signed "revoked" must also win offline over an older "valid".
+	g.keep(text, proof.isValid)
+	g.raiseLatest(proof.signedAt)
+	if !proof.isValid {
+		license := proof.license
+		return invalidResult(proof.reason, &license), true
 	}
-	if answer["isValid"] != true {
-		// The server said no: a stored proof must not bring the license back offline.
-		_ = g.Forget()
-		reason, _ := answer["reason"].(string)
-		if reason == "" || len(reason) > 64 {
-			reason = "invalid"
-		}
-		return invalidResult(reason, answer)
+	deadline := proof.signedAt
+	if proof.checkInBy != nil {
+		deadline = *proof.checkInBy
 	}
-	checkInBy, ok := isoTime(answer["checkInBy"])
-	if !ok {
-		return invalidResult("malformed", answer)
-	}
-	g.keep(ctx, now, kept, answer)
-	license, entitlements := licenseOf(answer)
-	return GuardResult{State: GuardValid, Reason: "online", License: license, Entitlements: entitlements, ValidUntil: checkInBy}
-}
-
-type guardRecord struct {
-	Answer struct {
-		Status  int               `json:"status"`
-		Method  string            `json:"method"`
-		Path    string            `json:"path"`
-		Headers map[string]string `json:"headers"`
-		Body    []byte            `json:"body"`
-		Nonce   string            `json:"nonce"`
-	} `json:"answer"`
-	LicenseFile string `json:"licenseFile"`
-}
-
-// keep stores the new answer with a license file for this machine: the stored one while it is for
-// this license and in the first half of its life, else a fresh one. When no file can be had, the
-// store stays as it was.
-func (g *LicenseGuard) keep(ctx context.Context, now time.Time, kept *keptAnswer, answer map[string]any) {
-	licenseID := answer["license"].(map[string]any)["id"].(string)
-	file := ""
-	if stored := g.load(); stored != nil {
-		if checked, err := g.verifyFile(stored.licenseFile, now); err == nil && checked.LicenseID == licenseID && !pastHalfLife(checked, now) {
-			file = stored.licenseFile
-		}
-	}
-	if file == "" {
-		request := LicenseKeyRequest{Key: g.o.LicenseKey, ProductID: g.o.ProductID, Fingerprint: g.o.Fingerprint}
-		made, err := g.o.Client.CreateLicenseFile(ctx, request, true)
-		if err != nil {
-			return
-		}
-		if _, err := g.verifyFile(made.LicenseFile, now); err != nil {
-			return
-		}
-		file = made.LicenseFile
-	}
-	var record guardRecord
-	record.Answer.Status, record.Answer.Method, record.Answer.Path = kept.answer.Status, kept.answer.Method, kept.answer.Path
-	record.Answer.Headers = map[string]string{}
-	for _, name := range []string{"signature", "signature-input", "content-digest", "date"} {
-		if value, found := headerValue(kept.answer.Header, name); found {
-			record.Answer.Headers[name] = value
-		}
-	}
-	record.Answer.Body, record.Answer.Nonce, record.LicenseFile = kept.answer.Body, kept.nonce, file
-	clear, err := json.Marshal(record)
-	if err != nil {
-		return
-	}
-	sealed, err := g.seal(clear)
-	if err != nil {
-		return
-	}
-	_ = g.o.Storage.Set(g.storageKey, sealed)
-}
-
-func pastHalfLife(checked *LicenseFileResult, now time.Time) bool {
-	if checked.ExpiresAt == nil {
-		return false
-	}
-	issued, okIssued := fileTimeOf(checked.IssuedAt)
-	expires, okExpires := fileTimeOf(*checked.ExpiresAt)
-	if !okIssued || !okExpires {
-		return true
-	}
-	return !now.Before(issued.Add(expires.Sub(issued) / 2))
+	return proofResult(GuardValid, "online", proof, earliest(deadline, licenseEnd(proof))), true
 }
 
 // Offline.
 
-func (g *LicenseGuard) offline(now time.Time) GuardResult {
-	proof := g.load()
+func (g *LicenseGuard) fromProofs(at time.Time) GuardResult {
+	proof := g.readStored()
+	file, fileCode := g.readFile(at)
+	if file != nil && (proof == nil || file.signedAt.After(proof.signedAt)) {
+		proof = file
+	}
 	if proof == nil {
-		return invalidResult("no_proof", nil)
-	}
-	latest := g.latestSignedAt
-	if proof.signedAt > latest {
-		latest = proof.signedAt
-	}
-	if time.Unix(latest, 0).After(now.Add(g.o.ClockTolerance)) {
-		return invalidResult("clock_tampered", proof.answer)
-	}
-	checked, err := g.verifyFile(proof.licenseFile, now)
-	if err != nil {
-		var refused *LicenseFileError
-		if !errors.As(err, &refused) || notAProof[refused.Code] {
-			return invalidResult("no_proof", nil)
+		if fileCode != "" {
+			return invalidResult(fileCode, nil)
 		}
-		return invalidResult(refused.Code, proof.answer)
-	}
-	license, entitlements := licenseOf(proof.answer)
-	if checked.LicenseID != license.ID {
 		return invalidResult("no_proof", nil)
 	}
-	checkInBy, ok := isoTime(proof.answer["checkInBy"])
-	if !ok {
-		return invalidResult("no_proof", nil)
+	license := proof.license
+	g.raiseLatest(proof.signedAt)
+	if g.latestSigned.After(at.Add(g.o.ClockTolerance)) {
+		return invalidResult("clock_tampered", &license)
 	}
-	if checkInBy == nil || now.Before(*checkInBy) {
-		return GuardResult{State: GuardValid, Reason: "offline", License: license, Entitlements: entitlements, ValidUntil: checkInBy}
+	if !proof.isValid {
+		return invalidResult(proof.reason, &license)
 	}
-	grace := g.o.GracePeriod
-	if seconds, isNumber := proof.answer["gracePeriod"].(float64); isNumber && seconds >= 0 && seconds == math.Trunc(seconds) {
-		grace = time.Duration(seconds) * time.Second
+	end := licenseEnd(proof)
+	if end != nil && !end.After(at) {
+		return invalidResult("expired", &license)
 	}
-	if ends := checkInBy.Add(grace); now.Before(ends) {
-		return GuardResult{State: GuardGrace, Reason: "check_in_overdue", License: license, Entitlements: entitlements, ValidUntil: &ends}
+	deadline := proof.signedAt
+	if proof.checkInBy != nil {
+		deadline = *proof.checkInBy
 	}
-	return invalidResult("grace_expired", proof.answer)
+	grace := g.gracePeriod
+	if proof.gracePeriod != nil {
+		grace = *proof.gracePeriod
+	}
+	if at.Before(deadline) {
+		return proofResult(GuardValid, "offline", proof, earliest(deadline, end))
+	}
+	if graceEnd := deadline.Add(grace); at.Before(graceEnd) {
+		return proofResult(GuardGrace, "check_in_overdue", proof, earliest(graceEnd, end))
+	}
+	return invalidResult("grace_expired", &license)
 }
 
-func (g *LicenseGuard) verifyFile(file string, now time.Time) (*LicenseFileResult, error) {
-	return VerifyLicenseFile(file, LicenseFileOptions{
-		PublicKeys:          g.o.PublicKeys,
-		ProductID:           g.o.ProductID,
-		LicenseKey:          g.o.LicenseKey,
-		Fingerprint:         g.o.Fingerprint,
-		Now:                 now,
-		ClockTolerance:      g.o.ClockTolerance,
-		RequireEntitlements: g.o.Entitlements,
-	})
+type guardRecord struct {
+	Answer      string  `json:"answer"`
+	Fingerprint *string `json:"fingerprint"`
 }
 
-type guardProof struct {
-	answer      map[string]any
-	signedAt    int64
-	licenseFile string
-}
-
-// load returns the stored proof when it is whole and its answer verifies; nil otherwise.
-func (g *LicenseGuard) load() *guardProof {
-	text, found, err := g.o.Storage.Get(g.storageKey)
+// readStored is the stored answer when it opens, verifies and is for this license, product and machine.
+func (g *LicenseGuard) readStored() *guardProof {
+	text, found, err := g.o.Storage.Get(g.o.StorageKey)
 	if err != nil || !found {
 		return nil
 	}
@@ -464,28 +403,152 @@ func (g *LicenseGuard) load() *guardProof {
 		return nil
 	}
 	var record guardRecord
-	if !strictDecode(clear, &record) {
+	if json.Unmarshal(clear, &record) != nil || record.Answer == "" {
 		return nil
 	}
-	kept := record.Answer
-	if kept.Status != http.StatusOK || kept.Method != "POST" || !strings.HasSuffix(kept.Path, validatePathSuffix) ||
-		len(kept.Path) > 512 || kept.Nonce == "" || len(kept.Nonce) > 128 || record.LicenseFile == "" {
+	if (record.Fingerprint == nil) != (g.o.Fingerprint == "") || (record.Fingerprint != nil && *record.Fingerprint != g.o.Fingerprint) {
 		return nil
 	}
-	header := http.Header{}
-	for name, value := range kept.Headers {
-		header.Set(name, value)
+	return g.readAnswer(record.Answer)
+}
+
+// readAnswer verifies a kept validation answer again; nil for anything that is not ours for this license.
+func (g *LicenseGuard) readAnswer(text string) *guardProof {
+	answer, body, signedAt, err := readSignedAnswer(text, g.o.PublicKeys)
+	if err != nil || answer.Status != 200 || answer.Method != "POST" || !strings.HasSuffix(answer.Path, "/licenses/validate") {
+		return nil
 	}
-	answer := SignedAnswer{Status: kept.Status, Header: header, Body: kept.Body, Method: kept.Method, Path: kept.Path}
-	signedAt, err := verifyKeptAnswer(answer, g.o.PublicKeys, kept.Nonce)
+	return g.toProof(body, signedAt)
+}
+
+func (g *LicenseGuard) toProof(body map[string]any, signedAt time.Time) *guardProof {
+	isValid, hasValidity := body["isValid"].(bool)
+	license, _ := body["license"].(map[string]any)
+	id, hasID := license["id"].(string)
+	key, hasKey := license["key"].(string)
+	status, hasStatus := license["status"].(string)
+	product, _ := license["productId"].(string)
+	timestampText, _ := body["timestamp"].(string)
+	timestamp, hasTimestamp := isoTime(timestampText)
+	if !hasValidity || !hasID || !hasKey || !hasStatus || product != g.o.ProductID || !hasTimestamp ||
+		(key != g.o.LicenseKey && key != CanonicalLicenseKey(g.o.LicenseKey)) {
+		return nil
+	}
+	proof := &guardProof{signedAt: laterOf(signedAt, timestamp), isValid: isValid, license: GuardLicense{ID: id, Status: status}}
+	switch expiration := license["expirationDate"].(type) {
+	case nil:
+	case string:
+		proof.license.ExpiresAt = &expiration
+	default:
+		return nil
+	}
+	codes, isList := license["entitlements"].([]any)
+	if !isList {
+		return nil
+	}
+	proof.entitlements = []string{}
+	for _, code := range codes {
+		text, isText := code.(string)
+		if !isText {
+			return nil
+		}
+		proof.entitlements = append(proof.entitlements, text)
+	}
+	if value, present := body["checkInBy"]; present {
+		text, _ := value.(string)
+		checkInBy, ok := isoTime(text)
+		if !ok {
+			return nil
+		}
+		proof.checkInBy = &checkInBy
+	}
+	if value, present := body["gracePeriod"]; present {
+		seconds, isNumber := value.(float64)
+		if !isNumber || seconds < 0 || seconds != math.Trunc(seconds) || time.Duration(seconds)*time.Second > MaxGuardGracePeriod {
+			return nil
+		}
+		grace := time.Duration(seconds) * time.Second
+		proof.gracePeriod = &grace
+	}
+	reason, _ := body["reason"].(string)
+	if !validationReasons[reason] {
+		reason = ""
+	}
+	if !isValid && reason == "" {
+		return nil
+	}
+	proof.reason = reason
+	return proof
+}
+
+// readFile is the LicenseFile option verified at at: a proof, or the code it fails with ("" and
+// nil without one).
+func (g *LicenseGuard) readFile(at time.Time) (*guardProof, string) {
+	if g.o.LicenseFile == "" {
+		return nil, ""
+	}
+	file, err := VerifyLicenseFile(g.o.LicenseFile, LicenseFileOptions{
+		PublicKeys: g.o.PublicKeys, ProductID: g.o.ProductID, LicenseKey: g.o.LicenseKey,
+		Fingerprint: g.o.Fingerprint, Now: at, ClockTolerance: g.o.ClockTolerance,
+	})
 	if err != nil {
-		return nil
+		var refused *LicenseFileError
+		if !errors.As(err, &refused) {
+			return nil, "unexpected_error"
+		}
+		if refused.Code == "not_yet_valid" {
+			// Issued after this clock: the clock was wound back past the file's making.
+			return nil, "clock_tampered"
+		}
+		return nil, refused.Code
 	}
-	var body map[string]any
-	if json.Unmarshal(kept.Body, &body) != nil || !g.answerIsOurs(body) || body["isValid"] != true {
-		return nil
+	issued, _ := fileTimeOf(file.IssuedAt)
+	proof := &guardProof{
+		signedAt: issued, isValid: file.License.Status == "active",
+		license:      GuardLicense{ID: file.LicenseID, Status: file.License.Status, ExpiresAt: file.License.ExpirationDate},
+		entitlements: append([]string{}, file.Entitlements...),
 	}
-	return &guardProof{answer: body, signedAt: signedAt, licenseFile: record.LicenseFile}
+	switch file.License.Status {
+	case "active":
+	case "revoked":
+		proof.reason = "revoked"
+	default:
+		proof.reason = "expired"
+	}
+	if file.CheckInBy != "" {
+		if checkInBy, ok := isoTime(file.CheckInBy); ok {
+			proof.checkInBy = &checkInBy
+		}
+	}
+	if file.GracePeriod != nil {
+		grace := time.Duration(*file.GracePeriod) * time.Second
+		proof.gracePeriod = &grace
+	}
+	if file.ExpiresAt != nil {
+		if expires, ok := fileTimeOf(*file.ExpiresAt); ok {
+			proof.expiresAt = &expires
+		}
+	}
+	return proof, ""
+}
+
+// The store.
+
+func (g *LicenseGuard) keep(answer string, isValid bool) {
+	record := guardRecord{Answer: answer}
+	if g.o.Fingerprint != "" {
+		record.Fingerprint = &g.o.Fingerprint
+	}
+	clear, err := json.Marshal(record)
+	if err == nil {
+		var sealed string
+		if sealed, err = g.seal(clear); err == nil {
+			err = g.o.Storage.Set(g.o.StorageKey, sealed)
+		}
+	}
+	if err != nil && !isValid {
+		_ = g.Forget() // an older "valid" must not outlive a signed "invalid" we could not store
+	}
 }
 
 func (g *LicenseGuard) storeCipher(salt []byte) (cipher.AEAD, error) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -36,46 +37,48 @@ func (c *clock) set(offset time.Duration) {
 }
 
 func TestFileStorageWritesAtomicallyForThisUserOnly(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "keyturn")
-	storage := keyturn.FileStorage{Dir: dir}
-	if _, found, err := storage.Get("proof"); found || err != nil {
+	storage := keyturn.FileStorage{Dir: filepath.Join(t.TempDir(), "keyturn")}
+	const key = "keyturn-guard:prd_1"
+	if _, found, err := storage.Get(key); found || err != nil {
 		t.Fatalf("empty store: %v %v", found, err)
 	}
 	for _, value := range []string{"first", "second"} {
-		if err := storage.Set("proof", value); err != nil {
+		if err := storage.Set(key, value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if value, found, err := storage.Get("proof"); value != "second" || !found || err != nil {
+	if value, found, err := storage.Get(key); value != "second" || !found || err != nil {
 		t.Fatalf("got %q %v %v", value, found, err)
 	}
-	if info, err := os.Stat(filepath.Join(dir, "proof")); err != nil || info.Mode().Perm() != 0o600 {
+	path, _ := storage.Path(key)
+	if !regexp.MustCompile(`^[0-9a-f]{32}\.json$`).MatchString(filepath.Base(path)) {
+		t.Fatalf("file name %s", path) // a safe name that says nothing of the key
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("file mode: %v %v", info, err)
 	}
-	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o700 {
+	if info, err := os.Stat(storage.Dir); err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("folder mode: %v %v", info, err)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+	if entries, _ := os.ReadDir(storage.Dir); len(entries) != 1 {
 		t.Fatalf("a temporary file was left behind: %v", entries)
 	}
 	for i := 0; i < 2; i++ {
-		if err := storage.Delete("proof"); err != nil {
+		if err := storage.Delete(key); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, found, _ := storage.Get("proof"); found {
+	if _, found, _ := storage.Get(key); found {
 		t.Fatal("deleted, still found")
 	}
-	for _, bad := range []string{"", "../escape", ".hidden", "a/b"} {
-		if err := storage.Set(bad, "x"); err == nil {
-			t.Fatalf("key %q accepted", bad)
-		}
+	if err := storage.Set("", "x"); err == nil {
+		t.Fatal("an empty key was accepted")
 	}
 }
 
 func TestNewLicenseGuardRefusesInvalidOptions(t *testing.T) {
 	pem := loadVectors(t).pems([]string{"product"})
-	client := keyturn.NewClient(keyturn.Options{BaseURL: "http://127.0.0.1:9", APIKey: "kt_client_x", PublicKeys: pem, NoRetries: true})
+	client := keyturn.NewClient(keyturn.Options{BaseURL: "http://127.0.0.1:9", APIKey: "kt_client_x", NoRetries: true})
 	valid := func() keyturn.GuardOptions {
 		return keyturn.GuardOptions{
 			Client: client, LicenseKey: "AAAAA-BBBBB-CCCCC-DDDDD-EEEEE", ProductID: "prd_guard", PublicKeys: pem,
@@ -83,18 +86,16 @@ func TestNewLicenseGuardRefusesInvalidOptions(t *testing.T) {
 		}
 	}
 	invalid := map[string]func(*keyturn.GuardOptions){
-		"no client": func(o *keyturn.GuardOptions) { o.Client = nil },
-		"a client without keys": func(o *keyturn.GuardOptions) {
-			o.Client = keyturn.NewClient(keyturn.Options{BaseURL: "http://127.0.0.1:9"})
-		},
-		"no license key":          func(o *keyturn.GuardOptions) { o.LicenseKey = " " },
-		"no product":              func(o *keyturn.GuardOptions) { o.ProductID = "" },
-		"no public key":           func(o *keyturn.GuardOptions) { o.PublicKeys = nil },
-		"not a public key":        func(o *keyturn.GuardOptions) { o.PublicKeys = []string{"not a key"} },
-		"a negative grace period": func(o *keyturn.GuardOptions) { o.GracePeriod = -time.Second },
-		"an endless grace period": func(o *keyturn.GuardOptions) { o.GracePeriod = 1 << 62 },
-		"a day of clock skew":     func(o *keyturn.GuardOptions) { o.ClockTolerance = 24 * time.Hour },
-		"an empty entitlement":    func(o *keyturn.GuardOptions) { o.Entitlements = []string{""} },
+		"no client":                             func(o *keyturn.GuardOptions) { o.Client = nil },
+		"no license key":                        func(o *keyturn.GuardOptions) { o.LicenseKey = "" },
+		"no product":                            func(o *keyturn.GuardOptions) { o.ProductID = "" },
+		"no public key":                         func(o *keyturn.GuardOptions) { o.PublicKeys = nil },
+		"not a public key":                      func(o *keyturn.GuardOptions) { o.PublicKeys = []string{"not a key"} },
+		"a negative grace period":               func(o *keyturn.GuardOptions) { o.GracePeriod = -time.Second },
+		"a grace period of ten years and a day": func(o *keyturn.GuardOptions) { o.GracePeriod = keyturn.MaxGuardGracePeriod + 24*time.Hour },
+		"a grace period of 1.5 s":               func(o *keyturn.GuardOptions) { o.GracePeriod = 1500 * time.Millisecond },
+		"a day of clock skew":                   func(o *keyturn.GuardOptions) { o.ClockTolerance = 24 * time.Hour },
+		"a negative clock tolerance":            func(o *keyturn.GuardOptions) { o.ClockTolerance = -time.Second },
 	}
 	for name, change := range invalid {
 		options := valid()
@@ -121,7 +122,8 @@ func TestNewLicenseGuardRefusesInvalidOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	result, err := guard.Check(context.Background())
-	if err != nil || result.State != keyturn.GuardInvalid || result.Reason != "no_proof" || result.License != nil || result.ValidUntil != nil {
+	want := keyturn.GuardResult{State: keyturn.GuardInvalid, Reason: "no_proof", Entitlements: []string{}}
+	if err != nil || !reflect.DeepEqual(result, want) {
 		t.Fatalf("unreachable, nothing stored: %+v %v", result, err)
 	}
 }
@@ -131,28 +133,53 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 	s := startScenario(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	const day = 24 * time.Hour
 	client := keyturn.NewClient(keyturn.Options{
-		BaseURL: s.BaseURL, APIKey: s.ClientKey, PublicKeys: []string{s.PublicKeyPEM}, Timeout: 10 * time.Second,
+		BaseURL: s.BaseURL, APIKey: s.ClientKey, Timeout: 10 * time.Second,
 		RetryBaseDelay: 10 * time.Millisecond, // the outage's retries, quickly
 	})
 	admin := keyturn.NewClient(keyturn.Options{BaseURL: s.BaseURL, APIKey: s.AdminKey, Timeout: 10 * time.Second})
 	storage := keyturn.FileStorage{Dir: t.TempDir()}
 	now := &clock{}
-	newLicense := func() (id, key string) {
+	ids := map[string]string{}
+	newLicense := func(activate bool, fields map[string]any) string {
 		var license struct {
 			ID  string `json:"id"`
 			Key string `json:"key"`
 		}
 		body := map[string]any{"productId": s.ProductID, "maxActivations": 2}
+		for name, value := range fields {
+			body[name] = value
+		}
 		if err := admin.Request(ctx, "POST", "/licenses", body, &license); err != nil {
 			t.Fatal(err)
 		}
-		return license.ID, license.Key
+		if activate {
+			seat := keyturn.LicenseKeyRequest{Key: license.Key, ProductID: s.ProductID, Fingerprint: guardMachine}
+			if _, err := client.ActivateLicense(ctx, seat, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids[license.Key] = license.ID
+		return license.Key
+	}
+	newPolicy := func(gracePeriod any) map[string]any {
+		var policy struct {
+			ID string `json:"id"`
+		}
+		body := map[string]any{
+			"productId": s.ProductID, "name": fmt.Sprintf("Daily check-in, grace %v", gracePeriod), "maxActivations": 2,
+			"checkInInterval": int(day.Seconds()), "gracePeriod": gracePeriod,
+		}
+		if err := admin.Request(ctx, "POST", "/policies", body, &policy); err != nil {
+			t.Fatal(err)
+		}
+		return map[string]any{"policyId": policy.ID}
 	}
 	newGuard := func(key string, change func(*keyturn.GuardOptions)) *keyturn.LicenseGuard {
 		options := keyturn.GuardOptions{
 			Client: client, LicenseKey: key, ProductID: s.ProductID, PublicKeys: []string{string(s.PublicKeyJWK)},
-			Fingerprint: guardMachine, Storage: storage, Now: now.now,
+			Fingerprint: guardMachine, Storage: storage, StorageKey: "guard:" + key, Now: now.now,
 		}
 		if change != nil {
 			change(&options)
@@ -171,139 +198,128 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 		}
 		return result
 	}
-	activate := func(key string) {
-		if _, err := client.ActivateLicense(ctx, keyturn.LicenseKeyRequest{Key: key, ProductID: s.ProductID, Fingerprint: guardMachine}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	halfDay := func(o *keyturn.GuardOptions) { o.GracePeriod = day / 2 }
 
-	licenseID, key := newLicense()
-	activate(key)
+	// No check-in policy: the guard's own grace period (3 days by default) counts from the answer.
+	plainKey := newLicense(true, nil)
 	var changes []keyturn.GuardStateChange
-	guard := newGuard(key, func(o *keyturn.GuardOptions) {
+	plain := newGuard(plainKey, func(o *keyturn.GuardOptions) {
 		o.OnChange = func(change keyturn.GuardStateChange) { changes = append(changes, change) }
 	})
-	online := check(guard, keyturn.GuardValid, "online")
-	if online.License == nil || online.License.ID != licenseID || online.License.Status != "active" || online.ValidUntil != nil {
+	online := check(plain, keyturn.GuardValid, "online")
+	if online.License == nil || online.License.Status != "active" || online.License.ExpiresAt != nil ||
+		online.ValidUntil == nil || time.Since(*online.ValidUntil).Abs() > 5*time.Second {
 		t.Fatalf("online: %+v", online)
 	}
-	stored, found, _ := storage.Get(guard.StorageKey())
-	if !found || strings.Contains(stored, key) {
+	stored, found, _ := storage.Get(plain.StorageKey())
+	if !found || strings.Contains(stored, plainKey) {
 		t.Fatalf("the proof is not stored sealed: %v", found)
 	}
-	if info, err := os.Stat(filepath.Join(storage.Dir, guard.StorageKey())); err != nil || info.Mode().Perm() != 0o600 {
-		t.Fatalf("store mode: %v %v", info, err)
+	if path, _ := storage.Path(plain.StorageKey()); mode(t, path) != 0o600 {
+		t.Fatalf("store mode %o", mode(t, path))
 	}
-	check(guard, keyturn.GuardValid, "online")
+	online = check(plain, keyturn.GuardValid, "online") // the stored answer is now this one
 	if len(changes) != 1 {
 		t.Fatalf("one change expected, got %d", len(changes))
 	}
 
-	// A license the server refuses: invalid with the server's reason, and the proof is dropped.
-	revokedID, revokedKey := newLicense()
-	activate(revokedKey)
-	revokedGuard := newGuard(revokedKey, nil)
-	check(revokedGuard, keyturn.GuardValid, "online")
-	if err := admin.Request(ctx, "POST", "/licenses/"+revokedID+"/revoke", map[string]any{}, nil); err != nil {
-		t.Fatal(err)
-	}
-	check(revokedGuard, keyturn.GuardInvalid, "revoked")
-	if _, found, _ := storage.Get(revokedGuard.StorageKey()); found {
-		t.Fatal("the revoked license's proof was kept")
-	}
-	_, idleKey := newLicense()
-	check(newGuard(idleKey, nil), keyturn.GuardInvalid, "not_activated")
-	stranger := keyturn.NewClient(keyturn.Options{
-		BaseURL: s.BaseURL, APIKey: "kt_client_not-a-real-key-000000000000", PublicKeys: []string{s.PublicKeyPEM},
-	})
-	check(newGuard(key, func(o *keyturn.GuardOptions) { o.Client = stranger }), keyturn.GuardInvalid, "unauthenticated")
-
-	// Licenses whose policy asks for a check-in every day: with the policy's 2 days of grace, and
-	// with none set (the guard's own 12 hours then, or its default of none).
-	const day = 24 * time.Hour
-	newPolicy := func(gracePeriod any) string {
-		var policy struct {
-			ID string `json:"id"`
-		}
-		body := map[string]any{
-			"productId": s.ProductID, "name": fmt.Sprintf("Daily check-in, grace %v", gracePeriod), "maxActivations": 2,
-			"checkInInterval": int(day.Seconds()), "gracePeriod": gracePeriod,
-		}
-		if err := admin.Request(ctx, "POST", "/policies", body, &policy); err != nil {
-			t.Fatal(err)
-		}
-		return policy.ID
-	}
-	newLicenseOf := func(policyID string) string {
-		var license struct {
-			Key string `json:"key"`
-		}
-		if err := admin.Request(ctx, "POST", "/licenses", map[string]any{"productId": s.ProductID, "policyId": policyID}, &license); err != nil {
-			t.Fatal(err)
-		}
-		activate(license.Key)
-		return license.Key
-	}
-	halfDay := func(o *keyturn.GuardOptions) { o.GracePeriod = day / 2 }
-	daily := newGuard(newLicenseOf(newPolicy(int(2*day.Seconds()))), halfDay)
+	// A daily check-in with the policy's 2 days of grace (it wins over the option), with none set
+	// (the option then), and a license that expires in 2 days.
+	daily := newGuard(newLicense(true, newPolicy(int(2*day.Seconds()))), halfDay)
 	before := time.Now()
 	onlineDaily := check(daily, keyturn.GuardValid, "online")
-	after := time.Now()
-	if onlineDaily.ValidUntil == nil || onlineDaily.ValidUntil.Before(before.Add(day-time.Second)) || onlineDaily.ValidUntil.After(after.Add(day+time.Second)) {
+	if onlineDaily.ValidUntil == nil || onlineDaily.ValidUntil.Before(before.Add(day-time.Second)) || onlineDaily.ValidUntil.After(time.Now().Add(day+time.Second)) {
 		t.Fatalf("online with a check-in: %+v", onlineDaily)
 	}
 	checkInBy := *onlineDaily.ValidUntil
-	ownGraceKey := newLicenseOf(newPolicy(nil))
+	ownPolicy := newPolicy(nil)
+	ownGraceKey := newLicense(true, ownPolicy)
 	ownGrace := newGuard(ownGraceKey, halfDay)
-	check(ownGrace, keyturn.GuardValid, "online")
-	noGrace := newGuard(ownGraceKey, nil)
-	check(noGrace, keyturn.GuardValid, "online")
+	noGrace := newGuard(ownGraceKey, func(o *keyturn.GuardOptions) { o.NoGracePeriod, o.StorageKey = true, "guard:no-grace" })
+	endsSoon := newGuard(newLicense(true, map[string]any{
+		"policyId": ownPolicy["policyId"], "expirationDate": time.Now().Add(2 * day).UTC().Format("2006-01-02T15:04:05.000Z"),
+	}), nil)
+	for _, guard := range []*keyturn.LicenseGuard{ownGrace, noGrace, endsSoon} {
+		check(guard, keyturn.GuardValid, "online")
+	}
+
+	// A license file for this machine, given to a guard that has no stored answer.
+	fileKey := newLicense(true, newPolicy(int(2*day.Seconds())))
+	made, err := client.CreateLicenseFile(ctx, keyturn.LicenseKeyRequest{Key: fileKey, ProductID: s.ProductID, Fingerprint: guardMachine}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile := func(o *keyturn.GuardOptions) { o.LicenseFile = made.LicenseFile }
+	fromFile := newGuard(fileKey, withFile)
+
+	// The server's refusals.
+	revokedKey := newLicense(true, nil)
+	revoked := newGuard(revokedKey, nil)
+	check(revoked, keyturn.GuardValid, "online")
+	if err := admin.Request(ctx, "POST", "/licenses/"+ids[revokedKey]+"/revoke", map[string]any{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if result := check(revoked, keyturn.GuardInvalid, "revoked"); len(result.Entitlements) != 0 || result.ValidUntil != nil {
+		t.Fatalf("revoked: %+v", result)
+	}
+	idleKey := newLicense(false, nil)
+	check(newGuard(idleKey, nil), keyturn.GuardInvalid, "not_activated")
+	stranger := keyturn.NewClient(keyturn.Options{BaseURL: s.BaseURL, APIKey: "kt_client_not-a-real-key-000000000000"})
+	check(newGuard(plainKey, func(o *keyturn.GuardOptions) { o.Client = stranger }), keyturn.GuardInvalid, "request_refused")
+	if unknown := check(newGuard("ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ", nil), keyturn.GuardInvalid, "license_not_found"); unknown.License != nil {
+		t.Fatalf("unknown: %+v", unknown)
+	}
 
 	// The outage. (Idle keep-alive connections closed first, else the server's graceful stop waits for them.)
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	s.Stop()
+	offline := check(plain, keyturn.GuardGrace, "check_in_overdue")
+	if !reflect.DeepEqual(offline.License, online.License) || !offline.ValidUntil.Equal(online.ValidUntil.Add(3*day)) {
+		t.Fatalf("offline: %+v", offline)
+	}
+	if len(changes) != 2 || !reflect.DeepEqual(*changes[1].Previous, online) || !reflect.DeepEqual(changes[1].Current, offline) {
+		t.Fatalf("changes: %+v", changes)
+	}
+	check(newGuard(plainKey, nil), keyturn.GuardGrace, "check_in_overdue") // the application restarted
+	check(revoked, keyturn.GuardInvalid, "revoked")                        // the stored signed "revoked" still says so
+	// Never across machines or licenses: the store does not open for them.
+	check(newGuard(plainKey, func(o *keyturn.GuardOptions) { o.Fingerprint = "another-machine" }), keyturn.GuardInvalid, "no_proof")
+	if err := storage.Set("guard:"+idleKey, stored); err != nil {
+		t.Fatal(err)
+	}
+	check(newGuard(idleKey, nil), keyturn.GuardInvalid, "no_proof")
 
-	// Before the check-in deadline: valid; then the policy's grace (it wins over the option); then invalid.
-	if offline := check(daily, keyturn.GuardValid, "offline"); !offline.ValidUntil.Equal(checkInBy) {
-		t.Fatalf("offline with a check-in: %+v", offline)
+	// Before the check-in deadline, valid; then the grace; then invalid.
+	if result := check(daily, keyturn.GuardValid, "offline"); !result.ValidUntil.Equal(checkInBy) {
+		t.Fatalf("offline with a check-in: %+v", result)
 	}
-	now.set(day + day/2)
-	grace := check(daily, keyturn.GuardGrace, "check_in_overdue")
-	if grace.ValidUntil == nil || !grace.ValidUntil.Equal(checkInBy.Add(2*day)) || !reflect.DeepEqual(grace.License, onlineDaily.License) {
-		t.Fatalf("grace: %+v", grace)
-	}
-	check(ownGrace, keyturn.GuardInvalid, "grace_expired")
+	check(fromFile, keyturn.GuardValid, "offline")
 	now.set(day + day/4)
 	check(ownGrace, keyturn.GuardGrace, "check_in_overdue")
 	check(noGrace, keyturn.GuardInvalid, "grace_expired")
+	now.set(day + day/2)
+	grace := check(daily, keyturn.GuardGrace, "check_in_overdue")
+	if !grace.ValidUntil.Equal(checkInBy.Add(2*day)) || !reflect.DeepEqual(grace.License, onlineDaily.License) {
+		t.Fatalf("grace: %+v", grace)
+	}
+	check(ownGrace, keyturn.GuardInvalid, "grace_expired")
+	check(fromFile, keyturn.GuardGrace, "check_in_overdue")
+	now.set(2*day + day/2)
+	check(endsSoon, keyturn.GuardInvalid, "expired") // the license's own end, offline
+	check(plain, keyturn.GuardGrace, "check_in_overdue")
 	now.set(3*day + day/2)
-	if expired := check(daily, keyturn.GuardInvalid, "grace_expired"); expired.ValidUntil != nil {
+	if expired := check(daily, keyturn.GuardInvalid, "grace_expired"); expired.ValidUntil != nil || !reflect.DeepEqual(expired.License, onlineDaily.License) {
 		t.Fatalf("grace expired: %+v", expired)
 	}
-	now.set(0)
-	offline := check(guard, keyturn.GuardValid, "offline")
-	if !reflect.DeepEqual(offline.License, online.License) || len(changes) != 2 || !reflect.DeepEqual(*changes[1].Previous, online) {
-		t.Fatalf("offline: %+v, changes %+v", offline, changes)
-	}
-	check(newGuard(key, nil), keyturn.GuardValid, "offline") // the application restarted
-	// Never across machines or licenses.
-	check(newGuard(key, func(o *keyturn.GuardOptions) { o.Fingerprint = "another-machine" }), keyturn.GuardInvalid, "no_proof")
-	other := newGuard(idleKey, nil)
-	if err := storage.Set(other.StorageKey(), stored); err != nil {
-		t.Fatal(err)
-	}
-	check(other, keyturn.GuardInvalid, "no_proof")
+	check(plain, keyturn.GuardInvalid, "grace_expired")
 
 	// The clock wound back past the last signed server time: refused, by a restarted guard too.
 	now.set(-time.Hour)
-	check(guard, keyturn.GuardInvalid, "clock_tampered")
-	check(newGuard(key, nil), keyturn.GuardInvalid, "clock_tampered")
-	now.set(-time.Minute) // within the tolerance
-	check(guard, keyturn.GuardValid, "offline")
-
-	// The stored license file runs out (a client key gets at most the product's clientTokenTtl, 7 days).
-	now.set(8 * 24 * time.Hour)
-	check(guard, keyturn.GuardInvalid, "expired")
+	check(plain, keyturn.GuardInvalid, "clock_tampered")
+	check(newGuard(plainKey, nil), keyturn.GuardInvalid, "clock_tampered")
+	check(newGuard(fileKey, withFile), keyturn.GuardInvalid, "clock_tampered")
+	now.set(-time.Minute) // within the tolerance (and before the answer's time: not yet overdue)
+	check(plain, keyturn.GuardValid, "offline")
 	now.set(0)
 
 	// A tampered or unreadable store counts as absent.
@@ -312,13 +328,22 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 		tampered = stored[:len(stored)-8] + "BBBBBBBB"
 	}
 	for _, value := range []string{tampered, "not a proof"} {
-		if err := storage.Set(guard.StorageKey(), value); err != nil {
+		if err := storage.Set(plain.StorageKey(), value); err != nil {
 			t.Fatal(err)
 		}
-		check(guard, keyturn.GuardInvalid, "no_proof")
+		check(plain, keyturn.GuardInvalid, "no_proof")
 	}
-	if err := guard.Forget(); err != nil {
+	if err := plain.Forget(); err != nil {
 		t.Fatal(err)
 	}
-	check(guard, keyturn.GuardInvalid, "no_proof")
+	check(plain, keyturn.GuardInvalid, "no_proof")
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Mode().Perm()
 }

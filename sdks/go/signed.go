@@ -108,17 +108,84 @@ func VerifySignedAnswer(answer SignedAnswer, check SignatureCheck) error {
 	dated, dateErr := http.ParseTime(date)
 	if dateErr != nil || math.Abs(current-float64(created)) > tolerance.Seconds() ||
 		math.Abs(current-float64(dated.Unix())) > tolerance.Seconds() {
-		return signatureError("stale", "The answer was signed at "+time.Unix(created, 0).UTC().Format(time.RFC3339)+
+		stale := signatureError("stale", "The answer was signed at "+time.Unix(created, 0).UTC().Format(time.RFC3339)+
 			", more than "+tolerance.String()+" from now.")
+		if dateErr == nil {
+			stale.SignedAt = laterOf(time.Unix(created, 0), dated)
+		}
+		return stale
 	}
 	return nil
 }
 
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // verifyKeptAnswer checks a kept answer again, whatever its age (the license guard's stored
-// proof), and returns when the server signed it (epoch seconds).
-func verifyKeptAnswer(answer SignedAnswer, publicKeys []string, nonce string) (int64, error) {
-	created, _, err := checkAnswerSignature(answer, publicKeys, nonce)
-	return created, err
+// proof), and returns when the server signed it: the later of created and the signed Date.
+func verifyKeptAnswer(answer SignedAnswer, publicKeys []string, nonce string) (time.Time, error) {
+	created, date, err := checkAnswerSignature(answer, publicKeys, nonce)
+	if err != nil {
+		return time.Time{}, err
+	}
+	dated, err := http.ParseTime(date)
+	if err != nil {
+		return time.Time{}, signatureError("malformed", "The signed Date header is not a date.")
+	}
+	return laterOf(time.Unix(created, 0), dated), nil
+}
+
+// keptHeaders are the headers a kept answer keeps: those its signature covers or needs.
+var keptHeaders = []string{"signature-input", "signature", "content-digest", "date"}
+
+// keptAnswerText is a signed answer as JSON text (the JavaScript client's form).
+type keptAnswerText struct {
+	Status  int               `json:"status"`
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Nonce   string            `json:"nonce"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+// serializeSignedAnswer is the answer and the nonce it echoes as JSON text; readSignedAnswer takes it back.
+func serializeSignedAnswer(answer SignedAnswer, nonce string) (string, error) {
+	kept := keptAnswerText{Status: answer.Status, Method: answer.Method, Path: answer.Path, Nonce: nonce, Headers: map[string]string{}}
+	for _, name := range keptHeaders {
+		kept.Headers[name], _ = headerValue(answer.Header, name)
+	}
+	kept.Body = strings.ToValidUTF8(string(answer.Body), "\uFFFD")
+	text, err := json.Marshal(kept)
+	return string(text), err
+}
+
+// readSignedAnswer verifies a serialised answer again (not its age): the answer, its parsed body
+// and when it was signed, or a *SignatureError (malformed for text that is not a kept answer).
+func readSignedAnswer(text string, publicKeys []string) (SignedAnswer, map[string]any, time.Time, error) {
+	malformed := signatureError("malformed", "The kept answer is not one this client wrote.")
+	var kept keptAnswerText
+	if json.Unmarshal([]byte(text), &kept) != nil || kept.Headers == nil {
+		return SignedAnswer{}, nil, time.Time{}, malformed
+	}
+	header := http.Header{}
+	for _, name := range keptHeaders {
+		value, found := kept.Headers[name]
+		if !found {
+			return SignedAnswer{}, nil, time.Time{}, malformed
+		}
+		header.Set(name, value)
+	}
+	var body map[string]any
+	if json.Unmarshal([]byte(kept.Body), &body) != nil {
+		return SignedAnswer{}, nil, time.Time{}, malformed
+	}
+	answer := SignedAnswer{Status: kept.Status, Header: header, Body: []byte(kept.Body), Method: kept.Method, Path: kept.Path}
+	signedAt, err := verifyKeptAnswer(answer, publicKeys, kept.Nonce)
+	return answer, body, signedAt, err
 }
 
 // checkAnswerSignature is everything but the freshness; it returns the signed created (epoch

@@ -1,18 +1,17 @@
 package keyturn
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 )
 
 // maxStoredLength bounds what a store read returns: a guard's proof is a few kilobytes.
 const maxStoredLength = 256 << 10
-
-var storageKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$`)
 
 // GuardStorage is where the license guard keeps its last good proof; values are opaque strings.
 type GuardStorage interface {
@@ -41,19 +40,22 @@ type FileStorage struct {
 	Dir string
 }
 
-func (s FileStorage) path(key string) (string, error) {
-	if !storageKeyPattern.MatchString(key) {
-		return "", errors.New("keyturn: a storage key is 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'")
+// Path is the file of key: named by the first 32 hex digits of its SHA-256, so any key makes a
+// safe file name and the name says nothing about the license.
+func (s FileStorage) Path(key string) (string, error) {
+	if key == "" {
+		return "", errors.New("keyturn: a storage key is a non-empty string")
 	}
 	if s.Dir == "" {
 		return "", errors.New("keyturn: FileStorage needs a Dir")
 	}
-	return filepath.Join(s.Dir, key), nil
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(s.Dir, hex.EncodeToString(sum[:])[:32]+".json"), nil
 }
 
 // Get reads the value of key; a value over 256 KiB is not read (false).
 func (s FileStorage) Get(key string) (string, bool, error) {
-	path, err := s.path(key)
+	path, err := s.Path(key)
 	if err != nil {
 		return "", false, err
 	}
@@ -77,14 +79,14 @@ func (s FileStorage) Get(key string) (string, bool, error) {
 
 // Set writes the value of key atomically.
 func (s FileStorage) Set(key, value string) (err error) {
-	path, err := s.path(key)
+	path, err := s.Path(key)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
-	temporary, err := os.CreateTemp(s.Dir, "."+key+".*.tmp")
+	temporary, err := os.CreateTemp(s.Dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func (s FileStorage) Set(key, value string) (err error) {
 
 // Delete removes the value of key.
 func (s FileStorage) Delete(key string) error {
-	path, err := s.path(key)
+	path, err := s.Path(key)
 	if err != nil {
 		return err
 	}
