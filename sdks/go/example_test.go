@@ -38,17 +38,17 @@ func Example() {
 func ExampleNewLicenseGuard() {
 	run := func(ctx context.Context, client *keyturn.Client, licenseKey, productID, productPublicKey, machine string) error {
 		guard, err := keyturn.NewLicenseGuard(keyturn.GuardOptions{
-			Client:      client, // made with PublicKeys: the guard trusts only signed answers
+			Client:      client,
 			LicenseKey:  licenseKey,
 			ProductID:   productID,
-			PublicKeys:  []string{productPublicKey},
-			Fingerprint: machine,        // activated on this machine
-			GracePeriod: 72 * time.Hour, // after the check-in deadline, when the license's policy sets none
+			PublicKeys:  []string{productPublicKey}, // every answer it trusts is signed by this key
+			Fingerprint: machine,                    // activated on this machine
+			GracePeriod: 72 * time.Hour,             // when the license's policy sets none
 		})
 		if err != nil {
 			return err
 		}
-		result, _ := guard.Check(ctx) // online; offline from the stored signed proof after a network error or 5xx
+		result, _ := guard.Check(ctx) // online; offline from the last signed answer after a network error, 5xx, 408 or 429
 		switch result.State {
 		case keyturn.GuardInvalid:
 			return fmt.Errorf("not licensed: %s", result.Reason) // revoked, grace_expired, clock_tampered, no_proof …
