@@ -78,6 +78,8 @@ function claims(overrides: Claims = {}): Claims {
     customFields: undefined,
     fingerprint: undefined,
     entitlements: [],
+    checkInBy: undefined,
+    gracePeriod: undefined,
     iss: licenseTokenIssuer,
     sub: licenseId,
     aud: productId,
@@ -115,8 +117,13 @@ function result(overrides: Claims = {}): Record<string, Json> {
     issuedAt: all.createdAt as string,
     ...(all.fingerprint === undefined ? {} : { fingerprint: all.fingerprint }),
     entitlements: (all.entitlements ?? []) as Json,
+    ...(all.checkInBy === undefined ? {} : { checkInBy: all.checkInBy }),
+    ...(all.gracePeriod === undefined ? {} : { gracePeriod: all.gracePeriod }),
   }
 }
+
+/** What a license under a check-in policy carries: its next check-in deadline and the policy's grace. */
+const checkIn = { checkInBy: '2030-01-08T00:00:00.000Z', gracePeriod: 259_200 }
 
 type KeyName = 'product' | 'other'
 
@@ -196,6 +203,12 @@ async function tokenVectors(): Promise<TokenVector[]> {
       { publicKeys: ['other', 'product'] },
     ),
     valid('valid-at-not-before', 'Judged at exactly `nbf`: valid.', basic, {}, { now: issued }),
+    valid(
+      'valid-check-in',
+      'A license under a check-in policy: its deadline and grace are returned as signed.',
+      await token({ claims: checkIn }),
+      checkIn,
+    ),
     valid(
       'valid-without-entitlements-claim',
       'A token from before entitlements existed: the result has an empty list.',
@@ -289,6 +302,12 @@ async function tokenVectors(): Promise<TokenVector[]> {
       'wrong-issuer',
       'Signed by the product key but not issued by Keyturn.',
       await token({ claims: { iss: 'someone-else' } }),
+      'malformed',
+    ),
+    invalid(
+      'check-in-not-a-time',
+      'A `checkInBy` that is not a date-time.',
+      await token({ claims: { ...checkIn, checkInBy: 'next week' } }),
       'malformed',
     ),
     invalid(
@@ -647,6 +666,7 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
       encrypt?: boolean
       keyText?: string
       expiry?: string | null
+      checkIn?: boolean
     } = {},
   ) => {
     const key = options.key ?? productKey
@@ -656,7 +676,11 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
         productId: options.product ?? productId,
         issued: new Date(issued),
         expiry: options.expiry === null ? null : new Date(options.expiry ?? expires),
-        payload: { license, ...(options.withMachine === true ? { machine } : {}) },
+        payload: {
+          license,
+          ...(options.withMachine === true ? { machine } : {}),
+          ...(options.checkIn === true ? checkIn : {}),
+        },
         licenseKey: options.keyText ?? licenseKey,
         ...(options.encrypt === true ? { encrypt: options.withMachine === true ? { fingerprint } : {} } : {}),
         random,
@@ -725,6 +749,13 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
       encryptedMachine,
       { ...(resultOf(machineFields) as Record<string, Json>), encrypted: true },
       { licenseKey, fingerprint },
+    ),
+    valid(
+      'valid-check-in',
+      'A machine file of a license under a check-in policy: its deadline and grace are returned.',
+      await file({ withMachine: true, checkIn: true }),
+      { ...(resultOf(machineFields) as Record<string, Json>), ...checkIn },
+      { fingerprint },
     ),
     valid(
       'valid-encrypted-pbkdf2',
