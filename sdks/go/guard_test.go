@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -281,7 +282,22 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 		t.Fatalf("changes: %+v", changes)
 	}
 	check(newGuard(plainKey, nil), keyturn.GuardGrace, "check_in_overdue") // the application restarted
-	check(revoked, keyturn.GuardInvalid, "revoked")                        // the stored signed "revoked" still says so
+	// A proxy in front of the server answering 503 or 429 is an outage too, and so is a page that
+	// is not Keyturn's JSON (a captive portal's 400).
+	for _, status := range []int{503, 429, 400} {
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte("The service is unavailable."))
+		}))
+		behind := keyturn.NewClient(keyturn.Options{BaseURL: proxy.URL, APIKey: s.ClientKey, NoRetries: true})
+		check(newGuard(plainKey, func(o *keyturn.GuardOptions) { o.Client = behind }), keyturn.GuardGrace, "check_in_overdue")
+		proxy.Close()
+	}
+	// An answer not signed by the product's key is never trusted (here: a guard given another key).
+	otherKey := loadVectors(t).pems([]string{"other"})
+	check(newGuard(plainKey, func(o *keyturn.GuardOptions) { o.PublicKeys = otherKey }), keyturn.GuardInvalid, "no_proof")
+	check(revoked, keyturn.GuardInvalid, "revoked") // the stored signed "revoked" still says so
 	// Never across machines or licenses: the store does not open for them.
 	check(newGuard(plainKey, func(o *keyturn.GuardOptions) { o.Fingerprint = "another-machine" }), keyturn.GuardInvalid, "no_proof")
 	if err := storage.Set("guard:"+idleKey, stored); err != nil {

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import http.server
 import math
 import os
 import stat
 import tempfile
+import threading
 import time
 import unittest
 from datetime import datetime, timedelta, timezone
@@ -29,6 +31,37 @@ class Clock:
 
     def __call__(self) -> float:
         return time.time() + self.offset
+
+
+class Proxy:
+    """A real HTTP server standing in for a proxy in front of Keyturn: it answers every request
+    with one status and a plain-text page."""
+
+    def __init__(self, status: int) -> None:
+        answer = status
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+                self.rfile.read(int(self.headers.get("content-length", "0")))
+                self.send_response(answer)
+                self.send_header("content-type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"The service is unavailable.")
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "Proxy":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class FileStorageTest(unittest.TestCase):
@@ -244,6 +277,15 @@ class LiveGuard(unittest.TestCase):
         self.assertAlmostEqual(offline.valid_until.timestamp(), online.valid_until.timestamp() + 3 * DAY, places=3)
         self.assertEqual((changes[-1].previous, changes[-1].current), (online, offline))
         self.assertEqual(self.guard(plain_key).check().reason, "check_in_overdue")  # the application restarted
+        # A proxy in front of the server answering 503 or 429 is an outage too, and so is a page
+        # that is not Keyturn's JSON (a captive portal's 400).
+        for status in (503, 429, 400):
+            with Proxy(status) as proxy:
+                client = keyturn.Client(proxy.url, self.scenario["clientKey"], max_retries=0)
+                self.assertEqual(self.guard(plain_key, client=client).check().reason, "check_in_overdue", status)
+        # An answer not signed by the product's key is never trusted (here: a guard given another key).
+        stranger_key = load_vectors()["keys"]["other"]["publicKeyPem"]
+        self.assertEqual(self.guard(plain_key, public_key=stranger_key).check().reason, "no_proof")
         # The stored signed "revoked" still says so.
         self.assert_result(revoked, "invalid", "revoked")
         # Never across machines or licenses: the store does not open for them.

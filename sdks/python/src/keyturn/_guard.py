@@ -9,6 +9,7 @@ import binascii
 import json
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -209,6 +210,7 @@ class LicenseGuard:
         # The latest signed server time this guard has seen; stored proofs raise it too.
         self._latest_signed = -math.inf
         self._current: Optional[LicenseGuardResult] = None
+        self._lock = threading.Lock()
 
     @property
     def current(self) -> Optional[LicenseGuardResult]:
@@ -216,10 +218,12 @@ class LicenseGuard:
         return self._current
 
     def check(self) -> LicenseGuardResult:
-        """Validates (online when it can) and answers the state."""
-        online = self._validate_online(self._clock())
-        result = self._from_proofs(self._clock()) if online is None else online
-        previous, self._current = self._current, result
+        """Validates (online when it can) and answers the state. Checks from several threads run
+        one at a time."""
+        with self._lock:
+            online = self._validate_online(self._clock())
+            result = self._from_proofs(self._clock()) if online is None else online
+            previous, self._current = self._current, result
         if self._on_change is not None and (
             previous is None or (previous.state, previous.reason) != (result.state, result.reason)
         ):
