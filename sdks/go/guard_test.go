@@ -52,7 +52,7 @@ func TestFileStorageWritesAtomicallyForThisUserOnly(t *testing.T) {
 		t.Fatalf("got %q %v %v", value, found, err)
 	}
 	path, _ := storage.Path(key)
-	if !regexp.MustCompile(`^[0-9a-f]{32}\.json$`).MatchString(filepath.Base(path)) {
+	if !regexp.MustCompile(`^[0-9a-f]{32}\.store$`).MatchString(filepath.Base(path)) {
 		t.Fatalf("file name %s", path) // a safe name that says nothing of the key
 	}
 	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {

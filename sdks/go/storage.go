@@ -50,7 +50,7 @@ func (s FileStorage) Path(key string) (string, error) {
 		return "", errors.New("keyturn: FileStorage needs a Dir")
 	}
 	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(s.Dir, hex.EncodeToString(sum[:])[:32]+".json"), nil
+	return filepath.Join(s.Dir, hex.EncodeToString(sum[:])[:32]+".store"), nil
 }
 
 // Get reads the value of key; a value over 256 KiB is not read (false).

@@ -73,7 +73,7 @@ class FileStorageTest(unittest.TestCase):
             storage.set("keyturn-guard:prd_1", "second")
             self.assertEqual(storage.get("keyturn-guard:prd_1"), "second")
             path = storage.path("keyturn-guard:prd_1")
-            self.assertRegex(path.name, r"^[0-9a-f]{32}\.json$")  # a safe name that says nothing of the key
+            self.assertRegex(path.name, r"^[0-9a-f]{32}\.store$")  # a safe name that says nothing of the key
             self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
             self.assertEqual(stat.S_IMODE(os.stat(path.parent).st_mode), 0o700)
             self.assertEqual(os.listdir(path.parent), [path.name])  # no temporary file left behind

@@ -52,7 +52,7 @@ class FileStorage:
         safe file name and the name says nothing about the license."""
         if not isinstance(key, str) or key == "":
             raise ValueError("a storage key is a non-empty string")
-        return self.directory / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.json"
+        return self.directory / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.store"
 
     def get(self, key: str) -> Optional[str]:
         path = self.path(key)
