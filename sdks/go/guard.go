@@ -289,7 +289,7 @@ func (g *LicenseGuard) raiseLatest(at time.Time) {
 // validateOnline is the online answer as a result, or false when the guard must decide from a proof.
 func (g *LicenseGuard) validateOnline(ctx context.Context, at time.Time) (GuardResult, bool) {
 	request := LicenseKeyRequest{Key: g.o.LicenseKey, ProductID: g.o.ProductID, Fingerprint: g.o.Fingerprint}
-	signWith := signPolicy{publicKeys: g.o.PublicKeys, now: func() time.Time { return at }, tolerance: g.o.ClockTolerance}
+	signWith := signPolicy{publicKeys: g.o.PublicKeys, now: g.o.Now, tolerance: g.o.ClockTolerance}
 	kept, err := g.o.Client.validateKept(ctx, request, signWith)
 	if err != nil {
 		var connection *ConnectionError

@@ -271,6 +271,15 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 		t.Fatalf("unknown: %+v", unknown)
 	}
 
+	// A clock wound back while the server answers: its fresh answer is signed later than now.
+	now.set(-time.Hour)
+	check(plain, keyturn.GuardInvalid, "clock_tampered")
+	// A clock a day ahead: the answer is stale for it, so it is judged from the proof.
+	now.set(day)
+	check(plain, keyturn.GuardGrace, "check_in_overdue")
+	now.set(0)
+	online = check(plain, keyturn.GuardValid, "online")
+
 	// The outage. (Idle keep-alive connections closed first, else the server's graceful stop waits for them.)
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	s.Stop()
@@ -278,7 +287,7 @@ func TestLicenseGuardThroughAnOutage(t *testing.T) {
 	if !reflect.DeepEqual(offline.License, online.License) || !offline.ValidUntil.Equal(online.ValidUntil.Add(3*day)) {
 		t.Fatalf("offline: %+v", offline)
 	}
-	if len(changes) != 2 || !reflect.DeepEqual(*changes[1].Previous, online) || !reflect.DeepEqual(changes[1].Current, offline) {
+	if len(changes) != 5 || !reflect.DeepEqual(*changes[4].Previous, online) || !reflect.DeepEqual(changes[4].Current, offline) {
 		t.Fatalf("changes: %+v", changes)
 	}
 	check(newGuard(plainKey, nil), keyturn.GuardGrace, "check_in_overdue") // the application restarted

@@ -269,6 +269,16 @@ class LiveGuard(unittest.TestCase):
         unknown = self.guard("ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ")
         self.assertEqual(unknown.check(), keyturn.LicenseGuardResult("invalid", "license_not_found", None, (), None))
 
+        # A clock wound back while the server answers: its fresh answer is signed later than now.
+        self.clock.offset = -3600
+        self.assert_result(plain, "invalid", "clock_tampered")
+        # A clock a day ahead: the answer is stale for it, so it is judged from the proof.
+        self.clock.offset = DAY
+        self.assert_result(plain, "grace", "check_in_overdue")
+        self.clock.offset = 0
+        online = self.assert_result(plain, "valid", "online")
+        assert online.valid_until is not None
+
         # The outage.
         self.server.stop()
         offline = self.assert_result(plain, "grace", "check_in_overdue")
@@ -276,6 +286,7 @@ class LiveGuard(unittest.TestCase):
         assert offline.valid_until is not None
         self.assertAlmostEqual(offline.valid_until.timestamp(), online.valid_until.timestamp() + 3 * DAY, places=3)
         self.assertEqual((changes[-1].previous, changes[-1].current), (online, offline))
+        self.assertEqual(len(changes), 5)
         self.assertEqual(self.guard(plain_key).check().reason, "check_in_overdue")  # the application restarted
         # A proxy in front of the server answering 503 or 429 is an outage too, and so is a page
         # that is not Keyturn's JSON (a captive portal's 400).

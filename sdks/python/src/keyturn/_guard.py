@@ -249,7 +249,7 @@ class LicenseGuard:
                 self._license_key,
                 self._product_id,
                 fingerprint=self._fingerprint,
-                sign_with=_SignWith(self._public_key, lambda: at, self._tolerance),
+                sign_with=_SignWith(self._public_key, self._now, self._tolerance),
             )
         except KeyturnConnectionError:
             return None
