@@ -2,7 +2,15 @@ package keyturn_test
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -371,4 +379,118 @@ func mode(t *testing.T, path string) os.FileMode {
 		t.Fatal(err)
 	}
 	return info.Mode().Perm()
+}
+
+// memoryStorage is a guard store of the application's own, in memory.
+type memoryStorage map[string]string
+
+func (m memoryStorage) Get(key string) (string, bool, error) {
+	value, found := m[key]
+	return value, found, nil
+}
+
+func (m memoryStorage) Set(key, value string) error {
+	m[key] = value
+	return nil
+}
+
+func (m memoryStorage) Delete(key string) error {
+	delete(m, key)
+	return nil
+}
+
+// sealedRecord is the guard's stored record, sealed as docs/sdks.md ("The stored proof") describes.
+func sealedRecord(t *testing.T, answer, licenseKey string) string {
+	t.Helper()
+	record, err := json.Marshal(map[string]any{"answer": answer, "fingerprint": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt, iv := make([]byte, 16), make([]byte, 12)
+	if _, err := rand.Read(salt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rand.Read(iv); err != nil {
+		t.Fatal(err)
+	}
+	extract := hmac.New(sha256.New, salt)
+	extract.Write([]byte(licenseKey + "\n"))
+	expand := hmac.New(sha256.New, extract.Sum(nil))
+	expand.Write([]byte("keyturn-guard/1 aes-256-gcm\x01"))
+	block, err := aes.NewCipher(expand.Sum(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := base64.StdEncoding.EncodeToString
+	sealed := aead.Seal(nil, iv, record, []byte("keyturn-guard/1"))
+	return strings.Join([]string{"keyturn-guard/1", encode(salt), encode(iv), encode(sealed)}, ".")
+}
+
+// unreachableURL is an address nothing listens on: a port that was free a moment ago.
+func unreachableURL(t *testing.T) string {
+	t.Helper()
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	return "http://" + probe.Addr().String()
+}
+
+// TestGuardVectors decides each conformance guard vector offline, from the kept answer it gives.
+func TestGuardVectors(t *testing.T) {
+	v := loadVectors(t)
+	if len(v.Guard) == 0 {
+		t.Fatal("no guard vectors")
+	}
+	client := keyturn.NewClient(keyturn.Options{BaseURL: unreachableURL(t), APIKey: "kt_client_conformance", NoRetries: true})
+	for _, vector := range v.Guard {
+		o := vector.Options
+		storage := memoryStorage{"keyturn-guard:" + o.ProductID: sealedRecord(t, vector.Proof, o.LicenseKey)}
+		at := instant(t, o.Now)
+		options := keyturn.GuardOptions{
+			Client: client, LicenseKey: o.LicenseKey, ProductID: o.ProductID, PublicKeys: v.pems(o.PublicKeys),
+			Storage: storage, Now: func() time.Time { return at },
+		}
+		if o.GracePeriod != nil {
+			options.GracePeriod = time.Duration(*o.GracePeriod) * time.Second
+			options.NoGracePeriod = *o.GracePeriod == 0
+		}
+		guard, err := keyturn.NewLicenseGuard(options)
+		if err != nil {
+			t.Fatal(err)
+		}
+		result, err := guard.Check(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(map[string]any{
+			"state": result.State, "reason": result.Reason, "license": result.License,
+			"entitlements": result.Entitlements, "validUntil": isoOrNil(result.ValidUntil),
+		})
+		want, _ := json.Marshal(vector.Expect)
+		if !jsonEqual(t, got, want) {
+			t.Errorf("%s: got %s, want %s", vector.Name, got, want)
+		}
+	}
+}
+
+func isoOrNil(at *time.Time) any {
+	if at == nil {
+		return nil
+	}
+	return at.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		t.Fatalf("not JSON: %s %s", a, b)
+	}
+	return reflect.DeepEqual(x, y)
 }

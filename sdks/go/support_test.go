@@ -80,6 +80,28 @@ type vectors struct {
 		} `json:"options"`
 		Expect expectation `json:"expect"`
 	} `json:"licenseFiles"`
+	Guard []struct {
+		Name    string `json:"name"`
+		Proof   string `json:"proof"`
+		Options struct {
+			ProductID   string   `json:"productId"`
+			PublicKeys  []string `json:"publicKeys"`
+			LicenseKey  string   `json:"licenseKey"`
+			GracePeriod *int     `json:"gracePeriod"`
+			Now         string   `json:"now"`
+		} `json:"options"`
+		Expect struct {
+			State   string `json:"state"`
+			Reason  string `json:"reason"`
+			License *struct {
+				ID        string  `json:"id"`
+				Status    string  `json:"status"`
+				ExpiresAt *string `json:"expiresAt"`
+			} `json:"license"`
+			Entitlements []string `json:"entitlements"`
+			ValidUntil   *string  `json:"validUntil"`
+		} `json:"expect"`
+	} `json:"guard"`
 	Fingerprints []struct {
 		Salt        string `json:"salt"`
 		MachineID   string `json:"machineId"`

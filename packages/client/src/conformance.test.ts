@@ -6,8 +6,11 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { describe, it } from 'node:test'
 import { KeyturnSignatureError, LicenseFileError, LicenseTokenError } from './errors.js'
+import { createLicenseGuard } from './guard/license-guard.js'
+import { KeyturnClient } from './keyturn-client.js'
 import { checkSignedAnswer } from './signed-answers.js'
 import { validateLicenseToken } from './validate-license-token.js'
 import { verifyLicenseFile } from './verify-license-file.js'
@@ -57,6 +60,18 @@ interface Vectors {
       requireEntitlements?: string[]
     }
     expect: Expect
+  }[]
+  guard: {
+    name: string
+    proof: string
+    options: {
+      productId: string
+      publicKeys: KeyName[]
+      licenseKey: string
+      gracePeriod?: number
+      now: string
+    }
+    expect: unknown
   }[]
 }
 
@@ -181,6 +196,55 @@ describe('conformance vectors: license files', () => {
         'result',
       )
       assert.deepEqual(got, vector.expect)
+    })
+  }
+})
+
+/** An address nothing listens on: a port that was free a moment ago. */
+async function unreachableUrl(): Promise<string> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const address = probe.address()
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  assert.ok(address !== null && typeof address === 'object')
+  return `http://127.0.0.1:${address.port}`
+}
+
+describe('conformance vectors: the license guard offline', () => {
+  it('has vectors', () => assert.ok(vectors.guard.length > 0))
+  for (const vector of vectors.guard) {
+    it(vector.name, async () => {
+      const { options } = vector
+      const client = new KeyturnClient({
+        baseUrl: await unreachableUrl(),
+        apiKey: 'kt_client_conformance',
+        maxRetries: 0,
+      })
+      const stored = new Map([
+        [`keyturn-guard:${options.productId}`, JSON.stringify({ answer: vector.proof, fingerprint: null })],
+      ])
+      const guard = createLicenseGuard({
+        client,
+        productId: options.productId,
+        publicKeys: pems(options.publicKeys),
+        licenseKey: options.licenseKey,
+        storage: {
+          get: (key) => stored.get(key) ?? null,
+          set: (key, value) => void stored.set(key, value),
+          delete: (key) => void stored.delete(key),
+        },
+        now: () => new Date(options.now),
+        ...(options.gracePeriod === undefined ? {} : { gracePeriod: options.gracePeriod }),
+      })
+      const result = await guard.check()
+      assert.deepEqual(
+        {
+          ...result,
+          entitlements: [...result.entitlements],
+          validUntil: result.validUntil?.toISOString() ?? null,
+        },
+        vector.expect,
+      )
     })
   }
 })

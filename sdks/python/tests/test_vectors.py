@@ -3,10 +3,18 @@ the JavaScript client, the reference, gives."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
+import os
+import socket
 import unittest
-from datetime import datetime
-from typing import Any, Callable, Dict, List
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 import keyturn
 from tests.support import load_vectors
@@ -189,3 +197,73 @@ class LicenseFileVectors(unittest.TestCase):
             keyturn.verify_license_file(
                 vector["file"], public_key=keys(["product"]), product_id="prd_x", clock_tolerance_seconds=-1
             )
+
+
+class MemoryStorage:
+    """A guard store of the application's own, in memory."""
+
+    def __init__(self) -> None:
+        self.values: Dict[str, str] = {}
+
+    def get(self, key: str) -> Optional[str]:
+        return self.values.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    def delete(self, key: str) -> None:
+        self.values.pop(key, None)
+
+
+def sealed_record(answer: str, license_key: str, fingerprint: Optional[str]) -> str:
+    """The guard's stored record, sealed as docs/sdks.md ("The stored proof") describes."""
+    record = json.dumps({"answer": answer, "fingerprint": fingerprint}).encode("utf-8")
+    salt, iv = os.urandom(16), os.urandom(12)
+    material = f"{license_key}\n{fingerprint or ''}".encode("utf-8")
+    key = HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=b"keyturn-guard/1 aes-256-gcm").derive(material)
+    sealed = AESGCM(key).encrypt(iv, record, b"keyturn-guard/1")
+    return ".".join(["keyturn-guard/1"] + [base64.b64encode(part).decode("ascii") for part in (salt, iv, sealed)])
+
+
+def unreachable_url() -> str:
+    """An address nothing listens on: a port that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+class GuardVectors(unittest.TestCase):
+    def test_every_guard_vector_offline(self) -> None:
+        self.assertGreater(len(VECTORS["guard"]), 0)
+        client = keyturn.Client(unreachable_url(), "kt_client_conformance", max_retries=0)
+        for vector in VECTORS["guard"]:
+            with self.subTest(vector["name"]):
+                options = vector["options"]
+                storage = MemoryStorage()
+                storage.set(
+                    f"keyturn-guard:{options['productId']}", sealed_record(vector["proof"], options["licenseKey"], None)
+                )
+                extra = {"grace_period": options["gracePeriod"]} if "gracePeriod" in options else {}
+                guard = keyturn.LicenseGuard(
+                    client=client,
+                    license_key=options["licenseKey"],
+                    product_id=options["productId"],
+                    public_key=keys(options["publicKeys"]),
+                    storage=storage,
+                    now=lambda at=instant(options["now"]): at,
+                    **extra,
+                )
+                result = guard.check()
+                until = result.valid_until
+                got = {
+                    "state": result.state,
+                    "reason": result.reason,
+                    "license": None
+                    if result.license is None
+                    else {"id": result.license.id, "status": result.license.status, "expiresAt": result.license.expires_at},
+                    "entitlements": list(result.entitlements),
+                    "validUntil": None
+                    if until is None
+                    else until.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                }
+                self.assertEqual(got, vector["expect"])

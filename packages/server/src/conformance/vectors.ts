@@ -1,7 +1,8 @@
 /**
  * @module The conformance vectors every Keyturn client (JavaScript, Python, Go, …) must answer the
- * same way: license tokens, signed answers, webhooks and machine fingerprints, each with the time to
- * judge it at and the answer expected (valid with its fields, or the error code). They are made here
+ * same way: license tokens, signed answers, webhooks, machine fingerprints, license files and the
+ * license guard's offline decisions, each with the time to judge it at and the answer expected
+ * (valid with its fields, or the error code; the guard's result). They are made here
  * the way the server makes the real thing (`signJwt` for tokens, the protocol's signature base for
  * answers, Standard Webhooks for deliveries), from test-only keys derived from fixed labels, fixed
  * ids and fixed times, so the output is the same on every run. `npm run conformance` writes them to
@@ -817,6 +818,252 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
   ]
 }
 
+interface GuardVector {
+  readonly name: string
+  readonly description: string
+  /** The kept signed validation answer, as the JavaScript client's `serializeSignedAnswer` writes it. */
+  readonly proof: string
+  readonly options: {
+    readonly productId: string
+    readonly publicKeys: readonly KeyName[]
+    readonly licenseKey: string
+    /** The guard's own grace period in seconds; absent: the default (three days). */
+    readonly gracePeriod?: number
+    readonly now: string
+  }
+  readonly expect: {
+    readonly state: 'valid' | 'grace' | 'invalid'
+    readonly reason: string
+    readonly license: {
+      readonly id: string
+      readonly status: string
+      readonly expiresAt: string | null
+    } | null
+    readonly entitlements: readonly string[]
+    readonly validUntil: string | null
+  }
+}
+
+/**
+ * The license guard deciding offline (the server unreachable) from a kept signed validation answer:
+ * each vector gives the answer, the guard's options and `now`, and the result expected.
+ */
+function guardVectors(): GuardVector[] {
+  const licenseKey = '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A'
+  const hour = 3_600_000
+  const day = 24 * hour
+  const at = (ms: number) => new Date(Date.parse(answerAt) + ms).toISOString()
+  const answer = (
+    fields: { isValid?: boolean; reason?: string; status?: string; expirationDate?: string } & Record<
+      string,
+      Json
+    > = {},
+  ) => {
+    const { isValid = true, reason = null, status = 'active', expirationDate = null, ...rest } = fields
+    return {
+      isValid,
+      reason,
+      timestamp: answerAt,
+      license: {
+        id: licenseId,
+        object: 'License',
+        key: licenseKey,
+        productId,
+        status,
+        expirationDate,
+        entitlements: ['export'],
+      },
+      ...rest,
+      nonce: answerNonce,
+    }
+  }
+  const kept = (body: unknown, alter?: (text: string) => string) => {
+    const text = JSON.stringify(body)
+    const signed = signedAnswer({ body: text })
+    return JSON.stringify({
+      status: signed.status,
+      method: signed.method,
+      path: signed.path,
+      nonce: answerNonce,
+      headers: Object.fromEntries(
+        ['signature-input', 'signature', 'content-digest', 'date'].map((name) => [
+          name,
+          signed.headers[name] ?? '',
+        ]),
+      ),
+      body: alter === undefined ? text : alter(text),
+    })
+  }
+  const license = (status = 'active', expiresAt: string | null = null) => ({
+    id: licenseId,
+    status,
+    expiresAt,
+  })
+  const options = { productId, publicKeys: ['product'] as KeyName[], licenseKey }
+  const vector = (
+    name: string,
+    description: string,
+    proof: string,
+    now: string,
+    expect: GuardVector['expect'],
+    extra: Partial<GuardVector['options']> = {},
+  ): GuardVector => ({ name, description, proof, options: { ...options, ...extra, now }, expect })
+  const valid = (
+    state: 'valid' | 'grace',
+    reason: string,
+    validUntil: string,
+    expiresAt: string | null = null,
+  ) => ({
+    state,
+    reason,
+    license: license('active', expiresAt),
+    entitlements: ['export'],
+    validUntil,
+  })
+  const invalid = (reason: string, withLicense: GuardVector['expect']['license']) => ({
+    state: 'invalid' as const,
+    reason,
+    license: withLicense,
+    entitlements: [],
+    validUntil: null,
+  })
+  const plain = kept(answer())
+  const checkIn = { checkInBy: at(7 * day), gracePeriod: 172_800 }
+  const withCheckIn = kept(answer(checkIn))
+  const withoutGrace = kept(answer({ checkInBy: at(7 * day) }))
+  const ending = at(12 * hour)
+  return [
+    vector(
+      'no-check-in-grace',
+      'No check-in required: the deadline is the answer’s own signed time, so offline is grace (the default three days).',
+      plain,
+      at(hour),
+      valid('grace', 'check_in_overdue', at(3 * day)),
+    ),
+    vector(
+      'no-check-in-grace-expired',
+      'Past the answer’s time plus the default three days.',
+      plain,
+      at(3 * day + 1000),
+      invalid('grace_expired', license()),
+    ),
+    vector(
+      'no-check-in-own-grace',
+      'The guard’s own grace period (an hour), the answer carrying none.',
+      plain,
+      at(30 * 60_000),
+      valid('grace', 'check_in_overdue', at(hour)),
+      { gracePeriod: 3600 },
+    ),
+    vector(
+      'check-in-valid',
+      'Before `checkInBy`: valid offline until then.',
+      withCheckIn,
+      at(5 * day),
+      valid('valid', 'offline', at(7 * day)),
+    ),
+    vector(
+      'check-in-policy-grace',
+      'Past `checkInBy`: the policy’s grace (two days) wins over the guard’s option (an hour).',
+      withCheckIn,
+      at(8 * day),
+      valid('grace', 'check_in_overdue', at(9 * day)),
+      { gracePeriod: 3600 },
+    ),
+    vector(
+      'check-in-option-grace',
+      'Past `checkInBy`, the answer carrying no grace period: the guard’s option (an hour).',
+      withoutGrace,
+      at(7 * day + 30 * 60_000),
+      valid('grace', 'check_in_overdue', at(7 * day + hour)),
+      { gracePeriod: 3600 },
+    ),
+    vector(
+      'check-in-grace-expired',
+      'Past `checkInBy` plus the policy’s grace.',
+      withCheckIn,
+      at(9 * day),
+      invalid('grace_expired', license()),
+    ),
+    vector(
+      'capped-by-license-expiry',
+      'Valid offline, but never past the license’s own expiry.',
+      kept(answer({ ...checkIn, expirationDate: ending })),
+      at(hour),
+      valid('valid', 'offline', ending, ending),
+    ),
+    vector(
+      'license-expired-offline',
+      'The license’s expiration date passes while offline.',
+      kept(answer({ ...checkIn, expirationDate: ending })),
+      at(13 * hour),
+      invalid('expired', license('active', ending)),
+    ),
+    vector(
+      'revoked',
+      'The kept answer is a signed “revoked”: it stays invalid offline.',
+      kept(answer({ isValid: false, reason: 'revoked', status: 'revoked' })),
+      at(hour),
+      invalid('revoked', license('revoked')),
+    ),
+    vector(
+      'clock-wound-back',
+      'Now is an hour before the answer was signed.',
+      plain,
+      at(-hour),
+      invalid('clock_tampered', license()),
+    ),
+    vector(
+      'clock-within-tolerance',
+      'Now is 299 s before the answer was signed: within the 300 s tolerance, before the deadline.',
+      plain,
+      at(-299_000),
+      valid('valid', 'offline', answerAt),
+    ),
+    vector(
+      'key-canonicalised',
+      'The license key given in lower case without dashes matches the Keyturn key in the answer.',
+      plain,
+      at(hour),
+      valid('grace', 'check_in_overdue', at(3 * day)),
+      { licenseKey: licenseKey.toLowerCase().replaceAll('-', '') },
+    ),
+    vector(
+      'altered-answer',
+      'The kept body changed after signing (valid again): no proof.',
+      kept(answer({ isValid: false, reason: 'revoked', status: 'revoked' }), (text) =>
+        text.replace('"isValid":false,"reason":"revoked"', '"isValid":true,"reason":null'),
+      ),
+      at(hour),
+      invalid('no_proof', null),
+    ),
+    vector(
+      'another-license',
+      'The answer is for another license key: no proof.',
+      plain,
+      at(hour),
+      invalid('no_proof', null),
+      { licenseKey: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6B' },
+    ),
+    vector(
+      'another-product',
+      'The guard is for another product: no proof.',
+      plain,
+      at(hour),
+      invalid('no_proof', null),
+      { productId: otherProductId },
+    ),
+    vector(
+      'another-signing-key',
+      'Only another product’s key is configured: no proof.',
+      plain,
+      at(hour),
+      invalid('no_proof', null),
+      { publicKeys: ['other'] },
+    ),
+  ]
+}
+
 /** HMAC-SHA256 keyed by the application's salt over the machine's id, in lowercase hex. */
 function fingerprintVectors() {
   const vector = (salt: string, machineId: string) => ({
@@ -848,6 +1095,7 @@ export async function conformanceVectors(): Promise<unknown> {
     webhooks: webhookVectors(),
     fingerprints: fingerprintVectors(),
     licenseFiles: await licenseFileVectors(),
+    guard: guardVectors(),
   }
 }
 
