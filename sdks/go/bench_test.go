@@ -1,10 +1,13 @@
 package keyturn_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +136,45 @@ func interleaved(b *testing.B, check, verify func()) {
 	b.ReportMetric(float64(checked.Nanoseconds())/batch, "check-ns")
 	b.ReportMetric(float64(verified.Nanoseconds())/batch, "verify-ns")
 	b.ReportMetric(100*float64(verified)/float64(checked), "ratio-%")
+}
+
+// failingTransport fails every request at once: an unreachable server without the network's wait.
+type failingTransport struct{}
+
+func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("unreachable (benchmark)")
+}
+
+// The guard's Check while the server is unreachable: the stored record opened (HKDF, AES-GCM),
+// the kept signed answer verified again (Ed25519) and judged, as on every offline check.
+func BenchmarkGuardOfflineCheck(b *testing.B) {
+	v := loadVectors(b)
+	for _, vector := range v.Guard {
+		if vector.Name != "no-check-in-grace" {
+			continue
+		}
+		o := vector.Options
+		at := instant(b, o.Now)
+		guard, err := keyturn.NewLicenseGuard(keyturn.GuardOptions{
+			Client: keyturn.NewClient(keyturn.Options{
+				BaseURL: "http://keyturn.invalid", APIKey: "kt_client_benchmark", NoRetries: true,
+				HTTPClient: &http.Client{Transport: failingTransport{}},
+			}),
+			LicenseKey: o.LicenseKey, ProductID: o.ProductID, PublicKeys: v.pems(o.PublicKeys),
+			Storage: memoryStorage{"keyturn-guard:" + o.ProductID: sealedRecord(b, vector.Proof, o.LicenseKey)},
+			Now:     func() time.Time { return at },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if result, _ := guard.Check(ctx); result.State != keyturn.GuardGrace {
+				b.Fatalf("%+v", result)
+			}
+		}
+		return
+	}
+	b.Fatal("no such vector")
 }

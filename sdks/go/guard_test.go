@@ -400,7 +400,7 @@ func (m memoryStorage) Delete(key string) error {
 }
 
 // sealedRecord is the guard's stored record, sealed as docs/sdks.md ("The stored proof") describes.
-func sealedRecord(t *testing.T, answer, licenseKey string) string {
+func sealedRecord(t testing.TB, answer, licenseKey string) string {
 	t.Helper()
 	record, err := json.Marshal(map[string]any{"answer": answer, "fingerprint": nil})
 	if err != nil {
