@@ -226,7 +226,7 @@ describe('conformance vectors: the license guard offline', () => {
       const guard = createLicenseGuard({
         client,
         productId: options.productId,
-        publicKeys: pems(options.publicKeys),
+        publicKey: pems(options.publicKeys),
         licenseKey: options.licenseKey,
         storage: {
           get: (key) => stored.get(key) ?? null,
