@@ -93,6 +93,10 @@ import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
 import { KyselySessionStore } from './sessions/kysely-session-store.js'
 import { SessionService } from './sessions/session-service.js'
+import { DailyCounters } from './stats/daily-counters.js'
+import { KyselyStatsStore } from './stats/kysely-stats-store.js'
+import { registerStatsRoutes } from './stats/routes/stats-routes.js'
+import { StatsService, statsFlushJob } from './stats/stats-service.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { queueMailFromEvents } from './storage/event-writer.js'
@@ -192,6 +196,8 @@ export interface Services {
   readonly sessions: SessionService
   readonly portal: PortalService
   readonly search: SearchService
+  /** Daily counts (`GET /stats`); `background` flushes them, tests call `flush` themselves. */
+  readonly stats: StatsService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -218,6 +224,7 @@ export function buildApp(deps: AppDeps): {
     seatSweepJob(services.seatSweep),
     expiryNoticeJob(services.expiryNotices),
     portalPurgeJob(services.portal),
+    statsFlushJob(services.stats),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -373,6 +380,7 @@ function createServices(deps: AppDeps): Services {
   const unitOfWork = <Stores>(stores: (trx: Kysely<Database>) => Stores) =>
     new KyselyUnitOfWork({ db, clock, stores, group: eventGroup })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
+  const counts = new DailyCounters(clock)
   let tokens: TokenService | undefined
   const mailOutbox = new KyselyMailOutbox(db, deps.secretKeys.mailPayloadEncryption)
   if (deps.mail !== undefined) {
@@ -447,6 +455,7 @@ function createServices(deps: AppDeps): Services {
     licenses: licenseStore,
     storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseGroups) })),
     recordsValidations: () => validationRecording.isWanted(),
+    counts,
     products,
     activations: activationCheck,
     policies,
@@ -481,6 +490,7 @@ function createServices(deps: AppDeps): Services {
     activations: activationStore,
     storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx, activationGroups) })),
     licenses,
+    counts,
     clock: deps.clock,
   })
   const portal = new PortalService({
@@ -501,11 +511,13 @@ function createServices(deps: AppDeps): Services {
       issueForCustomerMachine: (by, view, machine) => licenseFiles.issueForCustomerMachine(by, view, machine),
     },
     portalUrl: deps.portal?.url,
+    counts,
   })
   return {
     sessions,
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
+    stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
     customers,
     entitlements,
     policies,
@@ -623,6 +635,7 @@ function registerApi(
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
   registerSearchRoutes(api, services.search)
+  registerStatsRoutes(api, services.stats)
   registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)

@@ -11,6 +11,7 @@ import {
   type Paginated,
   type ProductId,
 } from '@keyturn/protocol'
+import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
@@ -48,6 +49,8 @@ export interface ActivationServiceDeps {
   /** Writes: the change and its event in one transaction. */
   readonly storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly licenses: LicenseFinder
+  /** Daily statistics: machines activated and deactivated; default none. */
+  readonly counts?: ActivityCounts
   readonly clock: Clock
 }
 
@@ -55,12 +58,14 @@ export class ActivationService {
   readonly #activations: ActivationStore
   readonly #storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly #licenses: LicenseFinder
+  readonly #counts: ActivityCounts
   readonly #clock: Clock
 
   constructor(deps: ActivationServiceDeps) {
     this.#activations = deps.activations
     this.#storage = deps.storage
     this.#licenses = deps.licenses
+    this.#counts = deps.counts ?? countNothing
     this.#clock = deps.clock
   }
 
@@ -107,13 +112,15 @@ export class ActivationService {
   }
 
   async #deactivate(principal: Principal, id: ActivationId, notFound: string): Promise<void> {
-    await this.#storage.write(principal, async ({ activations, events }) => {
+    const deleted = await this.#storage.write(principal, async ({ activations, events }) => {
       const deleted = await activations.deactivate(id, this.#clock.now())
       if (deleted === undefined) {
         throw activationNotFound(notFound)
       }
       events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
+      return deleted
     })
+    this.#counts.count(deleted.productId, 'deactivations')
   }
 
   /**
@@ -225,6 +232,7 @@ export class ActivationService {
         return activations.activateAlone(activation, events.take())
       })
       if (done === 'done') {
+        this.#counts.count(license.productId, 'activations')
         return { outcome: 'created', activation: created, expirationStarted: null }
       }
     }
@@ -259,6 +267,9 @@ export class ActivationService {
         `License ${license.id} has all ${outcome.limit} activations in use; deactivate a machine first.`,
         { extensions: { maxActivations: outcome.limit, activationCount: outcome.count } },
       )
+    }
+    if (outcome.kind === 'created') {
+      this.#counts.count(license.productId, 'activations')
     }
     return {
       outcome: outcome.kind,

@@ -93,6 +93,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
       { name: 'customers', description: 'Customers: who owns licenses' },
       { name: 'search', description: 'Search: find licenses, customers and machines from one box' },
+      { name: 'stats', description: 'Statistics: daily counts per product, and figures of now' },
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },

@@ -16,6 +16,7 @@ import {
   type ValidationReason,
 } from '@keyturn/protocol'
 import type { ActivationCheck } from '../core/activation-check.js'
+import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
 import type { Clock } from '../core/clock.js'
 import type { EntitlementResolver } from '../core/entitlement-resolver.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
@@ -72,6 +73,8 @@ export interface LicenseServiceDeps {
    * subscribes): a synchronous in-memory check, so validation pays nothing when nobody wants them.
    */
   readonly recordsValidations: () => boolean
+  /** Daily statistics: licenses created, renewed and revoked, validations; default none. */
+  readonly counts?: ActivityCounts
   readonly products: ProductLookup
   readonly activations: ActivationCheck
   readonly policies: PolicyLookup
@@ -84,6 +87,7 @@ export class LicenseService {
   readonly #licenses: LicenseStore
   readonly #storage: UnitOfWork<{ readonly licenses: LicenseStore }>
   readonly #recordsValidations: () => boolean
+  readonly #counts: ActivityCounts
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
   readonly #policies: PolicyLookup
@@ -95,6 +99,7 @@ export class LicenseService {
     this.#licenses = deps.licenses
     this.#storage = deps.storage
     this.#recordsValidations = deps.recordsValidations
+    this.#counts = deps.counts ?? countNothing
     this.#products = deps.products
     this.#activations = deps.activations
     this.#policies = deps.policies
@@ -232,6 +237,7 @@ export class LicenseService {
           throw new Refused(inserted) // undoes the transaction's other writes, on SQLite
         }
       })
+      this.#counts.count(license.productId, 'licensesCreated')
       return view
     } catch (error) {
       if (error instanceof Refused) {
@@ -348,7 +354,7 @@ export class LicenseService {
     }
     // Read and changed under the license's row lock: simultaneous renewals take turns and each
     // counts (with a compare-and-set and five attempts, ten at once on PostgreSQL gave 500s).
-    return this.#storage.write(principal, async ({ licenses, events }) => {
+    const renewed = await this.#storage.write(principal, async ({ licenses, events }) => {
       const current = await licenses.findForUpdate(id)
       if (current === undefined) {
         throw licenseNotFound(id)
@@ -389,6 +395,8 @@ export class LicenseService {
       events.record('license.renewed', updated.productId, toLicenseResource(view))
       return view
     })
+    this.#counts.count(renewed.license.productId, 'licensesRenewed')
+    return renewed
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */
@@ -399,7 +407,15 @@ export class LicenseService {
     if (current.revokedAt !== null) {
       return this.viewOf(current, now)
     }
-    return this.#apply(principal, 'license.revoked', current, { revokedAt: now, updatedAt: now }, now)
+    const revoked = await this.#apply(
+      principal,
+      'license.revoked',
+      current,
+      { revokedAt: now, updatedAt: now },
+      now,
+    )
+    this.#counts.count(revoked.license.productId, 'licensesRevoked')
+    return revoked
   }
 
   /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
@@ -493,6 +509,7 @@ export class LicenseService {
     // The check-in deadline: the policy's fields, read live in the same statement; valid answers only.
     const checkIn = reason === null ? checkInAt(found?.policyCheckIn, state.determinedAt) : {}
     const validation = { isValid: reason === null, reason, view, checkIn }
+    this.#counts.count(license.productId, reason === null ? 'validationsValid' : 'validationsInvalid')
     if (this.#recordsValidations()) {
       const type = reason === null ? 'license.validated' : 'license.validation_failed'
       // A full disk costs the record, never the answer: applications keep validating.

@@ -266,6 +266,19 @@ export interface ExpiryNoticeCursorsTable {
   through_id: string
 }
 
+/** Per product and UTC day (`YYYY-MM-DD`); bigint in PostgreSQL, read back as strings. */
+export interface DailyStatsTable {
+  product_id: ProductId
+  day: string
+  validations_valid: number | string
+  validations_invalid: number | string
+  activations: number | string
+  deactivations: number | string
+  licenses_created: number | string
+  licenses_renewed: number | string
+  licenses_revoked: number | string
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -285,6 +298,7 @@ export interface Database {
   secret_check: SecretCheckTable
   mail_outbox: MailOutboxTable
   expiry_notice_cursors: ExpiryNoticeCursorsTable
+  daily_stats: DailyStatsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

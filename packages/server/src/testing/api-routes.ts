@@ -217,6 +217,7 @@ export const apiRoutes: readonly ApiRoute[] = [
 
   { method: 'GET', path: '/customers', url: () => '/customers' },
   { method: 'GET', path: '/search', url: (f) => `/search?q=${encodeURIComponent(f.licenseKey)}` },
+  { method: 'GET', path: '/stats', url: (f) => `/stats?productId=${f.productId}` },
   {
     method: 'POST',
     path: '/customers',
