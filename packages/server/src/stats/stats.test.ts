@@ -3,6 +3,7 @@ import { it } from 'node:test'
 import type { Stats, StatsCounts } from '@keyturn/protocol'
 import { sql } from 'kysely'
 import { buildApp } from '../app.js'
+import { startBackgroundWork } from '../core/background-loop.js'
 import type { App } from '../http/app-types.js'
 import {
   buildTestApp,
@@ -79,6 +80,11 @@ describeEachDatabase('/api/v0/stats', (database) => {
       recordValidations: true,
     })
     t.after(() => other.app.close())
+    // Its flush runs as `keyturn serve` runs it: in the background, and a last time when stopping.
+    const otherFlush = startBackgroundWork(
+      other.background.filter((job) => job.name === 'statistics flush'),
+      { log: { info: () => {}, error: () => {} } },
+    )
     const otherProduct = await createProduct(app, headers, 'Other')
 
     const workload = async (on: App, product: string, round: number) => {
@@ -133,7 +139,7 @@ describeEachDatabase('/api/v0/stats', (database) => {
     await workload(other.app, productId, 4)
     await workload(app, otherProduct, 5)
     await services.stats.flush()
-    await other.services.stats.flush()
+    await otherFlush.stop()
 
     const counted = await countedFromTables(connection)
     const from = '2030-01-01'
