@@ -141,6 +141,31 @@ export const scenarios = [
     },
   },
   {
+    // The dashboard's overview: the daily counters of 30 and 90 days (one product and all), plus
+    // the "now" figures (active machines, licenses expiring within 30 days) counted from indexes.
+    id: 'stats',
+    title: 'stats (30 and 90 days, one product and all)',
+    ceiling: 'http',
+    prepare: async ({ url, adminKey, productId }) => {
+      const probe = await api(url, adminKey, 'GET', '/api/v0/stats')
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return { unavailable: 'GET /api/v0/stats does not exist yet (404 route_not_found)' }
+      }
+      const today = new Date()
+      const daysBack = (days) => new Date(today.getTime() - days * 86_400_000).toISOString().slice(0, 10)
+      return {
+        method: 'GET',
+        connections: 10,
+        requests: [
+          { path: '/api/v0/stats' },
+          { path: `/api/v0/stats?productId=${productId}` },
+          { path: `/api/v0/stats?from=${daysBack(89)}` },
+          { path: `/api/v0/stats?from=${daysBack(89)}&productId=${productId}` },
+        ],
+      }
+    },
+  },
+  {
     id: 'create',
     title: 'create license',
     ceiling: 'insertCommit',

@@ -10,6 +10,7 @@ import { registerMigrate } from './commands/migrate.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerSearch } from './commands/search.js'
+import { registerStats } from './commands/stats.js'
 import { registerToken } from './commands/token.js'
 import { registerWebhooks } from './commands/webhooks.js'
 import type { Io } from './io.js'
@@ -24,6 +25,7 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerActivations(program, io)
   registerCustomers(program, io)
   registerSearch(program, io)
+  registerStats(program, io)
   registerEntitlements(program, io)
   registerPolicies(program, io)
   registerToken(program, io)

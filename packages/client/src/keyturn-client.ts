@@ -44,6 +44,8 @@ import type {
   ProductResource,
   RenewLicenseBody,
   SearchResult,
+  Stats,
+  StatsQuery,
   UpdateCustomerBody,
   UpdateEntitlementBody,
   UpdateLicenseBody,
@@ -516,6 +518,18 @@ export class KeyturnClient {
    */
   search(q: string, options: RequestOptions = {}): Promise<SearchResult> {
     return this.#request('GET', '/search', { query: { q }, ...options })
+  }
+
+  // Statistics (admin and product keys; a product key sees its own product)
+
+  /**
+   * Daily counts per UTC day from `from` to `to` (default: the last 30 days; at most 366), for one
+   * product or every product the key sees, summed: validations (valid and not), machines activated
+   * and deactivated, licenses created, renewed and revoked; and the figures of now (active
+   * machines, licenses expiring within 30 days).
+   */
+  stats(query: StatsQuery = {}, options: RequestOptions = {}): Promise<Stats> {
+    return this.#request('GET', '/stats', { query: { ...query }, ...options })
   }
 
   // Customers (global; a product key sees those owning a license of its product)
