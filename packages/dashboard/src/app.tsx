@@ -18,6 +18,7 @@ import { PoliciesScreen } from './policies/policies-screen.js'
 import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
 import { ProductDetailScreen } from './products/product-detail-screen.js'
 import { ProductsScreen } from './products/products-screen.js'
+import { GlobalSearch } from './search/global-search.js'
 import {
   clientFor,
   discoverAccess,
@@ -139,6 +140,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
             )}
           </ul>
         </nav>
+        <GlobalSearch />
         <span className="muted">{isAdmin(session) ? 'Admin key' : 'Product key'}</span>
         <button
           type="button"
