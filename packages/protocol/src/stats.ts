@@ -37,7 +37,7 @@ export const StatsCountsSchema = Type.Object(
   {
     validationsValid: count('Validations that answered valid.'),
     validationsInvalid: count('Validations of a known license that answered not valid (any reason).'),
-    activations: count('Machines activated.'),
+    activations: count('Machines that took a seat (a repeat activation of the same machine is not counted).'),
     deactivations: count(
       'Machines deactivated: by an API key, by the customer portal, or a lapsed floating seat swept.',
     ),

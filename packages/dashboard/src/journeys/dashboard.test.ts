@@ -539,6 +539,69 @@ it('runs the licensing business from the dashboard in Chromium', {
   )
 
   await t.test(
+    'draws the activity per day and finds anything from the search box (/ or Ctrl-K)',
+    async () => {
+      const soon = await admin.createLicense({
+        productId: other.id, // another product's: the product key's view below counts Acme's licenses
+        expirationDate: new Date(Date.now() + 10 * 86_400_000).toISOString(),
+      })
+      // Counts only grow and reach the table every few seconds: what the page draws lies between two reads.
+      const before = await admin.stats()
+      await navigate(page, 'Overview')
+      const created = page.getByRole('img', { name: /^New licenses per day, .*: [\d,]+ created$/ })
+      await created.waitFor()
+      const after = await admin.stats()
+      const name = (await created.locator('title').first().textContent()) ?? ''
+      const shown = Number(/([\d,]+) created$/.exec(name)?.[1]?.replaceAll(',', '') ?? Number.NaN)
+      assert.ok(
+        before.totals.licensesCreated <= shown && shown <= after.totals.licensesCreated,
+        `${before.totals.licensesCreated} <= ${shown} <= ${after.totals.licensesCreated}`,
+      )
+      await page
+        .getByRole('img', { name: /^Validations per day, .*: [\d,]+ valid, [\d,]+ not valid$/ })
+        .waitFor()
+      const expiring = page.getByRole('region', { name: 'Expiring within 30 days' })
+      await expiring.getByRole('link', { name: soon.key }).waitFor()
+      assert.equal(after.now.licensesExpiringSoon, 1)
+      await page
+        .locator('dl.cards > div')
+        .filter({ has: page.getByText('Expiring within 30 days', { exact: true }) })
+        .getByRole('definition')
+        .getByText('1', { exact: true })
+        .waitFor()
+      await page.getByRole('combobox', { name: 'Period' }).selectOption('90')
+      const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10)
+      await page.getByRole('img', { name: new RegExp(`^Machines per day, ${from} to `) }).waitFor()
+      await page
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
+      await page.getByRole('img', { name: /^Machines per day/ }).waitFor()
+      await checkScreen(page, '24-overview-activity')
+
+      // `/` from anywhere but a text field: a key typed loosely, then Enter opens the first hit.
+      await page.locator('body').click({ position: { x: 5, y: 5 } })
+      await page.keyboard.press('/')
+      const search = page.getByRole('dialog', { name: 'Search' })
+      const box = search.getByLabel('Find a license, customer or machine')
+      await box.waitFor()
+      await box.fill(soon.key.replaceAll('-', '').toLowerCase())
+      await search.getByRole('link', { name: new RegExp(`License: ${soon.key}`) }).waitFor()
+      await checkScreen(page, '25-search')
+      await box.press('Enter')
+      await page.waitForURL(new RegExp(`/licenses/${soon.id}$`))
+      await page.getByRole('heading', { name: /^License / }).waitFor()
+      // Ctrl-K works from inside a text field too; a hit is a link to its screen.
+      await navigate(page, 'Licenses')
+      await page.getByLabel('Expires from').focus()
+      await page.keyboard.press('Control+k')
+      await box.fill('ADA@example.com')
+      await search.getByRole('link', { name: /Customer: ada@example\.com/ }).click()
+      await page.getByRole('heading', { name: hostileName, level: 1 }).waitFor()
+      assert.equal(await search.isVisible(), false)
+    },
+  )
+
+  await t.test(
     'manages a webhook endpoint: secret shown once, edit, test event delivered after a retry, rotate, delete',
     async () => {
       const receiver = await startWebhookReceiver(t, 503) // down at first: the delivery waits for a retry

@@ -86,7 +86,7 @@ function ActivityFigures({ stats }: { stats: Stats }) {
   const expiringLink = `/licenses?status=active&expiresFrom=${stats.now.at.slice(0, 10)}&expiresTo=${dayAfter(new Date(stats.now.at), 30)}${stats.productId === null ? '' : `&productId=${stats.productId}`}`
   return (
     <>
-      <dl className="cards" aria-label="Now">
+      <dl className="cards">
         <div>
           <dt>Active machines</dt>
           <dd>{stats.now.activeMachines.toLocaleString('en')}</dd>

@@ -12,11 +12,11 @@ export interface BarChartProps {
   readonly days: readonly { readonly date: string; readonly values: readonly number[] }[]
 }
 
-const width = 600
-const height = 160
-const left = 44
-const bottom = 20
-const top = 8
+const width = 400
+const height = 180
+const left = 40
+const bottom = 24
+const top = 10
 
 /**
  * Stacked bars per day, drawn as SVG: geometry in attributes and colours from the stylesheet's
@@ -48,19 +48,19 @@ export function BarChart({ title, series, days }: BarChartProps) {
           ))}
         </span>
       </figcaption>
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${width} ${height}`} role="img">
         <title>{`${title}, ${first} to ${last}: ${summary.join(', ')}`}</title>
         <line x1={left} x2={width} y1={height - bottom} y2={height - bottom} className="axis" />
-        <text x={left - 6} y={top + 4} textAnchor="end" className="tick">
+        <text x={left - 6} y={top + 10} textAnchor="end" className="tick">
           {niceCeiling(max).toLocaleString('en')}
         </text>
         <text x={left - 6} y={height - bottom} textAnchor="end" className="tick">
           0
         </text>
-        <text x={left} y={height - 4} className="tick">
+        <text x={left} y={height - 5} className="tick">
           {first}
         </text>
-        <text x={width} y={height - 4} textAnchor="end" className="tick">
+        <text x={width} y={height - 5} textAnchor="end" className="tick">
           {last}
         </text>
         {days.map((day, dayIndex) => {

@@ -29,6 +29,7 @@ function showDialog(dialog: HTMLDialogElement | null, input: HTMLInputElement | 
   if (dialog !== null && !dialog.open) {
     dialog.showModal()
   }
+  input?.focus()
   input?.select()
 }
 

@@ -40,7 +40,10 @@ const dayMs = 86_400_000
  */
 export class DailyCounters implements ActivityCounts {
   readonly #clock: Clock
-  #pending = new Map<string, Pending>()
+  /** Pending counts by day, then by product. */
+  #byDay = new Map<string, Map<ProductId, Pending>>()
+  /** The current day's map (in `#byDay`): a count looks up its product only. */
+  #today = new Map<ProductId, Pending>()
   #day = ''
   #dayStart = 0
   #dayEnd = 0
@@ -55,35 +58,45 @@ export class DailyCounters implements ActivityCounts {
       this.#dayStart = at - (at % dayMs)
       this.#dayEnd = this.#dayStart + dayMs
       this.#day = new Date(this.#dayStart).toISOString().slice(0, 10)
+      this.#today = this.#dayMap(this.#day)
     }
-    const key = `${this.#day}|${productId}`
-    let pending = this.#pending.get(key)
+    let pending = this.#today.get(productId)
     if (pending === undefined) {
       pending = { productId, day: this.#day, counts: countedActivities.map(() => 0) }
-      this.#pending.set(key, pending)
+      this.#today.set(productId, pending)
     }
     pending.counts[slotOf[what]] = (pending.counts[slotOf[what]] ?? 0) + 1
   }
 
-  /** Every pending count, removed from the map; give them `back` if writing them failed. */
+  /** Every pending count, removed; give them `back` if writing them failed. */
   take(): DailyCountRow[] {
-    const taken = [...this.#pending.values()]
-    this.#pending = new Map()
+    const taken = [...this.#byDay.values()].flatMap((products) => [...products.values()])
+    this.#byDay = new Map()
+    this.#today = this.#dayMap(this.#day)
     return taken
   }
 
   /** Counts taken but not written: added again to what was counted since. */
   back(rows: readonly DailyCountRow[]): void {
     for (const row of rows) {
-      const key = `${row.day}|${row.productId}`
-      const pending = this.#pending.get(key)
+      const products = this.#dayMap(row.day)
+      const pending = products.get(row.productId)
       if (pending === undefined) {
-        this.#pending.set(key, { productId: row.productId, day: row.day, counts: [...row.counts] })
+        products.set(row.productId, { productId: row.productId, day: row.day, counts: [...row.counts] })
       } else {
         row.counts.forEach((n, slot) => {
           pending.counts[slot] = (pending.counts[slot] ?? 0) + n
         })
       }
     }
+  }
+
+  #dayMap(day: string): Map<ProductId, Pending> {
+    let products = this.#byDay.get(day)
+    if (products === undefined) {
+      products = new Map()
+      this.#byDay.set(day, products)
+    }
+    return products
   }
 }
