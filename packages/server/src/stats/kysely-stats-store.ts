@@ -33,10 +33,13 @@ export class KyselyStatsStore implements StatsStore {
       return
     }
     // One statement: atomic on both engines, so a failed flush added nothing and can be retried.
+    // Rows in key order: processes flushing at once lock the rows they share in the same order, so
+    // PostgreSQL never finds two of them waiting for each other.
+    const ordered = [...rows].sort((a, b) => compare(a.productId, b.productId) || compare(a.day, b.day))
     await this.#db
       .insertInto('daily_stats')
       .values(
-        rows.map((row) => ({
+        ordered.map((row) => ({
           product_id: row.productId,
           day: row.day,
           ...Object.fromEntries(columns.map((column, slot) => [column, row.counts[slot] ?? 0])),
@@ -98,4 +101,8 @@ export class KyselyStatsStore implements StatsStore {
       licensesExpiringSoon: Number(row?.expiring ?? 0),
     }
   }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
