@@ -332,6 +332,15 @@ export function buildApp(deps: AppDeps): {
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
+  // Fastify runs onClose hooks once the requests in flight have finished: their counts too are
+  // stored before the database closes (`keyturn serve` closes it after the app).
+  app.addHook('onClose', async () => {
+    try {
+      await services.stats.flush()
+    } catch (error) {
+      app.log.error({ err: error }, 'statistics flush failed while stopping')
+    }
+  })
   return { app, services, background }
 }
 

@@ -94,37 +94,4 @@ describe('background work', () => {
     clearInterval(keepAlive)
     assert.deepEqual(log.errors, ['flaky work failed; retrying'])
   })
-  it("runs each job's finish once after its loops ended, when the work stops; a failing finish is logged", async () => {
-    const steps: string[] = []
-    let stepped: () => void = () => {}
-    const firstStep = new Promise<void>((resolve) => {
-      stepped = resolve
-    })
-    const log = recordingLog()
-    const flushing: BackgroundJob = {
-      name: 'flush',
-      idleMs,
-      async tick() {
-        steps.push('tick')
-        stepped()
-        return false
-      },
-      async finish() {
-        steps.push('finish')
-      },
-    }
-    const failing: BackgroundJob = {
-      name: 'failing',
-      idleMs,
-      tick: async () => false,
-      finish: async () => {
-        throw new Error('away')
-      },
-    }
-    const work = startBackgroundWork([failing, flushing], { log })
-    await firstStep
-    await work.stop()
-    assert.deepEqual(steps, ['tick', 'finish'])
-    assert.deepEqual(log.errors, ['failing failed while stopping'])
-  })
 })

@@ -25,15 +25,10 @@ export interface BackgroundJob {
    * does depends on the injected Clock, so tests call the steps directly.
    */
   tick(log: BackgroundLog): Promise<boolean>
-  /**
-   * A last step when the work stops, after the job's loops ended (the statistics' final flush);
-   * a failure is logged.
-   */
-  finish?(): Promise<void>
 }
 
 export interface BackgroundWork {
-  /** Stops every loop; resolves once the steps in flight and each job's `finish` have finished. */
+  /** Stops every loop; resolves once the steps in flight have finished. */
   stop(): Promise<void>
 }
 
@@ -67,13 +62,6 @@ export function startBackgroundWork(
     async stop() {
       stopping.abort()
       await Promise.all(loops)
-      for (const job of jobs) {
-        try {
-          await job.finish?.()
-        } catch (error) {
-          log.error({ err: error }, `${job.name} failed while stopping`)
-        }
-      }
     },
   }
 }

@@ -18,8 +18,8 @@ export const statsFlushMs = 5_000
 /**
  * Daily per-product figures (docs/decisions/0043-daily-stats.md): the services count into
  * `DailyCounters` in memory; `flush` adds what was counted to `daily_stats`, every
- * `statsFlushMs` and once more when the process stops; `get` reads the stored days plus the
- * "now" figures.
+ * `statsFlushMs` and once more when the app closes; `get` reads the stored days plus the "now"
+ * figures.
  */
 export class StatsService {
   readonly #store: StatsStore
@@ -121,7 +121,10 @@ function dayStartMs(day: string, pointer: string): number {
   return ms
 }
 
-/** Every `statsFlushMs`, and once more when the process stops: this process's counts, stored. */
+/**
+ * Every `statsFlushMs`: this process's counts, stored. The last flush is the app's when it closes
+ * (app.ts), after the requests in flight finished and before the database closes.
+ */
 export function statsFlushJob(stats: StatsService): BackgroundJob {
   return {
     name: 'statistics flush',
@@ -130,6 +133,5 @@ export function statsFlushJob(stats: StatsService): BackgroundJob {
       await stats.flush()
       return false
     },
-    finish: () => stats.flush(),
   }
 }

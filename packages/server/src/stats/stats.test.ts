@@ -79,12 +79,16 @@ describeEachDatabase('/api/v0/stats', (database) => {
       compiledSchemas: testCompiledSchemas,
       recordValidations: true,
     })
-    t.after(() => other.app.close())
-    // Its flush runs as `keyturn serve` runs it: in the background, and a last time when stopping.
+    // Its flush runs as `keyturn serve` runs it: in the background, and a last time when it closes.
     const otherFlush = startBackgroundWork(
       other.background.filter((job) => job.name === 'statistics flush'),
       { log: { info: () => {}, error: () => {} } },
     )
+    t.after(async () => {
+      await otherFlush.stop()
+      await other.app.close()
+      await other.app.close()
+    })
     const otherProduct = await createProduct(app, headers, 'Other')
 
     const workload = async (on: App, product: string, round: number) => {
@@ -140,6 +144,7 @@ describeEachDatabase('/api/v0/stats', (database) => {
     await workload(app, otherProduct, 5)
     await services.stats.flush()
     await otherFlush.stop()
+    await other.app.close()
 
     const counted = await countedFromTables(connection)
     const from = '2030-01-01'
