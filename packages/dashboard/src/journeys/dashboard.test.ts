@@ -590,12 +590,17 @@ it('runs the licensing business from the dashboard in Chromium', {
       await box.press('Enter')
       await page.waitForURL(new RegExp(`/licenses/${soon.id}$`))
       await page.getByRole('heading', { name: /^License / }).waitFor()
-      // Ctrl-K works from inside a text field too; a hit is a link to its screen.
+      // Ctrl-K works from inside a text field too.
       await navigate(page, 'Licenses')
       await page.getByLabel('Expires from').focus()
       await page.keyboard.press('Control+k')
       await box.fill('ADA@example.com')
-      await search.getByRole('link', { name: /Customer: ada@example\.com/ }).click()
+      // The arrow keys move from the box to the hits; Enter follows the one in focus.
+      const hit = search.getByRole('link', { name: /Customer: ada@example\.com/ })
+      await hit.waitFor()
+      await box.press('ArrowDown')
+      assert.match(String(await inPage(page, 'document.activeElement?.textContent')), /^Customer: ada@/)
+      await page.keyboard.press('Enter')
       await page.getByRole('heading', { name: hostileName, level: 1 }).waitFor()
       assert.equal(await search.isVisible(), false)
     },

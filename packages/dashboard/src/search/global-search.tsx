@@ -1,6 +1,6 @@
 import type { SearchHit } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
-import { useEffect, useId, useRef, useState } from 'react'
+import { type KeyboardEvent as ReactKeyboardEvent, useEffect, useId, useRef, useState } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
@@ -33,14 +33,35 @@ function showDialog(dialog: HTMLDialogElement | null, input: HTMLInputElement | 
   input?.select()
 }
 
+/** Up and down arrows move between the hits; up from the first goes back to the box. */
+function moveFocus(
+  event: ReactKeyboardEvent<HTMLUListElement>,
+  list: HTMLUListElement | null,
+  input: HTMLInputElement | null,
+): void {
+  if (list === null || (event.key !== 'ArrowDown' && event.key !== 'ArrowUp')) {
+    return
+  }
+  event.preventDefault()
+  const links = [...list.querySelectorAll('a')]
+  const at = links.findIndex((link) => link === document.activeElement)
+  const next = at + (event.key === 'ArrowDown' ? 1 : -1)
+  if (next < 0) {
+    input?.focus()
+  } else {
+    links[Math.min(next, links.length - 1)]?.focus()
+  }
+}
+
 /**
  * The search box of every screen: `/` or Ctrl-K (⌘K) opens it, from anywhere but a field being
  * typed in; Escape closes it. Keys, emails, names, fingerprints and ids, as `GET /search` takes
- * them; each hit links to its screen, and Enter opens the first.
+ * them; each hit links to its screen, Enter opens the first, and the arrow keys move between hits.
  */
 export function GlobalSearch() {
   const dialog = useRef<HTMLDialogElement>(null)
   const input = useRef<HTMLInputElement>(null)
+  const list = useRef<HTMLUListElement>(null)
   const titleId = useId()
   const [text, setText] = useState('')
   const [query, setQuery] = useState('')
@@ -105,12 +126,22 @@ export function GlobalSearch() {
             autoComplete="off"
             placeholder="Key, email, name, fingerprint or id"
             onChange={(event) => setText(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'ArrowDown') {
+                event.preventDefault()
+                list.current?.querySelector('a')?.focus()
+              }
+            }}
           />
         </form>
         <ProblemMessage error={results.error} />
         {settled && hits.length === 0 && <p role="status">Nothing found.</p>}
         {hits.length > 0 && (
-          <ul aria-label="Search results">
+          <ul
+            aria-label="Search results"
+            ref={list}
+            onKeyDown={(event) => moveFocus(event, list.current, input.current)}
+          >
             {hits.map((hit) => (
               <li key={hit.id}>
                 <Link to={hitPath(hit)} onClick={close}>
