@@ -34,7 +34,7 @@ interface Pending {
 const dayMs = 86_400_000
 
 /**
- * This process's counts not yet written (docs/decisions/0043-daily-stats.md): a request adds one
+ * This process's counts not yet written (docs/decisions/0044-daily-stats.md): a request adds one
  * to a number in a map; the flush job (stats-service.ts) takes them all every few seconds and adds
  * them to the stored rows. The UTC day is worked out once per day, not per count.
  */

@@ -16,7 +16,7 @@ const expiringSoonMs = 30 * dayMs
 export const statsFlushMs = 5_000
 
 /**
- * Daily per-product figures (docs/decisions/0043-daily-stats.md): the services count into
+ * Daily per-product figures (docs/decisions/0044-daily-stats.md): the services count into
  * `DailyCounters` in memory; `flush` adds what was counted to `daily_stats`, every
  * `statsFlushMs` and once more when the app closes; `get` reads the stored days plus the "now"
  * figures.
