@@ -572,10 +572,14 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByRole('combobox', { name: 'Period' }).selectOption('90')
       const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10)
       await page.getByRole('img', { name: new RegExp(`^Machines per day, ${from} to `) }).waitFor()
+      // One product's activity: the request names it.
+      const asked = page.waitForRequest((request) =>
+        request.url().includes(`/stats?from=${from}&productId=${productId}`),
+      )
       await page
         .getByRole('combobox', { name: 'Product', exact: true })
         .selectOption({ label: 'Acme Photo Editor' })
-      await page.getByRole('img', { name: /^Machines per day/ }).waitFor()
+      await asked
       await checkScreen(page, '24-overview-activity')
 
       // `/` from anywhere but a text field: a key typed loosely, then Enter opens the first hit.
@@ -591,8 +595,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.waitForURL(new RegExp(`/licenses/${soon.id}$`))
       await page.getByRole('heading', { name: /^License / }).waitFor()
       // Ctrl-K works from inside a text field too.
-      await navigate(page, 'Licenses')
-      await page.getByLabel('Expires from').focus()
+      await page.getByLabel('Custom fields (JSON object, optional)').focus()
       await page.keyboard.press('Control+k')
       await box.fill('ADA@example.com')
       // The arrow keys move from the box to the hits; Enter follows the one in focus.
