@@ -21,6 +21,7 @@ export const ErrorCodeSchema = Type.Enum([
   'event_not_found',
   'webhook_endpoint_not_found',
   'webhook_delivery_not_found',
+  'integration_not_found',
   'customer_not_found',
   'policy_not_found',
   'entitlement_not_found',
@@ -216,6 +217,12 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'Webhook delivery not found',
     meaning: 'No webhook delivery with this id is visible to the API key.',
     action: 'Check the id; deliveries go with their endpoint and with their event (retention).',
+  },
+  integration_not_found: {
+    status: 404,
+    title: 'Integration not found',
+    meaning: 'No integration with this id exists (it may have been deleted).',
+    action: 'Check the id; a provider sending to a deleted integration gets this answer until its webhook is removed.',
   },
   customer_not_found: {
     status: 404,

@@ -4,6 +4,7 @@
  * adds a state change adds its type here (`<resource>.<past_tense>`) with an example of its data.
  */
 import { type Static, Type } from 'typebox'
+import { exampleIntegrationResource } from './integrations.js'
 import {
   ApiKeyIdSchema,
   CustomerIdSchema,
@@ -205,6 +206,10 @@ export const eventTypeExamples = {
   'portal.signed_out': { customerId: exampleCustomer.id, sessionId: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90' },
   /** The customer had the license key mailed to them again. */
   'portal.key_resent': { customerId: exampleCustomer.id, licenseId: exampleLicenseId },
+  /** Never the signing secret. */
+  'integration.created': exampleIntegrationResource(),
+  'integration.updated': exampleIntegrationResource(),
+  'integration.deleted': exampleIntegrationResource(),
 } as const satisfies Record<string, unknown>
 
 function exampleWebhookEndpoint() {
@@ -325,7 +330,10 @@ export const EventResourceSchema = Type.Object(
       type,
       occurredAt: exampleTime,
       productId:
-        type.startsWith('webhook_endpoint.') || type.startsWith('api_key.') || type.startsWith('portal.')
+        type.startsWith('webhook_endpoint.') ||
+        type.startsWith('api_key.') ||
+        type.startsWith('portal.') ||
+        type.startsWith('integration.')
           ? null
           : exampleProductId,
       actor:

@@ -73,6 +73,9 @@ import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
 import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
+import { IntegrationService } from './integrations/integration-service.js'
+import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
+import { registerIntegrationsRoutes } from './integrations/routes/integrations-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -178,6 +181,7 @@ export interface Services {
   readonly entitlements: EntitlementService
   readonly policies: PolicyService
   readonly webhooks: WebhookService
+  readonly integrations: IntegrationService
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   /** Mail sending; undefined while mail is off. */
@@ -543,6 +547,13 @@ function createServices(deps: AppDeps): Services {
       allowHttp: deps.webhooks?.allowHttp ?? false,
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
     }),
+    integrations: new IntegrationService({
+      integrations: new KyselyIntegrationStore(deps.db),
+      storage: unitOfWork((trx) => ({ integrations: new KyselyIntegrationStore(trx) })),
+      policies,
+      clock,
+      secretEncryption: deps.secretKeys.integrationSecretEncryption,
+    }),
     deliveries,
     mail,
     mailLog: mailOutbox,
@@ -619,6 +630,7 @@ function registerApi(
   registerActivationsRoutes(api, services.activations)
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
+  registerIntegrationsRoutes(api, services.integrations)
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)

@@ -266,6 +266,47 @@ export interface ExpiryNoticeCursorsTable {
   through_id: string
 }
 
+/** Payment-provider integrations (migration 2026-11-29-50-integrations). */
+export interface IntegrationsTable {
+  id: string
+  provider: string
+  description: string | null
+  /** AES-256-GCM: base64url of iv || tag || ciphertext of the provider's signing secret. */
+  signing_secret_encrypted: string
+  /** JSON array of `{ providerItemId, productId, policyId }`. */
+  mappings: Json
+  on_refund: string
+  payment_grace_days: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** A provider object (customer, subscription, order, transaction) linked to Keyturn's customer or license. */
+export interface IntegrationLinksTable {
+  integration_id: string
+  object_kind: string
+  object_id: string
+  customer_id: CustomerId | null
+  license_id: LicenseId | null
+  created_at: Timestamp
+}
+
+/** Provider events received, one per (integration, dedupe key), with what each did or why not. */
+export interface IntegrationEventsTable {
+  integration_id: string
+  dedupe_key: string
+  event_type: string
+  /** `processed`, `ignored`, `pending` (waiting for an earlier event; retried), `failed`. */
+  status: string
+  outcome: string
+  /** The parsed body while the event is pending; null once handled. */
+  payload: Json | null
+  attempts: Generated<number>
+  next_attempt_at: Timestamp | null
+  received_at: Timestamp
+  updated_at: Timestamp
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -285,6 +326,9 @@ export interface Database {
   secret_check: SecretCheckTable
   mail_outbox: MailOutboxTable
   expiry_notice_cursors: ExpiryNoticeCursorsTable
+  integrations: IntegrationsTable
+  integration_links: IntegrationLinksTable
+  integration_events: IntegrationEventsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

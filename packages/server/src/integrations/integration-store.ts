@@ -1,0 +1,43 @@
+import type { IntegrationId, IntegrationMapping } from '@keyturn/protocol'
+import type { Integration } from './integration.js'
+
+/** An integration with its encrypted signing secret (the receivers decrypt it). */
+export interface StoredIntegration {
+  readonly integration: Integration
+  readonly signingSecretEncrypted: string
+}
+
+export interface IntegrationChanges {
+  readonly description?: string | null
+  readonly mappings?: readonly IntegrationMapping[]
+  readonly onRefund?: 'revoke' | 'none'
+  readonly paymentGraceDays?: number
+  readonly signingSecretEncrypted?: string
+  readonly updatedAt: Date
+}
+
+/** The most integrations one server keeps: the list is answered whole. */
+export const maxIntegrations = 100
+
+/** A provider event as received: what it did, or why it did nothing. */
+export interface ReceivedEvent {
+  readonly dedupeKey: string
+  readonly eventType: string
+  readonly status: 'processed' | 'ignored' | 'pending' | 'failed'
+  readonly outcome: string
+  readonly attempts: number
+  readonly receivedAt: Date
+  readonly updatedAt: Date
+}
+
+/** Storage port of integrations (kysely-integration-store.ts). */
+export interface IntegrationStore {
+  insert(integration: Integration, signingSecretEncrypted: string): Promise<void>
+  find(id: IntegrationId): Promise<StoredIntegration | undefined>
+  list(): Promise<Integration[]>
+  count(): Promise<number>
+  update(id: IntegrationId, changes: IntegrationChanges): Promise<Integration | undefined>
+  delete(id: IntegrationId): Promise<boolean>
+  /** The latest received events of an integration, newest first. */
+  recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]>
+}

@@ -1,0 +1,130 @@
+import type { IntegrationId, IntegrationMapping, IntegrationProvider } from '@keyturn/protocol'
+import type { Kysely, Selectable } from 'kysely'
+import { type Database, type IntegrationsTable, toDate } from '../storage/database.js'
+import type { Integration } from './integration.js'
+import type {
+  IntegrationChanges,
+  IntegrationStore,
+  ReceivedEvent,
+  StoredIntegration,
+} from './integration-store.js'
+
+type IntegrationRow = Selectable<IntegrationsTable>
+
+function parseJson(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value // text in SQLite, jsonb in PostgreSQL
+}
+
+function rowToIntegration(row: IntegrationRow): Integration {
+  return {
+    id: row.id as IntegrationId, // written only from newId('integration')
+    provider: row.provider as IntegrationProvider,
+    description: row.description,
+    mappings: parseJson(row.mappings) as IntegrationMapping[],
+    onRefund: row.on_refund === 'none' ? 'none' : 'revoke',
+    paymentGraceDays: Number(row.payment_grace_days),
+    createdAt: toDate(row.created_at),
+    updatedAt: toDate(row.updated_at),
+  }
+}
+
+export class KyselyIntegrationStore implements IntegrationStore {
+  readonly #db: Kysely<Database>
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db
+  }
+
+  #json(value: unknown): string {
+    return JSON.stringify(value) // SQLite keeps text; PostgreSQL casts the text to jsonb
+  }
+
+  #time(value: Date): string {
+    return value.toISOString()
+  }
+
+  async insert(integration: Integration, signingSecretEncrypted: string): Promise<void> {
+    await this.#db
+      .insertInto('integrations')
+      .values({
+        id: integration.id,
+        provider: integration.provider,
+        description: integration.description,
+        signing_secret_encrypted: signingSecretEncrypted,
+        mappings: this.#json(integration.mappings),
+        on_refund: integration.onRefund,
+        payment_grace_days: integration.paymentGraceDays,
+        created_at: this.#time(integration.createdAt),
+        updated_at: this.#time(integration.updatedAt),
+      })
+      .execute()
+  }
+
+  async find(id: IntegrationId): Promise<StoredIntegration | undefined> {
+    const row = await this.#db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined
+      ? undefined
+      : { integration: rowToIntegration(row), signingSecretEncrypted: row.signing_secret_encrypted }
+  }
+
+  async list(): Promise<Integration[]> {
+    const rows = await this.#db
+      .selectFrom('integrations')
+      .selectAll()
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+    return rows.map(rowToIntegration)
+  }
+
+  async count(): Promise<number> {
+    const row = await this.#db
+      .selectFrom('integrations')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  async update(id: IntegrationId, changes: IntegrationChanges): Promise<Integration | undefined> {
+    const values = {
+      updated_at: this.#time(changes.updatedAt),
+      ...(changes.description === undefined ? {} : { description: changes.description }),
+      ...(changes.mappings === undefined ? {} : { mappings: this.#json(changes.mappings) }),
+      ...(changes.onRefund === undefined ? {} : { on_refund: changes.onRefund }),
+      ...(changes.paymentGraceDays === undefined ? {} : { payment_grace_days: changes.paymentGraceDays }),
+      ...(changes.signingSecretEncrypted === undefined
+        ? {}
+        : { signing_secret_encrypted: changes.signingSecretEncrypted }),
+    }
+    await this.#db.updateTable('integrations').set(values).where('id', '=', id).execute()
+    return (await this.find(id))?.integration
+  }
+
+  async delete(id: IntegrationId): Promise<boolean> {
+    // Children first, explicitly: the same on both engines whatever SQLite's foreign_keys setting.
+    await this.#db.deleteFrom('integration_events').where('integration_id', '=', id).execute()
+    await this.#db.deleteFrom('integration_links').where('integration_id', '=', id).execute()
+    const result = await this.#db.deleteFrom('integrations').where('id', '=', id).executeTakeFirst()
+    return Number(result.numDeletedRows) > 0
+  }
+
+  async recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {
+    const rows = await this.#db
+      .selectFrom('integration_events')
+      .selectAll()
+      .where('integration_id', '=', id)
+      .orderBy('received_at', 'desc')
+      .orderBy('dedupe_key', 'desc')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({
+      dedupeKey: row.dedupe_key,
+      eventType: row.event_type,
+      status: row.status as ReceivedEvent['status'],
+      outcome: row.outcome,
+      attempts: Number(row.attempts),
+      receivedAt: toDate(row.received_at),
+      updatedAt: toDate(row.updated_at),
+    }))
+  }
+}
