@@ -222,7 +222,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 404,
     title: 'Integration not found',
     meaning: 'No integration with this id exists (it may have been deleted).',
-    action: 'Check the id; a provider sending to a deleted integration gets this answer until its webhook is removed.',
+    action:
+      'Check the id; a provider sending to a deleted integration gets this answer until its webhook is removed.',
   },
   customer_not_found: {
     status: 404,

@@ -4,7 +4,6 @@
  * adds a state change adds its type here (`<resource>.<past_tense>`) with an example of its data.
  */
 import { type Static, Type } from 'typebox'
-import { exampleIntegrationResource } from './integrations.js'
 import {
   ApiKeyIdSchema,
   CustomerIdSchema,
@@ -25,6 +24,7 @@ import {
   examplePublicKeyJwk,
   exampleTime,
 } from './examples.js'
+import { exampleIntegrationResource } from './integrations.js'
 
 const exampleProduct = {
   id: exampleProductId,

@@ -96,7 +96,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },
-      { name: 'integrations', description: 'Stripe, Paddle and Lemon Squeezy: their webhooks create, renew and end licenses' },
+      {
+        name: 'integrations',
+        description: 'Stripe, Paddle and Lemon Squeezy: their webhooks create, renew and end licenses',
+      },
       {
         name: 'emails',
         description: 'The mail delivery log: what was queued and sent, never a message body',
