@@ -141,7 +141,7 @@ export type UpdateIntegrationBody = Static<typeof UpdateIntegrationBodySchema>
 
 export const IntegrationListSchema = Type.Object(
   { object: Type.Literal('list'), data: Type.Array(IntegrationResourceSchema) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ object: 'list', data: [exampleIntegration] }] },
 )
 
 /** An integration as events and examples show it. */
@@ -177,5 +177,35 @@ export type IntegrationEventResource = Static<typeof IntegrationEventResourceSch
 
 export const IntegrationEventListSchema = Type.Object(
   { object: Type.Literal('list'), data: Type.Array(IntegrationEventResourceSchema) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        object: 'list',
+        data: [
+          {
+            object: 'IntegrationEvent',
+            dedupeKey: 'order_created:1:2030-01-01T00:00:00.000000Z',
+            eventType: 'order_created',
+            status: 'pending',
+            outcome: 'Received; waiting to be handled.',
+            attempts: 0,
+            receivedAt: exampleTime,
+            updatedAt: exampleTime,
+          },
+        ],
+      },
+    ],
+  },
+)
+
+/** The answer to a provider's delivery. */
+export const IntegrationReceiptSchema = Type.Object(
+  {
+    received: Type.Literal(true),
+    duplicate: Type.Boolean({
+      description: 'true: this event was already recorded; nothing was done again.',
+    }),
+  },
+  { additionalProperties: false, examples: [{ received: true, duplicate: false }] },
 )

@@ -61,9 +61,11 @@ import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.j
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import { LicenseFileService } from './license-files/license-file-service.js'
 import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
+import { IntegrationReceiver } from './integrations/integration-receiver.js'
 import { IntegrationService } from './integrations/integration-service.js'
 import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
 import { registerIntegrationsRoutes } from './integrations/routes/integrations-routes.js'
+import { registerReceiveWebhook } from './integrations/routes/receive-webhook.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
@@ -329,6 +331,13 @@ export function buildApp(deps: AppDeps): {
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
+  // Payment providers authenticate by signature, not API key: a scope of their own, beside the API's.
+  const receiver = new IntegrationReceiver({
+    integrations: new KyselyIntegrationStore(deps.db),
+    clock: deps.clock,
+    secretEncryption: deps.secretKeys.integrationSecretEncryption,
+  })
+  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver), { prefix: '/api/v0' })
   return { app, services, background }
 }
 

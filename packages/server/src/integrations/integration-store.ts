@@ -30,6 +30,16 @@ export interface ReceivedEvent {
   readonly updatedAt: Date
 }
 
+export interface NewReceivedEvent {
+  readonly dedupeKey: string
+  readonly eventType: string
+  readonly status: ReceivedEvent['status']
+  readonly outcome: string
+  /** The parsed body, kept while the event waits to be handled. */
+  readonly payload: unknown
+  readonly receivedAt: Date
+}
+
 /** Storage port of integrations (kysely-integration-store.ts). */
 export interface IntegrationStore {
   insert(integration: Integration, signingSecretEncrypted: string): Promise<void>
@@ -38,6 +48,11 @@ export interface IntegrationStore {
   count(): Promise<number>
   update(id: IntegrationId, changes: IntegrationChanges): Promise<Integration | undefined>
   delete(id: IntegrationId): Promise<boolean>
+  /**
+   * Records a received provider event once: false when its dedupe key is already recorded (a
+   * redelivery), whichever of several concurrent deliveries wrote it.
+   */
+  recordReceived(id: IntegrationId, event: NewReceivedEvent): Promise<boolean>
   /** The latest received events of an integration, newest first. */
   recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]>
 }

@@ -5,6 +5,7 @@ import type { Integration } from './integration.js'
 import type {
   IntegrationChanges,
   IntegrationStore,
+  NewReceivedEvent,
   ReceivedEvent,
   StoredIntegration,
 } from './integration-store.js'
@@ -106,6 +107,26 @@ export class KyselyIntegrationStore implements IntegrationStore {
     await this.#db.deleteFrom('integration_links').where('integration_id', '=', id).execute()
     const result = await this.#db.deleteFrom('integrations').where('id', '=', id).executeTakeFirst()
     return Number(result.numDeletedRows) > 0
+  }
+
+  async recordReceived(id: IntegrationId, event: NewReceivedEvent): Promise<boolean> {
+    const result = await this.#db
+      .insertInto('integration_events')
+      .values({
+        integration_id: id,
+        dedupe_key: event.dedupeKey,
+        event_type: event.eventType,
+        status: event.status,
+        outcome: event.outcome,
+        payload: event.payload === undefined ? null : this.#json(event.payload),
+        next_attempt_at: event.status === 'pending' ? this.#time(event.receivedAt) : null,
+        received_at: this.#time(event.receivedAt),
+        updated_at: this.#time(event.receivedAt),
+      })
+      .onConflict((oc) => oc.columns(['integration_id', 'dedupe_key']).doNothing())
+      .returning('dedupe_key')
+      .executeTakeFirst()
+    return result !== undefined // no row returned: the key was already there
   }
 
   async recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {

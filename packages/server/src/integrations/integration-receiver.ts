@@ -1,0 +1,72 @@
+import type { IntegrationId } from '@keyturn/protocol'
+import type { Clock } from '../core/clock.js'
+import { DomainError } from '../core/errors.js'
+import { decryptText } from '../core/secrets.js'
+import { integrationNotFound } from './integration-service.js'
+import type { IntegrationStore } from './integration-store.js'
+import { lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
+
+export interface ReceiverDeps {
+  readonly integrations: IntegrationStore
+  readonly clock: Clock
+  readonly secretEncryption: Buffer
+}
+
+/** What the provider is answered: 200 either way, `duplicate` for a redelivery. */
+export interface Receipt {
+  readonly received: true
+  readonly duplicate: boolean
+}
+
+/**
+ * Receives a provider's webhook: verifies its signature on the raw body, then records the event
+ * once per dedupe key. Recorded events wait as `pending` for the handler that acts on them.
+ */
+export class IntegrationReceiver {
+  readonly #integrations: IntegrationStore
+  readonly #clock: Clock
+  readonly #secretEncryption: Buffer
+
+  constructor(deps: ReceiverDeps) {
+    this.#integrations = deps.integrations
+    this.#clock = deps.clock
+    this.#secretEncryption = deps.secretEncryption
+  }
+
+  async receive(
+    id: IntegrationId,
+    rawBody: Buffer,
+    headers: Record<string, string | undefined>,
+  ): Promise<Receipt> {
+    const stored = await this.#integrations.find(id)
+    if (stored === undefined) {
+      throw integrationNotFound(id)
+    }
+    const { integration } = stored
+    if (integration.provider !== 'lemonsqueezy') {
+      throw new DomainError('bad_request', `Receiving ${integration.provider} webhooks is not available yet.`)
+    }
+    const secret = decryptText(this.#secretEncryption, stored.signingSecretEncrypted)
+    if (!lemonSqueezySignatureValid(rawBody, headers['x-signature'], secret)) {
+      throw new DomainError('provider_signature_invalid', 'The X-Signature header does not match the body.')
+    }
+    let body: unknown
+    try {
+      body = JSON.parse(rawBody.toString('utf8'))
+    } catch {
+      throw new DomainError('bad_request', 'The body is not JSON.')
+    }
+    const delivery = readLemonSqueezyDelivery(rawBody, body)
+    if (delivery === undefined) {
+      throw new DomainError('bad_request', 'The body is not a Lemon Squeezy event (no meta.event_name).')
+    }
+    const isNew = await this.#integrations.recordReceived(id, {
+      ...delivery,
+      status: 'pending',
+      outcome: 'Received; waiting to be handled.',
+      payload: body,
+      receivedAt: this.#clock.now(),
+    })
+    return { received: true, duplicate: !isNew }
+  }
+}

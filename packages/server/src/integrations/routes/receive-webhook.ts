@@ -1,0 +1,43 @@
+import { IntegrationParamsSchema, IntegrationReceiptSchema } from '@keyturn/protocol'
+import type { App } from '../../http/app-types.js'
+import { problemResponses } from '../../http/responses.js'
+import type { IntegrationReceiver } from '../integration-receiver.js'
+
+/** Largest provider webhook body read; theirs are a few kilobytes. */
+const maxBodyBytes = 256 * 1024
+
+/**
+ * `POST /api/v0/integrations/:id/webhook`, outside the API-key scope: the provider's signature over
+ * the raw body authenticates it, so this scope reads every body as bytes, unparsed.
+ */
+export function registerReceiveWebhook(scope: App, receiver: IntegrationReceiver): void {
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_request, body, done) =>
+    done(null, body),
+  )
+  scope.post(
+    '/integrations/:id/webhook',
+    {
+      bodyLimit: maxBodyBytes,
+      schema: {
+        operationId: 'receiveIntegrationWebhook',
+        summary: 'Receive a payment provider’s webhook',
+        description:
+          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret). Each event is recorded once; a redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing.',
+        tags: ['integrations'],
+        params: IntegrationParamsSchema,
+        response: {
+          200: IntegrationReceiptSchema,
+          ...problemResponses('bad_request', 'provider_signature_invalid', 'integration_not_found'),
+        },
+      },
+    },
+    async (request) => {
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+      const signature = request.headers['x-signature']
+      return receiver.receive(request.params.id, body, {
+        'x-signature': typeof signature === 'string' ? signature : undefined,
+      })
+    },
+  )
+}
