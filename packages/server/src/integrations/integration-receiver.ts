@@ -5,6 +5,7 @@ import { decryptText } from '../core/secrets.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
+import { stripeApiVersion, verifyStripe } from './stripe.js'
 
 export interface ReceiverDeps {
   readonly integrations: IntegrationStore
@@ -43,10 +44,31 @@ export class IntegrationReceiver {
       throw integrationNotFound(id)
     }
     const { integration } = stored
+    const secret = decryptText(this.#secretEncryption, stored.signingSecretEncrypted)
+    const now = this.#clock.now()
+    if (integration.provider === 'stripe') {
+      const verified = verifyStripe(rawBody, headers['stripe-signature'], secret, now)
+      if (!verified.ok) {
+        throw verified.problem === 'signature'
+          ? new DomainError('provider_signature_invalid', verified.reason)
+          : new DomainError('bad_request', verified.reason)
+      }
+      const isNew = await this.#integrations.recordReceived(id, {
+        eventType: verified.eventType,
+        dedupeKey: verified.dedupeKey,
+        status: 'pending',
+        outcome:
+          verified.apiVersion === stripeApiVersion
+            ? 'Received; waiting to be handled.'
+            : `Received; waiting to be handled. Its API version ${verified.apiVersion} is not the pinned ${stripeApiVersion}.`,
+        payload: verified.body,
+        receivedAt: now,
+      })
+      return { received: true, duplicate: !isNew }
+    }
     if (integration.provider !== 'lemonsqueezy') {
       throw new DomainError('bad_request', `Receiving ${integration.provider} webhooks is not available yet.`)
     }
-    const secret = decryptText(this.#secretEncryption, stored.signingSecretEncrypted)
     if (!lemonSqueezySignatureValid(rawBody, headers['x-signature'], secret)) {
       throw new DomainError('provider_signature_invalid', 'The X-Signature header does not match the body.')
     }
@@ -65,7 +87,7 @@ export class IntegrationReceiver {
       status: 'pending',
       outcome: 'Received; waiting to be handled.',
       payload: body,
-      receivedAt: this.#clock.now(),
+      receivedAt: now,
     })
     return { received: true, duplicate: !isNew }
   }

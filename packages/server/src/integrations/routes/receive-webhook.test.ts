@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { it } from 'node:test'
+import Stripe from 'stripe'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 
@@ -11,17 +12,28 @@ const orderCreated = readFileSync(
   new URL('../../../src/integrations/fixtures/lemonsqueezy-order-created.json', import.meta.url),
 )
 const secret = 'ls-webhook-signing-secret'
+// A `checkout.session.completed` event shaped as Stripe documents it (docs.stripe.com/api/events and
+// /api/checkout/sessions/object, trimmed), at the API version the `stripe` SDK is pinned to.
+const checkoutCompleted = readFileSync(
+  new URL('../../../src/integrations/fixtures/stripe-checkout-session-completed.json', import.meta.url),
+  'utf8',
+)
+const stripeSecret = 'whsec_stripe_fixture_secret'
 
 function sign(body: Buffer | string, key = secret): string {
   return createHmac('sha256', key).update(body).digest('hex')
 }
 
-async function lemonSqueezyIntegration(test: TestApp): Promise<string> {
+async function integration(
+  test: TestApp,
+  provider = 'lemonsqueezy',
+  signingSecret = secret,
+): Promise<string> {
   const res = await test.app.inject({
     method: 'POST',
     url: '/api/v0/integrations',
     headers: test.headers,
-    payload: { provider: 'lemonsqueezy', signingSecret: secret },
+    payload: { provider, signingSecret },
   })
   assert.equal(res.statusCode, 201, res.body)
   return res.json().id
@@ -30,7 +42,7 @@ async function lemonSqueezyIntegration(test: TestApp): Promise<string> {
 describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
   it('records a signed event once under 10 concurrent deliveries over HTTP; a bad signature or body records nothing', async (t) => {
     const test = await buildTestApp(t, database)
-    const id = await lemonSqueezyIntegration(test)
+    const id = await integration(test)
     const base = await test.app.listen({ port: 0, host: '127.0.0.1' })
     const url = `${base}/api/v0/integrations/${id}/webhook`
     const post = (body: Buffer | string, signature: string | undefined) =>
@@ -75,6 +87,50 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
           e.status,
         ]),
       [['order_created:1:2021-08-17T09:45:53.000000Z', 'order_created', 'pending']],
+    )
+  })
+})
+
+describeEachDatabase('receiving Stripe webhooks', (database) => {
+  it('verifies with the stripe SDK at the server clock: a fresh signature records the event once, a stale or wrong one nothing', async (t) => {
+    const test = await buildTestApp(t, database)
+    const id = await integration(test, 'stripe', stripeSecret)
+    const post = (signature: string | undefined, body = checkoutCompleted) =>
+      test.app.inject({
+        method: 'POST',
+        url: `/api/v0/integrations/${id}/webhook`,
+        headers: {
+          'content-type': 'application/json',
+          ...(signature === undefined ? {} : { 'stripe-signature': signature }),
+        },
+        payload: body,
+      })
+    const signedAt = (seconds: number, key = stripeSecret, payload = checkoutCompleted) =>
+      Stripe.webhooks.generateTestHeaderString({ payload, secret: key, timestamp: seconds })
+    const now = Math.floor(test.clock.now().getTime() / 1000)
+
+    const stale = await post(signedAt(now - 301))
+    assert.equal(stale.statusCode, 400, stale.body)
+    assert.equal(stale.json().code, 'provider_signature_invalid')
+    assert.equal((await post(signedAt(now, 'whsec_another'))).json().code, 'provider_signature_invalid')
+    assert.equal((await post(undefined)).statusCode, 400)
+    const malformed = await post(signedAt(now, stripeSecret, '{"id":'), '{"id":')
+    assert.equal(malformed.statusCode, 400, malformed.body)
+    assert.equal(malformed.json().code, 'bad_request')
+
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(signedAt(now - 60))))
+    assert.deepEqual(answers.map((a) => [a.statusCode, a.json().duplicate]).sort(), [
+      [200, false],
+      ...Array(9).fill([200, true]),
+    ])
+    const events = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/integrations/${id}/events`,
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      events.json().data.map((e: { dedupeKey: string; eventType: string }) => [e.dedupeKey, e.eventType]),
+      [['evt_1QfixtureCheckoutCompleted', 'checkout.session.completed']],
     )
   })
 })

@@ -23,7 +23,7 @@ export function registerReceiveWebhook(scope: App, receiver: IntegrationReceiver
         operationId: 'receiveIntegrationWebhook',
         summary: 'Receive a payment provider’s webhook',
         description:
-          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret). Each event is recorded once; a redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing.',
+          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Stripe: `Stripe-Signature`, checked by the `stripe` SDK with a 5-minute tolerance; Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret; Paddle: not yet). Each event is recorded once; a redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing.',
         tags: ['integrations'],
         params: IntegrationParamsSchema,
         response: {
@@ -34,9 +34,13 @@ export function registerReceiveWebhook(scope: App, receiver: IntegrationReceiver
     },
     async (request) => {
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-      const signature = request.headers['x-signature']
+      const header = (name: string) => {
+        const value = request.headers[name]
+        return typeof value === 'string' ? value : undefined
+      }
       return receiver.receive(request.params.id, body, {
-        'x-signature': typeof signature === 'string' ? signature : undefined,
+        'x-signature': header('x-signature'),
+        'stripe-signature': header('stripe-signature'),
       })
     },
   )
