@@ -5,6 +5,7 @@ import { decryptText } from '../core/secrets.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
+import { verifyPaddle } from './paddle.js'
 import { stripeApiVersion, verifyStripe } from './stripe.js'
 
 export interface ReceiverDeps {
@@ -66,8 +67,22 @@ export class IntegrationReceiver {
       })
       return { received: true, duplicate: !isNew }
     }
-    if (integration.provider !== 'lemonsqueezy') {
-      throw new DomainError('bad_request', `Receiving ${integration.provider} webhooks is not available yet.`)
+    if (integration.provider === 'paddle') {
+      const verified = verifyPaddle(rawBody, headers['paddle-signature'], secret, now)
+      if (!verified.ok) {
+        throw verified.problem === 'signature'
+          ? new DomainError('provider_signature_invalid', verified.reason)
+          : new DomainError('bad_request', verified.reason)
+      }
+      const isNew = await this.#integrations.recordReceived(id, {
+        eventType: verified.eventType,
+        dedupeKey: verified.dedupeKey,
+        status: 'pending',
+        outcome: 'Received; waiting to be handled.',
+        payload: verified.body,
+        receivedAt: now,
+      })
+      return { received: true, duplicate: !isNew }
     }
     if (!lemonSqueezySignatureValid(rawBody, headers['x-signature'], secret)) {
       throw new DomainError('provider_signature_invalid', 'The X-Signature header does not match the body.')

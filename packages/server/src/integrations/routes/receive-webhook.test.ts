@@ -134,3 +134,58 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
     )
   })
 })
+
+// A `transaction.completed` notification shaped as Paddle Billing documents it
+// (developer.paddle.com/webhooks/transactions/transaction-completed, trimmed).
+const transactionCompleted = readFileSync(
+  new URL('../../../src/integrations/fixtures/paddle-transaction-completed.json', import.meta.url),
+  'utf8',
+)
+const paddleSecret = 'pdl_ntfset_fixture_secret_key'
+
+/** The documented algorithm: h1 = hex HMAC-SHA256 of `<ts>:<raw body>`. */
+function paddleSignature(ts: number, body = transactionCompleted, key = paddleSecret): string {
+  return `ts=${ts};h1=${createHmac('sha256', key).update(`${ts}:${body}`).digest('hex')}`
+}
+
+describeEachDatabase('receiving Paddle webhooks', (database) => {
+  it('verifies ts:body at the server clock within 5 seconds and records each event id once', async (t) => {
+    const test = await buildTestApp(t, database)
+    const id = await integration(test, 'paddle', paddleSecret)
+    const post = (signature: string | undefined, body = transactionCompleted) =>
+      test.app.inject({
+        method: 'POST',
+        url: `/api/v0/integrations/${id}/webhook`,
+        headers: {
+          'content-type': 'application/json',
+          ...(signature === undefined ? {} : { 'paddle-signature': signature }),
+        },
+        payload: body,
+      })
+    const now = Math.floor(test.clock.now().getTime() / 1000)
+
+    const stale = await post(paddleSignature(now - 6))
+    assert.equal(stale.statusCode, 400, stale.body)
+    assert.equal(stale.json().code, 'provider_signature_invalid')
+    assert.equal((await post(paddleSignature(now, transactionCompleted, 'another'))).statusCode, 400)
+    assert.equal((await post(undefined)).statusCode, 400)
+    const malformed = await post(paddleSignature(now, '{"event_id":'), '{"event_id":')
+    assert.equal(malformed.json().code, 'bad_request')
+
+    const rotating = `${paddleSignature(now, transactionCompleted, 'old-secret')};${paddleSignature(now).split(';')[1]}`
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(rotating)))
+    assert.deepEqual(answers.map((a) => [a.statusCode, a.json().duplicate]).sort(), [
+      [200, false],
+      ...Array(9).fill([200, true]),
+    ])
+    const events = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/integrations/${id}/events`,
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      events.json().data.map((e: { dedupeKey: string; eventType: string }) => [e.dedupeKey, e.eventType]),
+      [['evt_01hv8x2acma2gz3he7ey7y1dtz', 'transaction.completed']],
+    )
+  })
+})

@@ -23,7 +23,7 @@ export function registerReceiveWebhook(scope: App, receiver: IntegrationReceiver
         operationId: 'receiveIntegrationWebhook',
         summary: 'Receive a payment provider’s webhook',
         description:
-          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Stripe: `Stripe-Signature`, checked by the `stripe` SDK with a 5-minute tolerance; Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret; Paddle: not yet). Each event is recorded once; a redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing.',
+          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Stripe: `Stripe-Signature`, checked by the `stripe` SDK with a 5-minute tolerance; Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret; Paddle: `Paddle-Signature`, HMAC-SHA256 of `ts:body`, 5-second tolerance). Each event is recorded once; a redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing.',
         tags: ['integrations'],
         params: IntegrationParamsSchema,
         response: {
@@ -41,6 +41,7 @@ export function registerReceiveWebhook(scope: App, receiver: IntegrationReceiver
       return receiver.receive(request.params.id, body, {
         'x-signature': header('x-signature'),
         'stripe-signature': header('stripe-signature'),
+        'paddle-signature': header('paddle-signature'),
       })
     },
   )
