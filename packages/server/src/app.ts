@@ -59,6 +59,7 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
+import type { ActionStorage } from './integrations/integration-actions.js'
 import { IntegrationReceiver } from './integrations/integration-receiver.js'
 import { IntegrationService } from './integrations/integration-service.js'
 import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
@@ -184,6 +185,8 @@ export interface Services {
   readonly policies: PolicyService
   readonly webhooks: WebhookService
   readonly integrations: IntegrationService
+  /** The receivers' transaction: the event recorded and what it asks for done together. */
+  readonly integrationActions: ActionStorage
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   /** Mail sending; undefined while mail is off. */
@@ -336,6 +339,7 @@ export function buildApp(deps: AppDeps): {
     integrations: new KyselyIntegrationStore(deps.db),
     clock: deps.clock,
     secretEncryption: deps.secretKeys.integrationSecretEncryption,
+    actions: services.integrationActions,
   })
   app.register(async (scope: App) => registerReceiveWebhook(scope, receiver), { prefix: '/api/v0' })
   return { app, services, background }
@@ -556,6 +560,12 @@ function createServices(deps: AppDeps): Services {
       allowHttp: deps.webhooks?.allowHttp ?? false,
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
     }),
+    integrationActions: unitOfWork((trx) => ({
+      integrations: new KyselyIntegrationStore(trx),
+      customers: new KyselyCustomerStore(trx),
+      licenses: new KyselyLicenseStore(trx, licenseGroups),
+      policies: new KyselyPolicyStore(trx),
+    })),
     integrations: new IntegrationService({
       integrations: new KyselyIntegrationStore(deps.db),
       storage: unitOfWork((trx) => ({ integrations: new KyselyIntegrationStore(trx) })),

@@ -2,9 +2,10 @@ import type { IntegrationId } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { decryptText } from '../core/secrets.js'
+import { type ActionStorage, purchase, type Settled } from './integration-actions.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
-import { lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
+import { lemonSqueezyAction, lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
 import { verifyPaddle } from './paddle.js'
 import { stripeApiVersion, verifyStripe } from './stripe.js'
 
@@ -12,6 +13,8 @@ export interface ReceiverDeps {
   readonly integrations: IntegrationStore
   readonly clock: Clock
   readonly secretEncryption: Buffer
+  /** Records an event and carries out what it asks for in one transaction. */
+  readonly actions: ActionStorage
 }
 
 /** What the provider is answered: 200 either way, `duplicate` for a redelivery. */
@@ -28,11 +31,13 @@ export class IntegrationReceiver {
   readonly #integrations: IntegrationStore
   readonly #clock: Clock
   readonly #secretEncryption: Buffer
+  readonly #actions: ActionStorage
 
   constructor(deps: ReceiverDeps) {
     this.#integrations = deps.integrations
     this.#clock = deps.clock
     this.#secretEncryption = deps.secretEncryption
+    this.#actions = deps.actions
   }
 
   async receive(
@@ -97,12 +102,24 @@ export class IntegrationReceiver {
     if (delivery === undefined) {
       throw new DomainError('bad_request', 'The body is not a Lemon Squeezy event (no meta.event_name).')
     }
-    const isNew = await this.#integrations.recordReceived(id, {
-      ...delivery,
-      status: 'pending',
-      outcome: 'Received; waiting to be handled.',
-      payload: body,
-      receivedAt: now,
+    const action = lemonSqueezyAction(body)
+    const isNew = await this.#actions.write('system', async (stores) => {
+      const recorded = await stores.integrations.recordReceived(id, {
+        ...delivery,
+        status: 'processed',
+        outcome: '',
+        payload: null,
+        receivedAt: now,
+      })
+      if (!recorded) {
+        return false // a redelivery: the first delivery did the work
+      }
+      const settled: Settled =
+        action.kind === 'purchase'
+          ? await purchase(stores, integration, action, now)
+          : { status: 'ignored', outcome: action.why }
+      await stores.integrations.settle(id, delivery.dedupeKey, settled.status, settled.outcome, now)
+      return true
     })
     return { received: true, duplicate: !isNew }
   }

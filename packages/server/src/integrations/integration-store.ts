@@ -1,4 +1,4 @@
-import type { IntegrationId, IntegrationMapping } from '@keyturn/protocol'
+import type { CustomerId, IntegrationId, IntegrationMapping, LicenseId } from '@keyturn/protocol'
 import type { Integration } from './integration.js'
 
 /** An integration with its encrypted signing secret (the receivers decrypt it). */
@@ -53,6 +53,25 @@ export interface IntegrationStore {
    * redelivery), whichever of several concurrent deliveries wrote it.
    */
   recordReceived(id: IntegrationId, event: NewReceivedEvent): Promise<boolean>
+  /** Sets what a recorded event did, or why it did nothing. */
+  settle(
+    id: IntegrationId,
+    dedupeKey: string,
+    status: ReceivedEvent['status'],
+    outcome: string,
+    at: Date,
+  ): Promise<void>
+  /** The customer with this address (addresses are unique), if any. */
+  customerIdByEmail(email: string): Promise<CustomerId | undefined>
+  /** Links a provider object (an order, a subscription) to the license it bought. */
+  link(
+    id: IntegrationId,
+    objectKind: string,
+    objectId: string,
+    customerId: CustomerId,
+    licenseId: LicenseId,
+    at: Date,
+  ): Promise<void>
   /** The latest received events of an integration, newest first. */
   recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]>
 }

@@ -1,4 +1,10 @@
-import type { IntegrationId, IntegrationMapping, IntegrationProvider } from '@keyturn/protocol'
+import type {
+  CustomerId,
+  IntegrationId,
+  IntegrationMapping,
+  IntegrationProvider,
+  LicenseId,
+} from '@keyturn/protocol'
 import type { Kysely, Selectable } from 'kysely'
 import { type Database, type IntegrationsTable, toDate } from '../storage/database.js'
 import type { Integration } from './integration.js'
@@ -127,6 +133,57 @@ export class KyselyIntegrationStore implements IntegrationStore {
       .returning('dedupe_key')
       .executeTakeFirst()
     return result !== undefined // no row returned: the key was already there
+  }
+
+  async settle(
+    id: IntegrationId,
+    dedupeKey: string,
+    status: ReceivedEvent['status'],
+    outcome: string,
+    at: Date,
+  ): Promise<void> {
+    await this.#db
+      .updateTable('integration_events')
+      .set({
+        status,
+        outcome,
+        payload: status === 'pending' ? undefined : null,
+        next_attempt_at: status === 'pending' ? undefined : null,
+        updated_at: this.#time(at),
+      })
+      .where('integration_id', '=', id)
+      .where('dedupe_key', '=', dedupeKey)
+      .execute()
+  }
+
+  async customerIdByEmail(email: string): Promise<CustomerId | undefined> {
+    const row = await this.#db
+      .selectFrom('customers')
+      .select('id')
+      .where('email', '=', email)
+      .executeTakeFirst()
+    return row?.id as CustomerId | undefined
+  }
+
+  async link(
+    id: IntegrationId,
+    objectKind: string,
+    objectId: string,
+    customerId: CustomerId,
+    licenseId: LicenseId,
+    at: Date,
+  ): Promise<void> {
+    await this.#db
+      .insertInto('integration_links')
+      .values({
+        integration_id: id,
+        object_kind: objectKind,
+        object_id: objectId,
+        customer_id: customerId,
+        license_id: licenseId,
+        created_at: this.#time(at),
+      })
+      .execute()
   }
 
   async recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import type { Action } from './integration-actions.js'
 
 /**
  * Lemon Squeezy webhooks: the `X-Signature` header is the hex HMAC-SHA256 of the raw body under the
@@ -46,4 +47,39 @@ export function readLemonSqueezyDelivery(rawBody: Buffer, body: unknown): LemonS
       ? `${eventType}:${String(id).slice(0, 64)}:${updatedAt}`
       : `sha256:${createHash('sha256').update(rawBody).digest('hex')}`
   return { eventType, dedupeKey }
+}
+
+/**
+ * What a Lemon Squeezy event asks for. `order_created` is a purchase of its first item's variant
+ * (`data.attributes.first_order_item.variant_id`) by `user_email`.
+ */
+export function lemonSqueezyAction(body: unknown): Action {
+  const { meta, data } = body as {
+    meta?: { event_name?: unknown }
+    data?: { id?: unknown; attributes?: Record<string, unknown> }
+  }
+  const attributes = data?.attributes ?? {}
+  if (meta?.event_name === 'order_created') {
+    const item = attributes.first_order_item as { variant_id?: unknown } | undefined
+    const email = attributes.user_email
+    const name = attributes.user_name
+    if (
+      (typeof data?.id !== 'string' && typeof data?.id !== 'number') ||
+      (typeof item?.variant_id !== 'string' && typeof item?.variant_id !== 'number') ||
+      typeof email !== 'string' ||
+      email.length > 254 ||
+      !email.includes('@')
+    ) {
+      return { kind: 'ignored', why: 'The order names no id, variant or buyer address.' }
+    }
+    return {
+      kind: 'purchase',
+      objectKind: 'order',
+      objectId: String(data.id).slice(0, 64),
+      providerItemId: String(item.variant_id),
+      email,
+      name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null,
+    }
+  }
+  return { kind: 'ignored', why: `Event ${String(meta?.event_name)} is not acted on.` }
 }

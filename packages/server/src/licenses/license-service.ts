@@ -114,7 +114,7 @@ export class LicenseService {
     if (readsNothing && principal.role !== 'client' && canSeeProduct(principal, input.productId)) {
       const created = await this.#insert(
         principal,
-        this.#newLicense(input, undefined, now),
+        newLicenseFrom(input, undefined, now),
         noEntitlements,
         now,
       )
@@ -130,7 +130,7 @@ export class LicenseService {
       ids: own.map((entitlement) => entitlement.id),
       codes: [...new Set([...own.map((entitlement) => entitlement.code), ...(policy?.entitlements ?? [])])],
     }
-    const created = await this.#insert(principal, this.#newLicense(input, policy, now), entitlements, now)
+    const created = await this.#insert(principal, newLicenseFrom(input, policy, now), entitlements, now)
     if (created === 'product_refused') {
       // Suspended, deleted, or the API key deleted, between the read above and the insert.
       await this.#creatableProduct(principal, input.productId)
@@ -164,45 +164,6 @@ export class LicenseService {
       })
     }
     requireActiveProduct(product, 'no license is created for it')
-  }
-
-  /** The license `input` asks for: what the request gives wins, then the policy, then the defaults. */
-  #newLicense(input: CreateLicenseBody, policy: Policy | undefined, now: Date): NewLicense {
-    // Not `??`: null means unlimited (or never expires) and must not become the default.
-    const maxActivations =
-      input.maxActivations !== undefined
-        ? input.maxActivations
-        : policy !== undefined
-          ? policy.maxActivations
-          : defaultMaxActivations
-    const expiry =
-      input.expirationDate !== undefined || policy === undefined || policy.duration === null
-        ? { expirationDate: futureDate(input.expirationDate ?? null, now), firstActivationDuration: null }
-        : policy.expirationBasis === 'firstActivation'
-          ? { expirationDate: null, firstActivationDuration: policy.duration }
-          : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
-    return {
-      id: newId('license'),
-      productId: input.productId,
-      // A key of the vendor's own, canonical if shaped like Keyturn's; else 125 random bits (a
-      // collision of those is not a case to handle; a given key may be taken: license_key_taken).
-      key: input.key === undefined ? newLicenseKey() : normalizeLicenseKey(input.key),
-      maxActivations,
-      ...expiry,
-      revokedAt: null,
-      activationCount: 0,
-      // What the request gives wins, then the policy; absent and null both mean "none" here: no
-      // lease, unmetered.
-      heartbeatTtl: input.heartbeatTtl !== undefined ? input.heartbeatTtl : (policy?.heartbeatTtl ?? null),
-      maxUses: input.maxUses !== undefined ? input.maxUses : (policy?.maxUses ?? null),
-      uses: 0,
-      usesResetAt: null,
-      customerId: input.customerId ?? null,
-      policyId: input.policyId ?? null,
-      metadata: newMetadata(input.metadata),
-      createdAt: now,
-      updatedAt: now,
-    }
   }
 
   /**
@@ -749,4 +710,43 @@ function requireKeyOfProduct(
     throw new DomainError('license_not_found', 'No license with this key exists for this product.')
   }
   return license
+}
+
+/** The license `input` asks for: what the request gives wins, then the policy, then the defaults. */
+export function newLicenseFrom(input: CreateLicenseBody, policy: Policy | undefined, now: Date): NewLicense {
+  // Not `??`: null means unlimited (or never expires) and must not become the default.
+  const maxActivations =
+    input.maxActivations !== undefined
+      ? input.maxActivations
+      : policy !== undefined
+        ? policy.maxActivations
+        : defaultMaxActivations
+  const expiry =
+    input.expirationDate !== undefined || policy === undefined || policy.duration === null
+      ? { expirationDate: futureDate(input.expirationDate ?? null, now), firstActivationDuration: null }
+      : policy.expirationBasis === 'firstActivation'
+        ? { expirationDate: null, firstActivationDuration: policy.duration }
+        : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
+  return {
+    id: newId('license'),
+    productId: input.productId,
+    // A key of the vendor's own, canonical if shaped like Keyturn's; else 125 random bits (a
+    // collision of those is not a case to handle; a given key may be taken: license_key_taken).
+    key: input.key === undefined ? newLicenseKey() : normalizeLicenseKey(input.key),
+    maxActivations,
+    ...expiry,
+    revokedAt: null,
+    activationCount: 0,
+    // What the request gives wins, then the policy; absent and null both mean "none" here: no
+    // lease, unmetered.
+    heartbeatTtl: input.heartbeatTtl !== undefined ? input.heartbeatTtl : (policy?.heartbeatTtl ?? null),
+    maxUses: input.maxUses !== undefined ? input.maxUses : (policy?.maxUses ?? null),
+    uses: 0,
+    usesResetAt: null,
+    customerId: input.customerId ?? null,
+    policyId: input.policyId ?? null,
+    metadata: newMetadata(input.metadata),
+    createdAt: now,
+    updatedAt: now,
+  }
 }

@@ -28,12 +28,13 @@ async function integration(
   test: TestApp,
   provider = 'lemonsqueezy',
   signingSecret = secret,
+  mappings: readonly { providerItemId: string; productId: string; policyId: string }[] = [],
 ): Promise<string> {
   const res = await test.app.inject({
     method: 'POST',
     url: '/api/v0/integrations',
     headers: test.headers,
-    payload: { provider, signingSecret },
+    payload: { provider, signingSecret, mappings },
   })
   assert.equal(res.statusCode, 201, res.body)
   return res.json().id
@@ -86,8 +87,83 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
           e.eventType,
           e.status,
         ]),
-      [['order_created:1:2021-08-17T09:45:53.000000Z', 'order_created', 'pending']],
+      [['order_created:1:2021-08-17T09:45:53.000000Z', 'order_created', 'ignored']],
     )
+    assert.match(events.json().data[0].outcome, /Item 1 is not mapped; nothing was created/)
+    const customers = await test.app.inject({
+      method: 'GET',
+      url: '/api/v0/customers',
+      headers: test.headers,
+    })
+    assert.deepEqual(customers.json().data, [])
+  })
+
+  it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries', async (t) => {
+    const test = await buildTestApp(t, database)
+    const policy = await test.app.inject({
+      method: 'POST',
+      url: '/api/v0/policies',
+      headers: test.headers,
+      payload: {
+        productId: test.productId,
+        name: 'Two years',
+        duration: 2 * 365 * 86_400,
+        maxActivations: 2,
+      },
+    })
+    assert.equal(policy.statusCode, 201, policy.body)
+    const policyId = policy.json().id
+    const id = await integration(test, 'lemonsqueezy', secret, [
+      { providerItemId: '1', productId: test.productId, policyId },
+    ])
+    const base = await test.app.listen({ port: 0, host: '127.0.0.1' })
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(`${base}/api/v0/integrations/${id}/webhook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-signature': sign(orderCreated) },
+          body: orderCreated,
+        }),
+      ),
+    )
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(10).fill(200),
+    )
+
+    const customers = await test.app.inject({
+      method: 'GET',
+      url: '/api/v0/customers',
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      customers.json().data.map((c: { email: string; name: string }) => [c.email, c.name]),
+      [['darlene@example.com', 'Darlene Example']],
+    )
+    const licenses = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: test.headers })
+    const bought = licenses.json().data
+    assert.equal(bought.length, 1)
+    assert.equal(bought[0].customerId, customers.json().data[0].id)
+    assert.equal(bought[0].policyId, policyId)
+    assert.equal(bought[0].maxActivations, 2)
+    assert.equal(bought[0].expirationDate, '2032-01-01T00:00:00.000Z') // 730 days from 2030-01-01
+    // license.created is what queues the "license issued" mail to the customer.
+    const created = await test.connection.db
+      .selectFrom('events')
+      .select('type')
+      .where('license_id', '=', bought[0].id)
+      .execute()
+    assert.deepEqual(
+      created.map((e) => e.type),
+      ['license.created'],
+    )
+    const events = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/integrations/${id}/events`,
+      headers: test.headers,
+    })
+    assert.equal(events.json().data[0].status, 'processed')
+    assert.match(events.json().data[0].outcome, new RegExp(`Created license ${bought[0].id}`))
   })
 })
 

@@ -1,0 +1,112 @@
+import { newId } from '../core/ids.js'
+import type { EventRecorder, UnitOfWork } from '../core/unit-of-work.js'
+import { toCustomerResource } from '../customers/customer-resource.js'
+import type { CustomerStore } from '../customers/customer-store.js'
+import { viewAt } from '../licenses/license.js'
+import { toLicenseResource } from '../licenses/license-resource.js'
+import { newLicenseFrom } from '../licenses/license-service.js'
+import type { LicenseStore } from '../licenses/license-store.js'
+import type { PolicyStore } from '../policies/policy-store.js'
+import { type Integration, mappingFor } from './integration.js'
+import type { IntegrationStore, ReceivedEvent } from './integration-store.js'
+
+/** The stores one received event is recorded and acted on with, in one transaction. */
+export interface ActionStores {
+  readonly integrations: IntegrationStore
+  readonly customers: CustomerStore
+  readonly licenses: LicenseStore
+  readonly policies: PolicyStore
+}
+
+export type ActionStorage = UnitOfWork<ActionStores>
+
+/** A purchase as every provider's payload reduces to it. */
+export interface Purchase {
+  readonly kind: 'purchase'
+  /** The provider's order or subscription the license is linked to. */
+  readonly objectKind: string
+  readonly objectId: string
+  readonly providerItemId: string
+  readonly email: string
+  readonly name: string | null
+}
+
+/** What a verified event asks for; `ignored` says why it asks for nothing. */
+export type Action = Purchase | { readonly kind: 'ignored'; readonly why: string }
+
+/** What an action did, as recorded on the received event. */
+export interface Settled {
+  readonly status: ReceivedEvent['status']
+  readonly outcome: string
+}
+
+/**
+ * Carries out a purchase: the customer with the buyer's address (created when there is none) and a
+ * license on the mapped policy. Its `license.created` event queues the "license issued" mail.
+ * Unmapped items create nothing.
+ */
+export async function purchase(
+  stores: ActionStores & { readonly events: EventRecorder },
+  integration: Integration,
+  bought: Purchase,
+  now: Date,
+): Promise<Settled> {
+  const mapping = mappingFor(integration, bought.providerItemId)
+  if (mapping === undefined) {
+    return { status: 'ignored', outcome: `Item ${bought.providerItemId} is not mapped; nothing was created.` }
+  }
+  const policy = await stores.policies.findById(mapping.policyId)
+  if (policy === undefined) {
+    return {
+      status: 'failed',
+      outcome: `Policy ${mapping.policyId} of item ${bought.providerItemId} no longer exists.`,
+    }
+  }
+  let customerId = await stores.integrations.customerIdByEmail(bought.email)
+  if (customerId === undefined) {
+    const customer = {
+      id: newId('customer'),
+      email: bought.email,
+      name: bought.name,
+      metadata: {},
+      mailOptOut: false,
+      createdAt: now,
+      updatedAt: now,
+    }
+    const written = await stores.customers.insert(customer)
+    if (written.kind !== 'ok') {
+      return {
+        status: 'failed',
+        outcome: `The customer ${bought.email} could not be created (${written.kind}).`,
+      }
+    }
+    stores.events.record('customer.created', null, toCustomerResource(written.customer))
+    customerId = customer.id
+  }
+  const license = newLicenseFrom(
+    { productId: mapping.productId, policyId: mapping.policyId, customerId },
+    policy,
+    now,
+  )
+  const view = viewAt({ ...license, entitlements: [...policy.entitlements].sort() }, now)
+  stores.events.record('license.created', license.productId, toLicenseResource(view))
+  const inserted = await stores.licenses.insert(license, [], [])
+  if (inserted !== 'ok') {
+    return {
+      status: 'failed',
+      outcome: `No license was created for item ${bought.providerItemId} (${inserted}).`,
+    }
+  }
+  await stores.integrations.link(
+    integration.id,
+    bought.objectKind,
+    bought.objectId,
+    customerId,
+    license.id,
+    now,
+  )
+  return {
+    status: 'processed',
+    outcome: `Created license ${license.id} for customer ${customerId} (${bought.email}).`,
+  }
+}
