@@ -2,12 +2,13 @@ import type { IntegrationId } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { decryptText } from '../core/secrets.js'
-import { type ActionStorage, purchase, type Settled } from './integration-actions.js'
+import type { Integration } from './integration.js'
+import { type Action, type ActionStorage, purchase, type Settled } from './integration-actions.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezyAction, lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
 import { verifyPaddle } from './paddle.js'
-import { stripeApiVersion, verifyStripe } from './stripe.js'
+import { stripeAction, stripeApiVersion, verifyStripe } from './stripe.js'
 
 export interface ReceiverDeps {
   readonly integrations: IntegrationStore
@@ -59,17 +60,15 @@ export class IntegrationReceiver {
           ? new DomainError('provider_signature_invalid', verified.reason)
           : new DomainError('bad_request', verified.reason)
       }
-      const isNew = await this.#integrations.recordReceived(id, {
-        eventType: verified.eventType,
-        dedupeKey: verified.dedupeKey,
-        status: 'pending',
-        outcome:
-          verified.apiVersion === stripeApiVersion
-            ? 'Received; waiting to be handled.'
-            : `Received; waiting to be handled. Its API version ${verified.apiVersion} is not the pinned ${stripeApiVersion}.`,
-        payload: verified.body,
-        receivedAt: now,
-      })
+      const isNew = await this.#act(
+        integration,
+        { eventType: verified.eventType, dedupeKey: verified.dedupeKey },
+        stripeAction(verified.eventType, verified.body),
+        verified.apiVersion === stripeApiVersion
+          ? ''
+          : ` Its API version ${verified.apiVersion} is not the pinned ${stripeApiVersion}.`,
+        now,
+      )
       return { received: true, duplicate: !isNew }
     }
     if (integration.provider === 'paddle') {
@@ -102,9 +101,24 @@ export class IntegrationReceiver {
     if (delivery === undefined) {
       throw new DomainError('bad_request', 'The body is not a Lemon Squeezy event (no meta.event_name).')
     }
-    const action = lemonSqueezyAction(body)
-    const isNew = await this.#actions.write('system', async (stores) => {
-      const recorded = await stores.integrations.recordReceived(id, {
+    const isNew = await this.#act(integration, delivery, lemonSqueezyAction(body), '', now)
+    return { received: true, duplicate: !isNew }
+  }
+
+  /**
+   * Records the event once and, the first time, does what it asks for, in one transaction: a
+   * redelivery (false) waits for the first and does nothing; a failure leaves nothing recorded, so
+   * the provider's retry finds it new.
+   */
+  async #act(
+    integration: Integration,
+    delivery: { readonly eventType: string; readonly dedupeKey: string },
+    action: Action,
+    note: string,
+    now: Date,
+  ): Promise<boolean> {
+    return this.#actions.write('system', async (stores) => {
+      const recorded = await stores.integrations.recordReceived(integration.id, {
         ...delivery,
         status: 'processed',
         outcome: '',
@@ -112,15 +126,20 @@ export class IntegrationReceiver {
         receivedAt: now,
       })
       if (!recorded) {
-        return false // a redelivery: the first delivery did the work
+        return false
       }
       const settled: Settled =
         action.kind === 'purchase'
           ? await purchase(stores, integration, action, now)
           : { status: 'ignored', outcome: action.why }
-      await stores.integrations.settle(id, delivery.dedupeKey, settled.status, settled.outcome, now)
+      await stores.integrations.settle(
+        integration.id,
+        delivery.dedupeKey,
+        settled.status,
+        settled.outcome + note,
+        now,
+      )
       return true
     })
-    return { received: true, duplicate: !isNew }
   }
 }

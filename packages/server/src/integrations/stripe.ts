@@ -1,4 +1,5 @@
 import Stripe from 'stripe'
+import type { Action } from './integration-actions.js'
 
 /**
  * The Stripe API version Keyturn reads event payloads in: the one the installed `stripe` SDK is
@@ -61,5 +62,42 @@ export function verifyStripe(
       return { ok: false, problem: 'malformed', reason: 'The body is not JSON.' }
     }
     throw error
+  }
+}
+
+/**
+ * What a Stripe event asks for. A paid `checkout.session.completed` is a purchase of the price its
+ * Checkout Session names in `metadata.keyturn_price` (the event does not carry the session's line
+ * items; the vendor sets this metadata when creating the session) by `customer_details.email`.
+ */
+export function stripeAction(eventType: string, body: unknown): Action {
+  if (eventType !== 'checkout.session.completed') {
+    return { kind: 'ignored', why: `Event ${eventType} is not acted on.` }
+  }
+  const session = (body as { data?: { object?: Record<string, unknown> } }).data?.object ?? {}
+  const details = session.customer_details as { email?: unknown; name?: unknown } | null | undefined
+  const price = (session.metadata as { keyturn_price?: unknown } | null | undefined)?.keyturn_price
+  if (session.payment_status !== 'paid') {
+    return { kind: 'ignored', why: `Checkout Session ${String(session.id)} is not paid.` }
+  }
+  if (
+    typeof session.id !== 'string' ||
+    typeof price !== 'string' ||
+    typeof details?.email !== 'string' ||
+    details.email.length > 254 ||
+    !details.email.includes('@')
+  ) {
+    return {
+      kind: 'ignored',
+      why: 'The Checkout Session names no id, metadata.keyturn_price or buyer address.',
+    }
+  }
+  return {
+    kind: 'purchase',
+    objectKind: 'checkout_session',
+    objectId: session.id.slice(0, 255),
+    providerItemId: price.slice(0, 255),
+    email: details.email,
+    name: typeof details.name === 'string' && details.name.length > 0 ? details.name.slice(0, 200) : null,
   }
 }

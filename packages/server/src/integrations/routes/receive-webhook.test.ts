@@ -170,7 +170,15 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
 describeEachDatabase('receiving Stripe webhooks', (database) => {
   it('verifies with the stripe SDK at the server clock: a fresh signature records the event once, a stale or wrong one nothing', async (t) => {
     const test = await buildTestApp(t, database)
-    const id = await integration(test, 'stripe', stripeSecret)
+    const policy = await test.app.inject({
+      method: 'POST',
+      url: '/api/v0/policies',
+      headers: test.headers,
+      payload: { productId: test.productId, name: 'Perpetual' },
+    })
+    const id = await integration(test, 'stripe', stripeSecret, [
+      { providerItemId: 'price_1PqR2sT3uV4wX5yZ', productId: test.productId, policyId: policy.json().id },
+    ])
     const post = (signature: string | undefined, body = checkoutCompleted) =>
       test.app.inject({
         method: 'POST',
@@ -207,6 +215,22 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
     assert.deepEqual(
       events.json().data.map((e: { dedupeKey: string; eventType: string }) => [e.dedupeKey, e.eventType]),
       [['evt_1QfixtureCheckoutCompleted', 'checkout.session.completed']],
+    )
+    // The paid session's metadata.keyturn_price is mapped: one license for the buyer, whose
+    // stale, wrong and malformed deliveries above created nothing.
+    const licenses = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: test.headers })
+    assert.deepEqual(
+      licenses.json().data.map((l: { policyId: string }) => l.policyId),
+      [policy.json().id],
+    )
+    const customers = await test.app.inject({
+      method: 'GET',
+      url: '/api/v0/customers',
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      customers.json().data.map((c: { email: string }) => c.email),
+      ['darlene@example.com'],
     )
   })
 })
