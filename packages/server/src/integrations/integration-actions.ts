@@ -31,8 +31,15 @@ export interface Purchase {
   readonly name: string | null
 }
 
+/** A refund or chargeback of what a provider object bought. */
+export interface Refund {
+  readonly kind: 'refund'
+  readonly objectKind: string
+  readonly objectId: string
+}
+
 /** What a verified event asks for; `ignored` says why it asks for nothing. */
-export type Action = Purchase | { readonly kind: 'ignored'; readonly why: string }
+export type Action = Purchase | Refund | { readonly kind: 'ignored'; readonly why: string }
 
 /** What an action did, as recorded on the received event. */
 export interface Settled {
@@ -109,4 +116,43 @@ export async function purchase(
     status: 'processed',
     outcome: `Created license ${license.id} for customer ${customerId} (${bought.email}).`,
   }
+}
+
+/**
+ * Carries out a refund: the license the object bought is revoked when the integration's `onRefund`
+ * is `revoke` (already revoked: nothing more); with `none` it is kept.
+ */
+export async function refund(
+  stores: ActionStores & { readonly events: EventRecorder },
+  integration: Integration,
+  refunded: Refund,
+  now: Date,
+): Promise<Settled> {
+  const licenseId = await stores.integrations.linkedLicense(
+    integration.id,
+    refunded.objectKind,
+    refunded.objectId,
+  )
+  if (licenseId === undefined) {
+    return {
+      status: 'ignored',
+      outcome: `No license is linked to ${refunded.objectKind} ${refunded.objectId}.`,
+    }
+  }
+  if (integration.onRefund === 'none') {
+    return { status: 'processed', outcome: `Refunded; license ${licenseId} is kept (onRefund is none).` }
+  }
+  const current = await stores.licenses.findForUpdate(licenseId)
+  if (current === undefined) {
+    return { status: 'ignored', outcome: `License ${licenseId} no longer exists.` }
+  }
+  if (current.revokedAt !== null) {
+    return { status: 'processed', outcome: `Refunded; license ${licenseId} was already revoked.` }
+  }
+  const updated = await stores.licenses.update(licenseId, { revokedAt: now, updatedAt: now })
+  if (typeof updated !== 'object') {
+    return { status: 'failed', outcome: `License ${licenseId} could not be revoked.` }
+  }
+  stores.events.record('license.revoked', updated.productId, toLicenseResource(viewAt(updated, now)))
+  return { status: 'processed', outcome: `Refunded; revoked license ${licenseId}.` }
 }

@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { decryptText } from '../core/secrets.js'
 import type { Integration } from './integration.js'
-import { type Action, type ActionStorage, purchase, type Settled } from './integration-actions.js'
+import { type Action, type ActionStorage, purchase, refund, type Settled } from './integration-actions.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezyAction, lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
@@ -131,7 +131,9 @@ export class IntegrationReceiver {
       const settled: Settled =
         action.kind === 'purchase'
           ? await purchase(stores, integration, action, now)
-          : { status: 'ignored', outcome: action.why }
+          : action.kind === 'refund'
+            ? await refund(stores, integration, action, now)
+            : { status: 'ignored', outcome: action.why }
       await stores.integrations.settle(
         integration.id,
         delivery.dedupeKey,

@@ -72,6 +72,8 @@ export interface IntegrationStore {
     licenseId: LicenseId,
     at: Date,
   ): Promise<void>
+  /** The license a provider object bought, if one is linked. */
+  linkedLicense(id: IntegrationId, objectKind: string, objectId: string): Promise<LicenseId | undefined>
   /** The latest received events of an integration, newest first. */
   recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]>
 }

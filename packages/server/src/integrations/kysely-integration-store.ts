@@ -186,6 +186,21 @@ export class KyselyIntegrationStore implements IntegrationStore {
       .execute()
   }
 
+  async linkedLicense(
+    id: IntegrationId,
+    objectKind: string,
+    objectId: string,
+  ): Promise<LicenseId | undefined> {
+    const row = await this.#db
+      .selectFrom('integration_links')
+      .select('license_id')
+      .where('integration_id', '=', id)
+      .where('object_kind', '=', objectKind)
+      .where('object_id', '=', objectId)
+      .executeTakeFirst()
+    return row?.license_id ?? undefined
+  }
+
   async recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {
     const rows = await this.#db
       .selectFrom('integration_events')

@@ -51,7 +51,7 @@ export function readLemonSqueezyDelivery(rawBody: Buffer, body: unknown): LemonS
 
 /**
  * What a Lemon Squeezy event asks for. `order_created` is a purchase of its first item's variant
- * (`data.attributes.first_order_item.variant_id`) by `user_email`.
+ * (`data.attributes.first_order_item.variant_id`) by `user_email`; `order_refunded` refunds the order.
  */
 export function lemonSqueezyAction(body: unknown): Action {
   const { meta, data } = body as {
@@ -80,6 +80,12 @@ export function lemonSqueezyAction(body: unknown): Action {
       email,
       name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null,
     }
+  }
+  if (
+    meta?.event_name === 'order_refunded' &&
+    (typeof data?.id === 'string' || typeof data?.id === 'number')
+  ) {
+    return { kind: 'refund', objectKind: 'order', objectId: String(data.id).slice(0, 64) }
   }
   return { kind: 'ignored', why: `Event ${String(meta?.event_name)} is not acted on.` }
 }

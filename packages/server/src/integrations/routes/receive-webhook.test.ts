@@ -98,7 +98,7 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     assert.deepEqual(customers.json().data, [])
   })
 
-  it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries', async (t) => {
+  it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries; its refund revokes it once', async (t) => {
     const test = await buildTestApp(t, database)
     const policy = await test.app.inject({
       method: 'POST',
@@ -164,6 +164,36 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     })
     assert.equal(events.json().data[0].status, 'processed')
     assert.match(events.json().data[0].outcome, new RegExp(`Created license ${bought[0].id}`))
+
+    // The same order refunded (Lemon Squeezy sends the order again as `order_refunded`): the
+    // license is revoked once, however often the refund is delivered.
+    const order = JSON.parse(orderCreated.toString('utf8'))
+    order.meta.event_name = 'order_refunded'
+    order.data.attributes.refunded = true
+    order.data.attributes.refunded_at = '2021-08-20T10:00:00.000000Z'
+    order.data.attributes.updated_at = '2021-08-20T10:00:00.000000Z'
+    const refunded = JSON.stringify(order)
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${base}/api/v0/integrations/${id}/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-signature': sign(refunded) },
+        body: refunded,
+      })
+      assert.equal(res.status, 200)
+    }
+    const after = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/licenses/${bought[0].id}`,
+      headers: test.headers,
+    })
+    assert.equal(after.json().status, 'revoked')
+    const revocations = await test.connection.db
+      .selectFrom('events')
+      .select('type')
+      .where('license_id', '=', bought[0].id)
+      .where('type', '=', 'license.revoked')
+      .execute()
+    assert.equal(revocations.length, 1)
   })
 })
 
