@@ -26,6 +26,8 @@ export interface Purchase {
   /** The provider's order or subscription the license is linked to. */
   readonly objectKind: string
   readonly objectId: string
+  /** Other provider objects later events name the purchase by (Stripe: the PaymentIntent). */
+  readonly alsoLinks?: readonly { readonly kind: string; readonly id: string }[]
   readonly providerItemId: string
   readonly email: string
   readonly name: string | null
@@ -112,6 +114,9 @@ export async function purchase(
     license.id,
     now,
   )
+  for (const other of bought.alsoLinks ?? []) {
+    await stores.integrations.link(integration.id, other.kind, other.id, customerId, license.id, now)
+  }
   return {
     status: 'processed',
     outcome: `Created license ${license.id} for customer ${customerId} (${bought.email}).`,

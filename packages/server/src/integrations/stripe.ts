@@ -69,8 +69,17 @@ export function verifyStripe(
  * What a Stripe event asks for. A paid `checkout.session.completed` is a purchase of the price its
  * Checkout Session names in `metadata.keyturn_price` (the event does not carry the session's line
  * items; the vendor sets this metadata when creating the session) by `customer_details.email`.
+ * `charge.refunded` and `charge.dispute.created` refund it, found by the session's PaymentIntent.
  */
 export function stripeAction(eventType: string, body: unknown): Action {
+  if (eventType === 'charge.refunded' || eventType === 'charge.dispute.created') {
+    // A refunded charge, or a chargeback's dispute: both name the PaymentIntent the session paid with.
+    const paymentIntent = (body as { data?: { object?: { payment_intent?: unknown } } }).data?.object
+      ?.payment_intent
+    return typeof paymentIntent === 'string'
+      ? { kind: 'refund', objectKind: 'payment_intent', objectId: paymentIntent.slice(0, 255) }
+      : { kind: 'ignored', why: `The ${eventType} event names no payment_intent.` }
+  }
   if (eventType !== 'checkout.session.completed') {
     return { kind: 'ignored', why: `Event ${eventType} is not acted on.` }
   }
@@ -96,6 +105,10 @@ export function stripeAction(eventType: string, body: unknown): Action {
     kind: 'purchase',
     objectKind: 'checkout_session',
     objectId: session.id.slice(0, 255),
+    alsoLinks:
+      typeof session.payment_intent === 'string'
+        ? [{ kind: 'payment_intent', id: session.payment_intent.slice(0, 255) }]
+        : [],
     providerItemId: price.slice(0, 255),
     email: details.email,
     name: typeof details.name === 'string' && details.name.length > 0 ? details.name.slice(0, 200) : null,

@@ -262,6 +262,26 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
       customers.json().data.map((c: { email: string }) => c.email),
       ['darlene@example.com'],
     )
+
+    // Its charge refunded (a `charge.refunded` event naming the session's PaymentIntent): revoked.
+    const chargeRefunded = JSON.stringify({
+      id: 'evt_3QfixtureChargeRefunded',
+      object: 'event',
+      api_version: Stripe.API_VERSION,
+      created: now,
+      type: 'charge.refunded',
+      data: {
+        object: { id: 'ch_3Qfixture', object: 'charge', payment_intent: 'pi_3Qfixture', refunded: true },
+      },
+    })
+    const refund = await post(signedAt(now, stripeSecret, chargeRefunded), chargeRefunded)
+    assert.equal(refund.statusCode, 200, refund.body)
+    const revoked = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/licenses/${licenses.json().data[0].id}`,
+      headers: test.headers,
+    })
+    assert.equal(revoked.json().status, 'revoked')
   })
 })
 
