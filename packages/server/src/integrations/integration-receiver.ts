@@ -26,7 +26,7 @@ export interface Receipt {
 
 /**
  * Receives a provider's webhook: verifies its signature on the raw body, then records the event
- * once per dedupe key. Recorded events wait as `pending` for the handler that acts on them.
+ * once per dedupe key, doing what it asks for in the same transaction (integration-actions.ts).
  */
 export class IntegrationReceiver {
   readonly #integrations: IntegrationStore
