@@ -5,6 +5,7 @@ import { it } from 'node:test'
 import Stripe from 'stripe'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
+import { startSmtpServer } from '../../testing/smtp-server.js'
 
 // An `order_created` delivery shaped as Lemon Squeezy documents it (docs.lemonsqueezy.com, "Webhooks"
 // → "Example payloads", trimmed to the fields Keyturn reads).
@@ -98,8 +99,11 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     assert.deepEqual(customers.json().data, [])
   })
 
-  it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries; its refund revokes it once', async (t) => {
-    const test = await buildTestApp(t, database)
+  it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries, mails its key; its refund revokes it once', async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+    })
     const policy = await test.app.inject({
       method: 'POST',
       url: '/api/v0/policies',
@@ -147,16 +151,14 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     assert.equal(bought[0].policyId, policyId)
     assert.equal(bought[0].maxActivations, 2)
     assert.equal(bought[0].expirationDate, '2032-01-01T00:00:00.000Z') // 730 days from 2030-01-01
-    // license.created is what queues the "license issued" mail to the customer.
-    const created = await test.connection.db
-      .selectFrom('events')
-      .select('type')
-      .where('license_id', '=', bought[0].id)
-      .execute()
+    // The key is mailed to the buyer through the outbox, once.
+    await test.services.deliveries.tick()
+    while (((await test.services.mail?.tick()) ?? 0) > 0) {}
     assert.deepEqual(
-      created.map((e) => e.type),
-      ['license.created'],
+      smtp.received.map((mail) => mail.to),
+      [['darlene@example.com']],
     )
+    assert.ok(smtp.received[0]?.raw.replace(/=\r\n/g, '').includes(bought[0].key), 'the key is in the mail')
     const events = await test.app.inject({
       method: 'GET',
       url: `/api/v0/integrations/${id}/events`,
