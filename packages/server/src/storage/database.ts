@@ -266,7 +266,7 @@ export interface ExpiryNoticeCursorsTable {
   through_id: string
 }
 
-/** Payment-provider integrations (migration 2026-11-29-50-integrations). */
+/** Payment-provider integrations (migration 2026-11-30-50-integrations). */
 export interface IntegrationsTable {
   id: string
   provider: string

@@ -24,10 +24,10 @@ import { sessions } from './migrations/2026-11-29-30-sessions.js'
 import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 import { portal } from './migrations/2026-11-29-42-portal.js'
-import { integrations } from './migrations/2026-11-29-50-integrations.js'
 import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
+import { integrations } from './migrations/2026-11-30-50-integrations.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -61,10 +61,10 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-29-40-expiry-notices': expiryNotices(kind),
     '2026-11-29-41-product-branding': productBranding(),
     '2026-11-29-42-portal': portal(kind),
-    '2026-11-29-50-integrations': integrations(kind),
     '2026-11-29-80-search-indexes': searchIndexes(kind),
     '2026-11-30-05-event-actors': eventActors(),
     '2026-11-30-20-policy-check-in': policyCheckIn(kind),
+    '2026-11-30-50-integrations': integrations(kind),
   }
 }
 
