@@ -57,6 +57,14 @@ export const eventTypeExamples = {
   /** `POST /licenses/:id/renew`: the license with its new expiration date. */
   'license.renewed': { ...exampleLicense, expirationDate: '2032-01-01T00:00:00.000Z' },
   /**
+   * A payment provider reported a failed payment for the subscription that pays for the license
+   * (integrations): it keeps working until `paymentGraceEndsAt` (the integration's
+   * `paymentGraceDays` later), then validates `payment_overdue` until the next payment.
+   */
+  'license.payment_overdue': { ...exampleLicense, paymentGraceEndsAt: '2030-01-08T00:00:00.000Z' },
+  /** The next payment arrived after a failed one: the payment grace is lifted. */
+  'license.payment_restored': exampleLicense,
+  /**
    * A license made from a `firstActivation` policy was activated for the first time: its expiry
    * started, in the same transaction as the `activation.created` recorded beside it.
    */

@@ -61,6 +61,7 @@ import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.j
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import type { ActionStorage } from './integrations/integration-actions.js'
 import { IntegrationReceiver } from './integrations/integration-receiver.js'
+import { IntegrationRetries, integrationRetryJob } from './integrations/integration-retries.js'
 import { IntegrationService } from './integrations/integration-service.js'
 import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
 import { registerIntegrationsRoutes } from './integrations/routes/integrations-routes.js'
@@ -187,6 +188,8 @@ export interface Services {
   readonly integrations: IntegrationService
   /** The receivers' transaction: the event recorded and what it asks for done together. */
   readonly integrationActions: ActionStorage
+  /** Tries again the provider events that could not be acted on yet. */
+  readonly integrationRetries: IntegrationRetries
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   /** Mail sending; undefined while mail is off. */
@@ -227,6 +230,7 @@ export function buildApp(deps: AppDeps): {
     seatSweepJob(services.seatSweep),
     expiryNoticeJob(services.expiryNotices),
     portalPurgeJob(services.portal),
+    integrationRetryJob(services.integrationRetries),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -459,6 +463,12 @@ function createServices(deps: AppDeps): Services {
   })
   // On PostgreSQL, creates and reads of licenses that arrive together share statements.
   const licenseGroups = new LicenseStatementGroups(db)
+  const integrationActions = unitOfWork((trx) => ({
+    integrations: new KyselyIntegrationStore(trx),
+    customers: new KyselyCustomerStore(trx),
+    licenses: new KyselyLicenseStore(trx, licenseGroups),
+    policies: new KyselyPolicyStore(trx),
+  }))
   const licenseStore = new KyselyLicenseStore(deps.db, licenseGroups)
   const licenses = new LicenseService({
     licenses: licenseStore,
@@ -560,12 +570,12 @@ function createServices(deps: AppDeps): Services {
       allowHttp: deps.webhooks?.allowHttp ?? false,
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
     }),
-    integrationActions: unitOfWork((trx) => ({
-      integrations: new KyselyIntegrationStore(trx),
-      customers: new KyselyCustomerStore(trx),
-      licenses: new KyselyLicenseStore(trx, licenseGroups),
-      policies: new KyselyPolicyStore(trx),
-    })),
+    integrationActions,
+    integrationRetries: new IntegrationRetries({
+      integrations: new KyselyIntegrationStore(deps.db),
+      actions: integrationActions,
+      clock,
+    }),
     integrations: new IntegrationService({
       integrations: new KyselyIntegrationStore(deps.db),
       storage: unitOfWork((trx) => ({ integrations: new KyselyIntegrationStore(trx) })),

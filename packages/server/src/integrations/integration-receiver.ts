@@ -1,13 +1,13 @@
-import type { IntegrationId } from '@keyturn/protocol'
+import type { IntegrationId, IntegrationProvider } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { decryptText } from '../core/secrets.js'
 import type { Integration } from './integration.js'
-import { type Action, type ActionStorage, purchase, refund, type Settled } from './integration-actions.js'
+import { type Action, type ActionStorage, carryOut, type Settled } from './integration-actions.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezyAction, lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
-import { verifyPaddle } from './paddle.js'
+import { paddleAction, verifyPaddle } from './paddle.js'
 import { stripeAction, stripeApiVersion, verifyStripe } from './stripe.js'
 
 export interface ReceiverDeps {
@@ -22,6 +22,72 @@ export interface ReceiverDeps {
 export interface Receipt {
   readonly received: true
   readonly duplicate: boolean
+}
+
+/** What a verified event of `provider` asks for. */
+export function actionFor(provider: IntegrationProvider, eventType: string, body: unknown): Action {
+  return provider === 'stripe'
+    ? stripeAction(eventType, body)
+    : provider === 'paddle'
+      ? paddleAction(eventType, body)
+      : lemonSqueezyAction(body)
+}
+
+/**
+ * When a pending event is tried again: a minute after the first attempt, doubling up to six hours
+ * between attempts; after three days it is given up (`failed`).
+ */
+export const pendingRetry = {
+  firstDelayMs: 60_000,
+  maxDelayMs: 6 * 3_600_000,
+  giveUpAfterMs: 3 * 86_400_000,
+} as const
+
+/** The next attempt after `attempts` tries, or undefined once the event is to be given up. */
+export function nextAttemptAt(receivedAt: Date, attempts: number, now: Date): Date | undefined {
+  if (now.getTime() - receivedAt.getTime() >= pendingRetry.giveUpAfterMs) {
+    return undefined
+  }
+  const delay = Math.min(pendingRetry.firstDelayMs * 2 ** Math.min(attempts - 1, 20), pendingRetry.maxDelayMs)
+  return new Date(now.getTime() + delay)
+}
+
+/**
+ * Carries out `action` for a recorded event and settles it, in the caller's transaction: what it did,
+ * or pending with its next attempt (failed once the retries are given up).
+ */
+export async function actAndSettle(
+  stores: Parameters<Parameters<ActionStorage['write']>[1]>[0],
+  integration: Integration,
+  dedupeKey: string,
+  action: Action,
+  attempt: { readonly attempts: number; readonly receivedAt: Date },
+  note: string,
+  now: Date,
+): Promise<Settled> {
+  const settled = await carryOut(stores, integration, action, now)
+  if (settled.status !== 'pending') {
+    await stores.integrations.settle(integration.id, dedupeKey, settled.status, settled.outcome + note, now)
+    return settled
+  }
+  const next = nextAttemptAt(attempt.receivedAt, attempt.attempts, now)
+  if (next === undefined) {
+    const given = {
+      status: 'failed',
+      outcome: `Given up after ${attempt.attempts} attempts: ${settled.outcome}`,
+    } as const
+    await stores.integrations.settle(integration.id, dedupeKey, given.status, given.outcome, now)
+    return given
+  }
+  await stores.integrations.settle(
+    integration.id,
+    dedupeKey,
+    'pending',
+    `${settled.outcome} Attempt ${attempt.attempts}; next at ${next.toISOString()}.${note}`,
+    now,
+    next,
+  )
+  return settled
 }
 
 /**
@@ -53,40 +119,38 @@ export class IntegrationReceiver {
     const { integration } = stored
     const secret = decryptText(this.#secretEncryption, stored.signingSecretEncrypted)
     const now = this.#clock.now()
-    if (integration.provider === 'stripe') {
-      const verified = verifyStripe(rawBody, headers['stripe-signature'], secret, now)
+    const delivery = this.#verify(integration.provider, rawBody, headers, secret, now)
+    const isNew = await this.#act(integration, delivery, now)
+    return { received: true, duplicate: !isNew }
+  }
+
+  #verify(
+    provider: IntegrationProvider,
+    rawBody: Buffer,
+    headers: Record<string, string | undefined>,
+    secret: string,
+    now: Date,
+  ): {
+    readonly eventType: string
+    readonly dedupeKey: string
+    readonly body: unknown
+    readonly note: string
+  } {
+    if (provider === 'stripe' || provider === 'paddle') {
+      const verified =
+        provider === 'stripe'
+          ? verifyStripe(rawBody, headers['stripe-signature'], secret, now)
+          : verifyPaddle(rawBody, headers['paddle-signature'], secret, now)
       if (!verified.ok) {
         throw verified.problem === 'signature'
           ? new DomainError('provider_signature_invalid', verified.reason)
           : new DomainError('bad_request', verified.reason)
       }
-      const isNew = await this.#act(
-        integration,
-        { eventType: verified.eventType, dedupeKey: verified.dedupeKey },
-        stripeAction(verified.eventType, verified.body),
-        verified.apiVersion === stripeApiVersion
-          ? ''
-          : ` Its API version ${verified.apiVersion} is not the pinned ${stripeApiVersion}.`,
-        now,
-      )
-      return { received: true, duplicate: !isNew }
-    }
-    if (integration.provider === 'paddle') {
-      const verified = verifyPaddle(rawBody, headers['paddle-signature'], secret, now)
-      if (!verified.ok) {
-        throw verified.problem === 'signature'
-          ? new DomainError('provider_signature_invalid', verified.reason)
-          : new DomainError('bad_request', verified.reason)
-      }
-      const isNew = await this.#integrations.recordReceived(id, {
-        eventType: verified.eventType,
-        dedupeKey: verified.dedupeKey,
-        status: 'pending',
-        outcome: 'Received; waiting to be handled.',
-        payload: verified.body,
-        receivedAt: now,
-      })
-      return { received: true, duplicate: !isNew }
+      const note =
+        'apiVersion' in verified && verified.apiVersion !== stripeApiVersion
+          ? ` Its API version ${verified.apiVersion} is not the pinned ${stripeApiVersion}.`
+          : ''
+      return { eventType: verified.eventType, dedupeKey: verified.dedupeKey, body: verified.body, note }
     }
     if (!lemonSqueezySignatureValid(rawBody, headers['x-signature'], secret)) {
       throw new DomainError('provider_signature_invalid', 'The X-Signature header does not match the body.')
@@ -101,44 +165,45 @@ export class IntegrationReceiver {
     if (delivery === undefined) {
       throw new DomainError('bad_request', 'The body is not a Lemon Squeezy event (no meta.event_name).')
     }
-    const isNew = await this.#act(integration, delivery, lemonSqueezyAction(body), '', now)
-    return { received: true, duplicate: !isNew }
+    return { ...delivery, body, note: '' }
   }
 
   /**
    * Records the event once and, the first time, does what it asks for, in one transaction: a
    * redelivery (false) waits for the first and does nothing; a failure leaves nothing recorded, so
-   * the provider's retry finds it new.
+   * the provider's retry finds it new. An event that cannot be acted on yet stays pending with its
+   * payload for the retry job (IntegrationRetries).
    */
   async #act(
     integration: Integration,
-    delivery: { readonly eventType: string; readonly dedupeKey: string },
-    action: Action,
-    note: string,
+    delivery: {
+      readonly eventType: string
+      readonly dedupeKey: string
+      readonly body: unknown
+      readonly note: string
+    },
     now: Date,
   ): Promise<boolean> {
+    const action = actionFor(integration.provider, delivery.eventType, delivery.body)
     return this.#actions.write('system', async (stores) => {
       const recorded = await stores.integrations.recordReceived(integration.id, {
-        ...delivery,
-        status: 'processed',
+        eventType: delivery.eventType,
+        dedupeKey: delivery.dedupeKey,
+        status: 'pending',
         outcome: '',
-        payload: null,
+        payload: delivery.body,
         receivedAt: now,
       })
       if (!recorded) {
         return false
       }
-      const settled: Settled =
-        action.kind === 'purchase'
-          ? await purchase(stores, integration, action, now)
-          : action.kind === 'refund'
-            ? await refund(stores, integration, action, now)
-            : { status: 'ignored', outcome: action.why }
-      await stores.integrations.settle(
-        integration.id,
+      await actAndSettle(
+        stores,
+        integration,
         delivery.dedupeKey,
-        settled.status,
-        settled.outcome + note,
+        action,
+        { attempts: 1, receivedAt: now },
+        delivery.note,
         now,
       )
       return true

@@ -30,6 +30,15 @@ export interface ReceivedEvent {
   readonly updatedAt: Date
 }
 
+/** A pending event taken for an attempt. */
+export interface PendingEvent {
+  readonly eventType: string
+  readonly payload: unknown
+  /** Attempts including this one (the first, at receipt, counts). */
+  readonly attempts: number
+  readonly receivedAt: Date
+}
+
 export interface NewReceivedEvent {
   readonly dedupeKey: string
   readonly eventType: string
@@ -53,14 +62,28 @@ export interface IntegrationStore {
    * redelivery), whichever of several concurrent deliveries wrote it.
    */
   recordReceived(id: IntegrationId, event: NewReceivedEvent): Promise<boolean>
-  /** Sets what a recorded event did, or why it did nothing. */
+  /**
+   * Sets what a recorded event did, or why it did nothing; `pending` keeps its payload for the
+   * retry job and sets when it is tried next (`nextAttemptAt`).
+   */
   settle(
     id: IntegrationId,
     dedupeKey: string,
     status: ReceivedEvent['status'],
     outcome: string,
     at: Date,
+    nextAttemptAt?: Date,
   ): Promise<void>
+  /** Pending events due at `now`, oldest due first: what the retry job tries. */
+  duePending(
+    now: Date,
+    limit: number,
+  ): Promise<{ readonly integrationId: IntegrationId; readonly dedupeKey: string }[]>
+  /**
+   * Takes a due pending event for one attempt (counting it), in the caller's transaction; undefined
+   * when it is no longer pending or due (another process took it).
+   */
+  claimPending(id: IntegrationId, dedupeKey: string, now: Date): Promise<PendingEvent | undefined>
   /** The customer with this address (addresses are unique), if any. */
   customerIdByEmail(email: string): Promise<CustomerId | undefined>
   /** Links a provider object (an order, a subscription) to the license it bought. */
@@ -68,10 +91,12 @@ export interface IntegrationStore {
     id: IntegrationId,
     objectKind: string,
     objectId: string,
-    customerId: CustomerId,
-    licenseId: LicenseId,
+    customerId: CustomerId | null,
+    licenseId: LicenseId | null,
     at: Date,
   ): Promise<void>
+  /** The Keyturn customer a provider customer is linked to, if any. */
+  linkedCustomer(id: IntegrationId, objectKind: string, objectId: string): Promise<CustomerId | undefined>
   /** The license a provider object bought, if one is linked. */
   linkedLicense(id: IntegrationId, objectKind: string, objectId: string): Promise<LicenseId | undefined>
   /** The latest received events of an integration, newest first. */

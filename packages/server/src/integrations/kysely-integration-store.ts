@@ -12,6 +12,7 @@ import type {
   IntegrationChanges,
   IntegrationStore,
   NewReceivedEvent,
+  PendingEvent,
   ReceivedEvent,
   StoredIntegration,
 } from './integration-store.js'
@@ -141,6 +142,7 @@ export class KyselyIntegrationStore implements IntegrationStore {
     status: ReceivedEvent['status'],
     outcome: string,
     at: Date,
+    nextAttemptAt?: Date,
   ): Promise<void> {
     await this.#db
       .updateTable('integration_events')
@@ -148,12 +150,51 @@ export class KyselyIntegrationStore implements IntegrationStore {
         status,
         outcome,
         payload: status === 'pending' ? undefined : null,
-        next_attempt_at: status === 'pending' ? undefined : null,
+        next_attempt_at: status === 'pending' ? this.#time(nextAttemptAt ?? at) : null,
         updated_at: this.#time(at),
       })
       .where('integration_id', '=', id)
       .where('dedupe_key', '=', dedupeKey)
       .execute()
+  }
+
+  async duePending(
+    now: Date,
+    limit: number,
+  ): Promise<{ readonly integrationId: IntegrationId; readonly dedupeKey: string }[]> {
+    const rows = await this.#db
+      .selectFrom('integration_events')
+      .select(['integration_id', 'dedupe_key'])
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', this.#time(now))
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => ({
+      integrationId: row.integration_id as IntegrationId,
+      dedupeKey: row.dedupe_key,
+    }))
+  }
+
+  async claimPending(id: IntegrationId, dedupeKey: string, now: Date): Promise<PendingEvent | undefined> {
+    // An update takes the row: a second process's waits, then finds it no longer due.
+    const row = await this.#db
+      .updateTable('integration_events')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('integration_id', '=', id)
+      .where('dedupe_key', '=', dedupeKey)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', this.#time(now))
+      .returning(['event_type', 'payload', 'attempts', 'received_at'])
+      .executeTakeFirst()
+    return row === undefined
+      ? undefined
+      : {
+          eventType: row.event_type,
+          payload: parseJson(row.payload),
+          attempts: Number(row.attempts),
+          receivedAt: toDate(row.received_at),
+        }
   }
 
   async customerIdByEmail(email: string): Promise<CustomerId | undefined> {
@@ -169,8 +210,8 @@ export class KyselyIntegrationStore implements IntegrationStore {
     id: IntegrationId,
     objectKind: string,
     objectId: string,
-    customerId: CustomerId,
-    licenseId: LicenseId,
+    customerId: CustomerId | null,
+    licenseId: LicenseId | null,
     at: Date,
   ): Promise<void> {
     await this.#db
@@ -199,6 +240,21 @@ export class KyselyIntegrationStore implements IntegrationStore {
       .where('object_id', '=', objectId)
       .executeTakeFirst()
     return row?.license_id ?? undefined
+  }
+
+  async linkedCustomer(
+    id: IntegrationId,
+    objectKind: string,
+    objectId: string,
+  ): Promise<CustomerId | undefined> {
+    const row = await this.#db
+      .selectFrom('integration_links')
+      .select('customer_id')
+      .where('integration_id', '=', id)
+      .where('object_kind', '=', objectKind)
+      .where('object_id', '=', objectId)
+      .executeTakeFirst()
+    return (row?.customer_id as CustomerId | null | undefined) ?? undefined
   }
 
   async recentEvents(id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Action } from './integration-actions.js'
 
 /**
  * Paddle Billing webhooks (developer.paddle.com/webhooks/signature-verification): the
@@ -69,4 +70,116 @@ export function verifyPaddle(
     }
   }
   return { ok: true, eventType, dedupeKey: eventId, body }
+}
+
+function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= 100 ? value : undefined
+}
+
+function dateOf(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || value.length > 64) {
+    return undefined
+  }
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) ? undefined : date
+}
+
+/** The first item's price id (`items[].price.id`) of a transaction or subscription. */
+function firstPrice(items: unknown): string | undefined {
+  return Array.isArray(items)
+    ? idOf((items[0] as { price?: { id?: unknown } } | undefined)?.price?.id)
+    : undefined
+}
+
+/**
+ * What a Paddle Billing event asks for (developer.paddle.com/webhooks):
+ * - `customer.created` / `.updated`: the customer's address (transactions name only `customer_id`);
+ * - `transaction.completed`: a purchase of the first item's price (`items[].price.id`) by the
+ *   transaction's customer, linked to the transaction and its `subscription_id`; for a
+ *   subscription already linked, the renewal to `billing_period.ends_at`;
+ * - `subscription.updated` / `.activated` / `.resumed` / `.canceled` / `.past_due`: the plan, a
+ *   scheduled cancellation (`scheduled_change.action: cancel`) ending the license at its
+ *   `effective_at`, `past_due` starting the payment grace; `canceled` keeps the end of the period
+ *   paid for;
+ * - `adjustment.created` / `.updated`: an approved refund or a chargeback of a transaction revokes
+ *   its license (per `onRefund`).
+ */
+export function paddleAction(eventType: string, body: unknown): Action {
+  const data = ((body as { data?: unknown } | null)?.data ?? {}) as Record<string, unknown>
+  if (eventType === 'customer.created' || eventType === 'customer.updated') {
+    const id = idOf(data.id)
+    const email = data.email
+    if (id === undefined || typeof email !== 'string' || email.length > 254 || !email.includes('@')) {
+      return { kind: 'ignored', why: 'The customer names no id or address.' }
+    }
+    const name = data.name
+    return {
+      kind: 'customer',
+      providerCustomerId: id,
+      email,
+      name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null,
+    }
+  }
+  if (eventType === 'transaction.completed') {
+    const id = idOf(data.id)
+    const customer = idOf(data.customer_id)
+    const price = firstPrice(data.items)
+    if (id === undefined || customer === undefined || price === undefined) {
+      return { kind: 'ignored', why: 'The transaction names no id, customer_id or price.' }
+    }
+    const subscription = idOf(data.subscription_id)
+    const periodEnd = dateOf((data.billing_period as { ends_at?: unknown } | null | undefined)?.ends_at)
+    return subscription === undefined
+      ? {
+          kind: 'purchase',
+          objectKind: 'transaction',
+          objectId: id,
+          providerItemId: price,
+          buyer: { providerCustomerId: customer },
+        }
+      : {
+          kind: 'purchase',
+          objectKind: 'subscription',
+          objectId: subscription,
+          alsoLinks: [{ kind: 'transaction', id }],
+          providerItemId: price,
+          buyer: { providerCustomerId: customer },
+          ...(periodEnd === undefined ? {} : { periodEnd }),
+        }
+  }
+  if (eventType.startsWith('subscription.') && eventType !== 'subscription.created') {
+    const id = idOf(data.id)
+    if (id === undefined) {
+      return { kind: 'ignored', why: `The ${eventType} subscription has no id.` }
+    }
+    const price = firstPrice(data.items)
+    const periodEnd = dateOf(
+      (data.current_billing_period as { ends_at?: unknown } | null | undefined)?.ends_at,
+    )
+    const scheduled = data.scheduled_change as { action?: unknown; effective_at?: unknown } | null | undefined
+    const endsAt = scheduled?.action === 'cancel' ? dateOf(scheduled.effective_at) : undefined
+    return {
+      kind: 'subscription',
+      objectKind: 'subscription',
+      objectId: id,
+      ...(price === undefined || data.status === 'canceled' ? {} : { providerItemId: price }),
+      ...(data.status === 'past_due'
+        ? { paymentFailed: periodEnd === undefined ? {} : { unpaidThrough: periodEnd } }
+        : {}),
+      ...(endsAt === undefined ? {} : { endsAt }),
+    }
+  }
+  if (eventType === 'adjustment.created' || eventType === 'adjustment.updated') {
+    const transaction = idOf(data.transaction_id)
+    const action = data.action
+    const refunded = (action === 'refund' && data.status === 'approved') || action === 'chargeback'
+    if (!refunded || transaction === undefined) {
+      return {
+        kind: 'ignored',
+        why: `Adjustment ${String(data.id)} (${String(action)}, ${String(data.status)}) is no approved refund or chargeback.`,
+      }
+    }
+    return { kind: 'refund', objectKind: 'transaction', objectId: transaction }
+  }
+  return { kind: 'ignored', why: `Event ${eventType} is not acted on.` }
 }

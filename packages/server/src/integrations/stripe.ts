@@ -66,7 +66,8 @@ export function verifyStripe(
 }
 
 /**
- * What a Stripe event asks for. A paid `checkout.session.completed` is a purchase of the price its
+ * What a Stripe event asks for. Subscriptions: see invoiceAction and subscriptionAction. A paid
+ * one-time (`mode: payment`) `checkout.session.completed` is a purchase of the price its
  * Checkout Session names in `metadata.keyturn_price` (the event does not carry the session's line
  * items; the vendor sets this metadata when creating the session) by `customer_details.email`.
  * `charge.refunded` and `charge.dispute.created` refund it, found by the session's PaymentIntent.
@@ -80,10 +81,23 @@ export function stripeAction(eventType: string, body: unknown): Action {
       ? { kind: 'refund', objectKind: 'payment_intent', objectId: paymentIntent.slice(0, 255) }
       : { kind: 'ignored', why: `The ${eventType} event names no payment_intent.` }
   }
+  const object = (body as { data?: { object?: Record<string, unknown> } }).data?.object ?? {}
+  if (eventType === 'invoice.paid' || eventType === 'invoice.payment_failed') {
+    return invoiceAction(eventType, object)
+  }
+  if (eventType === 'customer.subscription.updated' || eventType === 'customer.subscription.deleted') {
+    return subscriptionAction(eventType, object)
+  }
   if (eventType !== 'checkout.session.completed') {
     return { kind: 'ignored', why: `Event ${eventType} is not acted on.` }
   }
-  const session = (body as { data?: { object?: Record<string, unknown> } }).data?.object ?? {}
+  const session = object
+  if (session.mode === 'subscription') {
+    return {
+      kind: 'ignored',
+      why: `Checkout Session ${String(session.id)} started a subscription: its first paid invoice (invoice.paid) makes the license.`,
+    }
+  }
   const details = session.customer_details as { email?: unknown; name?: unknown } | null | undefined
   const price = (session.metadata as { keyturn_price?: unknown } | null | undefined)?.keyturn_price
   if (session.payment_status !== 'paid') {
@@ -110,7 +124,115 @@ export function stripeAction(eventType: string, body: unknown): Action {
         ? [{ kind: 'payment_intent', id: session.payment_intent.slice(0, 255) }]
         : [],
     providerItemId: price.slice(0, 255),
-    email: details.email,
-    name: typeof details.name === 'string' && details.name.length > 0 ? details.name.slice(0, 200) : null,
+    buyer: {
+      email: details.email,
+      name: typeof details.name === 'string' && details.name.length > 0 ? details.name.slice(0, 200) : null,
+    },
+  }
+}
+
+/** A Stripe timestamp (Unix seconds) as a Date; undefined when it is not one. */
+function stripeTime(value: unknown): Date | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value < 253_402_300_800
+    ? new Date(value * 1000)
+    : undefined
+}
+
+function boundedId(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= 255 ? value : undefined
+}
+
+/**
+ * `invoice.paid` / `invoice.payment_failed` of a subscription's invoice (the invoice names it in
+ * `parent.subscription_details.subscription`; each line its price in
+ * `pricing.price_details.price` and its service period in `period`). The first invoice
+ * (`billing_reason: subscription_create`) is the purchase; a later paid one renews the license to
+ * its lines' period end; a failed one starts the payment grace.
+ */
+function invoiceAction(eventType: string, invoice: Record<string, unknown>): Action {
+  const parent = invoice.parent as
+    | { subscription_details?: { subscription?: unknown } | null }
+    | null
+    | undefined
+  const subscription = boundedId(parent?.subscription_details?.subscription)
+  if (subscription === undefined) {
+    return {
+      kind: 'ignored',
+      why: `Invoice ${String(invoice.id)} is not a subscription's; one-time payments arrive as checkout.session.completed.`,
+    }
+  }
+  const lines = ((invoice.lines as { data?: unknown } | undefined)?.data ?? []) as {
+    period?: { end?: unknown }
+    pricing?: { price_details?: { price?: unknown } } | null
+  }[]
+  const periodEnds = (Array.isArray(lines) ? lines : [])
+    .map((line) => stripeTime(line?.period?.end))
+    .filter((end): end is Date => end !== undefined)
+  const periodEnd =
+    periodEnds.length === 0 ? undefined : new Date(Math.max(...periodEnds.map((end) => end.getTime())))
+  const price = (Array.isArray(lines) ? lines : [])
+    .map((line) => boundedId(line?.pricing?.price_details?.price))
+    .find((id) => id !== undefined)
+  if (eventType === 'invoice.payment_failed') {
+    return {
+      kind: 'subscription',
+      objectKind: 'subscription',
+      objectId: subscription,
+      paymentFailed: periodEnd === undefined ? {} : { unpaidThrough: periodEnd },
+    }
+  }
+  if (invoice.billing_reason === 'subscription_create') {
+    const email = invoice.customer_email
+    if (price === undefined || typeof email !== 'string' || email.length > 254 || !email.includes('@')) {
+      return { kind: 'ignored', why: `Invoice ${String(invoice.id)} names no price or buyer address.` }
+    }
+    const name = invoice.customer_name
+    return {
+      kind: 'purchase',
+      objectKind: 'subscription',
+      objectId: subscription,
+      providerItemId: price,
+      buyer: { email, name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null },
+      ...(periodEnd === undefined ? {} : { periodEnd }),
+    }
+  }
+  return {
+    kind: 'subscription',
+    objectKind: 'subscription',
+    objectId: subscription,
+    paid: periodEnd === undefined ? {} : { paidThrough: periodEnd },
+  }
+}
+
+/**
+ * `customer.subscription.updated` / `.deleted`: the plan is the first item's price; a cancellation
+ * (`cancel_at_period_end`, `cancel_at`) or the deletion ends the license at the period's end
+ * (`items.data[].current_period_end`), never earlier.
+ */
+function subscriptionAction(eventType: string, subscription: Record<string, unknown>): Action {
+  const id = boundedId(subscription.id)
+  if (id === undefined) {
+    return { kind: 'ignored', why: `The ${eventType} event names no subscription id.` }
+  }
+  const items = ((subscription.items as { data?: unknown } | undefined)?.data ?? []) as {
+    price?: { id?: unknown }
+    current_period_end?: unknown
+  }[]
+  const first = Array.isArray(items) ? items[0] : undefined
+  const price = boundedId(first?.price?.id)
+  const periodEnd = stripeTime(first?.current_period_end)
+  const ending =
+    eventType === 'customer.subscription.deleted' ||
+    subscription.cancel_at_period_end === true ||
+    stripeTime(subscription.cancel_at) !== undefined
+  const endsAt = ending ? (stripeTime(subscription.cancel_at) ?? periodEnd) : undefined
+  return {
+    kind: 'subscription',
+    objectKind: 'subscription',
+    objectId: id,
+    ...(price === undefined || eventType === 'customer.subscription.deleted'
+      ? {}
+      : { providerItemId: price }),
+    ...(endsAt === undefined ? {} : { endsAt }),
   }
 }

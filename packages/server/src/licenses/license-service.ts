@@ -422,7 +422,7 @@ export class LicenseService {
 
   /**
    * The online check (docs/decisions/0001-licenses.md): a known key gets a verdict, reason revoked > expired > suspended
-   * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
+   * (product) > payment_overdue (grace over) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
    * floating seat) > entitlements_missing (only when entitlements are asked for; read with the
    * license, no query) > usage_exceeded (a metered license whose uses reached maxUses).
    */
@@ -678,22 +678,36 @@ function requireActiveProduct(
   }
 }
 
-type UnusableReason = 'revoked' | 'expired' | 'suspended'
+type UnusableReason = 'revoked' | 'expired' | 'suspended' | 'payment_overdue'
 
 /** Throws 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
 function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusal: string): void {
   if (reason !== null) {
-    const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`
+    const why =
+      reason === 'suspended'
+        ? 'belongs to a suspended product'
+        : reason === 'payment_overdue'
+          ? 'unpaid past its payment grace'
+          : `is ${reason}`
     throw new DomainError('license_not_active', `License ${view.license.id} ${why}; ${refusal}.`)
   }
 }
 
 /**
  * The one rule for whether a license can be used now (validated, activated, given a token, its
- * uses counted): why not, as revoked > expired > suspended (its product), or null.
+ * uses counted): why not, as revoked > expired > suspended (its product) > payment_overdue (a
+ * failed subscription payment whose grace is over; during the grace it stays usable), or null.
  */
-function unusableReasonOf({ state }: LicenseView, productUsable: boolean): UnusableReason | null {
-  return state.isRevoked ? 'revoked' : state.isExpired ? 'expired' : productUsable ? null : 'suspended'
+function unusableReasonOf({ license, state }: LicenseView, productUsable: boolean): UnusableReason | null {
+  return state.isRevoked
+    ? 'revoked'
+    : state.isExpired
+      ? 'expired'
+      : !productUsable
+        ? 'suspended'
+        : license.paymentGraceEndsAt !== null && license.paymentGraceEndsAt <= state.determinedAt
+          ? 'payment_overdue'
+          : null
 }
 
 /** A license found by key, as the caller may see it: an unknown key, or one of another product, is not found. */
@@ -746,6 +760,7 @@ export function newLicenseFrom(input: CreateLicenseBody, policy: Policy | undefi
     customerId: input.customerId ?? null,
     policyId: input.policyId ?? null,
     metadata: newMetadata(input.metadata),
+    paymentGraceEndsAt: null,
     createdAt: now,
     updatedAt: now,
   }

@@ -63,6 +63,8 @@ export interface LicensesTable {
   metadata: JsonObject
   /** Seconds the first activation adds to its time to make `expiration_date`; null once it happened. */
   first_activation_duration: number | null
+  /** When the payment grace a failed provider payment began ends; null: no payment overdue (2026-11-30-51). */
+  payment_grace_ends_at: ColumnType<Date | string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
 }
