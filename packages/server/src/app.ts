@@ -345,7 +345,7 @@ export function buildApp(deps: AppDeps): {
     secretEncryption: deps.secretKeys.integrationSecretEncryption,
     actions: services.integrationActions,
   })
-  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver), { prefix: '/api/v0' })
+  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, limits), { prefix: '/api/v0' })
   return { app, services, background }
 }
 

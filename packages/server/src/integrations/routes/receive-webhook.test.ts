@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { it } from 'node:test'
 import Stripe from 'stripe'
+import { memoryCounters } from '../../protection/counters.js'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { startSmtpServer } from '../../testing/smtp-server.js'
@@ -97,6 +98,35 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
       headers: test.headers,
     })
     assert.deepEqual(customers.json().data, [])
+  })
+
+  it('counts deliveries in a budget of their integration, not of the address they come from', async (t) => {
+    const test = await buildTestApp(t, database, {
+      protection: {
+        keyPerMinute: 1000,
+        ipPerMinute: 1,
+        receiverPerMinute: 2,
+        guessLimit: 0,
+        guessBlockSeconds: 900,
+        counters: memoryCounters(),
+      },
+    })
+    const id = await integration(test)
+    const deliver = () =>
+      test.app.inject({
+        method: 'POST',
+        url: `/api/v0/integrations/${id}/webhook`,
+        remoteAddress: '203.0.113.5',
+        headers: { 'content-type': 'application/json', 'x-signature': sign(orderCreated) },
+        payload: orderCreated,
+      })
+    const statuses = [(await deliver()).statusCode, (await deliver()).statusCode]
+    const refused = await deliver()
+    assert.deepEqual([...statuses, refused.statusCode], [200, 200, 429])
+    assert.equal(refused.headers['ratelimit-limit'], '2')
+    // The address's own budget is untouched by the deliveries.
+    const docs = await test.app.inject({ url: '/openapi.json', remoteAddress: '203.0.113.5' })
+    assert.equal(docs.statusCode, 200)
   })
 
   it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries, mails its key; its refund revokes it once', async (t) => {
