@@ -167,7 +167,14 @@ export const IntegrationEventResourceSchema = Type.Object(
       },
     ),
     outcome: Type.String({ description: 'What it did, or why it did nothing.' }),
-    attempts: Type.Integer({ minimum: 0 }),
+    attempts: Type.Integer({
+      minimum: 0,
+      description:
+        'How often it was acted on: once at receipt, then once per retry while `pending` (after a minute, the wait doubling to six hours; given up as `failed` three days after receipt).',
+    }),
+    nextAttemptAt: Type.Union([TimestampSchema, Type.Null()], {
+      description: 'When a `pending` event is tried next; null otherwise.',
+    }),
     receivedAt: TimestampSchema,
     updatedAt: TimestampSchema,
   },
@@ -185,11 +192,25 @@ export const IntegrationEventListSchema = Type.Object(
         data: [
           {
             object: 'IntegrationEvent',
+            dedupeKey: 'subscription_payment_success:1:2030-01-01T00:00:01.000000Z',
+            eventType: 'subscription_payment_success',
+            status: 'pending',
+            outcome:
+              'No license is linked to subscription 1 yet (its purchase has not arrived). Attempt 1; next at 2030-01-01T00:01:00.000Z.',
+            attempts: 1,
+            nextAttemptAt: '2030-01-01T00:01:00.000Z',
+            receivedAt: exampleTime,
+            updatedAt: exampleTime,
+          },
+          {
+            object: 'IntegrationEvent',
             dedupeKey: 'order_created:1:2030-01-01T00:00:00.000000Z',
             eventType: 'order_created',
-            status: 'pending',
-            outcome: 'Received; waiting to be handled.',
-            attempts: 0,
+            status: 'processed',
+            outcome:
+              'Created license lic_7fQx2mNc4RtYp9LkWv3bHs for customer cus_4nQw8ZkT2vLm6XcPb9RsJd (darlene@example.com).',
+            attempts: 1,
+            nextAttemptAt: null,
             receivedAt: exampleTime,
             updatedAt: exampleTime,
           },

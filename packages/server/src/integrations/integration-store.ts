@@ -26,6 +26,8 @@ export interface ReceivedEvent {
   readonly status: 'processed' | 'ignored' | 'pending' | 'failed'
   readonly outcome: string
   readonly attempts: number
+  /** When a pending event is tried next; null otherwise. */
+  readonly nextAttemptAt: Date | null
   readonly receivedAt: Date
   readonly updatedAt: Date
 }

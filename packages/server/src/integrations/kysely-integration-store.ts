@@ -127,6 +127,7 @@ export class KyselyIntegrationStore implements IntegrationStore {
         outcome: event.outcome,
         payload: event.payload === undefined ? null : this.#json(event.payload),
         next_attempt_at: event.status === 'pending' ? this.#time(event.receivedAt) : null,
+        attempts: 1, // the first attempt is made at receipt, in the same transaction
         received_at: this.#time(event.receivedAt),
         updated_at: this.#time(event.receivedAt),
       })
@@ -272,6 +273,7 @@ export class KyselyIntegrationStore implements IntegrationStore {
       status: row.status as ReceivedEvent['status'],
       outcome: row.outcome,
       attempts: Number(row.attempts),
+      nextAttemptAt: row.next_attempt_at === null ? null : toDate(row.next_attempt_at),
       receivedAt: toDate(row.received_at),
       updatedAt: toDate(row.updated_at),
     }))

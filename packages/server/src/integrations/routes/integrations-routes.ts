@@ -134,6 +134,7 @@ export function registerIntegrationsRoutes(api: App, integrations: IntegrationSe
           status: event.status,
           outcome: event.outcome,
           attempts: event.attempts,
+          nextAttemptAt: event.nextAttemptAt?.toISOString() ?? null,
           receivedAt: event.receivedAt.toISOString(),
           updatedAt: event.updatedAt.toISOString(),
         }),

@@ -202,6 +202,15 @@ describeEachDatabase('Lemon Squeezy subscriptions', (database) => {
     // Out of order: the first payment arrives before the subscription it pays for.
     await deliver(payment('subscription_payment_success'))
     assert.deepEqual(await receivedEvents(test, id), [['subscription_payment_success', 'pending']])
+    const waiting = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/integrations/${id}/events`,
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      [waiting.json().data[0].attempts, waiting.json().data[0].nextAttemptAt],
+      [1, '2030-01-01T00:01:00.000Z'],
+    )
     await deliver(subscription('subscription_created', {}))
     const bought = await theLicense(test)
     assert.equal(bought.expirationDate, '2030-02-01T00:00:00.000Z')
