@@ -378,5 +378,28 @@ describeEachDatabase('Paddle Billing', (database) => {
       },
     })
     assert.equal((await theLicense(test)).status, 'revoked')
+
+    // An event whose subscription never arrives is retried, then given up three days after receipt.
+    subscription.data.id = 'sub_01hv8z9999999999999999999z'
+    await deliver(subscription)
+    test.clock.advance(3 * day - 1)
+    assert.equal((await test.services.integrationRetries.tick()).settled, 0)
+    test.clock.advance(6 * 3_600_000)
+    assert.deepEqual(await test.services.integrationRetries.tick(), {
+      tried: 1,
+      settled: 1,
+      isBatchFull: false,
+    })
+    const events = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/integrations/${id}/events`,
+      headers: test.headers,
+    })
+    const givenUp = events.json().data.find((e: { status: string }) => e.status === 'failed')
+    assert.match(
+      givenUp.outcome,
+      /^Given up after \d+ attempts: No license is linked to subscription sub_01hv8z9/,
+    )
+    assert.equal(givenUp.nextAttemptAt, null)
   })
 })
