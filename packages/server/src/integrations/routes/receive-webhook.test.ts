@@ -331,7 +331,7 @@ function paddleSignature(ts: number, body = transactionCompleted, key = paddleSe
 }
 
 describeEachDatabase('receiving Paddle webhooks', (database) => {
-  it('verifies ts:body at the server clock within 5 seconds and records each event id once', async (t) => {
+  it('verifies ts:body at the server clock within 5 minutes and records each event id once', async (t) => {
     const test = await buildTestApp(t, database)
     const id = await integration(test, 'paddle', paddleSecret)
     const post = (signature: string | undefined, body = transactionCompleted) =>
@@ -346,7 +346,7 @@ describeEachDatabase('receiving Paddle webhooks', (database) => {
       })
     const now = Math.floor(test.clock.now().getTime() / 1000)
 
-    const stale = await post(paddleSignature(now - 6))
+    const stale = await post(paddleSignature(now - 301))
     assert.equal(stale.statusCode, 400, stale.body)
     assert.equal(stale.json().code, 'provider_signature_invalid')
     assert.equal((await post(paddleSignature(now, transactionCompleted, 'another'))).statusCode, 400)

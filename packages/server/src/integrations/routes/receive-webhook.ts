@@ -30,7 +30,7 @@ export function registerReceiveWebhook(
         operationId: 'receiveIntegrationWebhook',
         summary: 'Receive a payment provider’s webhook',
         description:
-          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Stripe: `Stripe-Signature`, checked by the `stripe` SDK with a 5-minute tolerance; Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret; Paddle: `Paddle-Signature`, HMAC-SHA256 of `ts:body`, 5-second tolerance). Each event is recorded once and acted on in the same transaction (purchases, renewals, payment grace, plan changes, cancellations, refunds); one that cannot be acted on yet is kept `pending` and retried by a background job. A redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing. Rate budget: per integration (600 a minute by default), not per address.',
+          'Called by the provider, not with an API key: authenticated by the provider’s signature over the raw body (Stripe: `Stripe-Signature`, checked by the `stripe` SDK with a 5-minute tolerance; Lemon Squeezy: `X-Signature`, hex HMAC-SHA256 under the signing secret; Paddle: `Paddle-Signature`, HMAC-SHA256 of `ts:body`, 5-minute tolerance). Each event is recorded once and acted on in the same transaction (purchases, renewals, payment grace, plan changes, cancellations, refunds); one that cannot be acted on yet is kept `pending` and retried by a background job. A redelivery answers 200 with `duplicate: true`. A bad signature answers 400 and records nothing. Rate budget: per integration (600 a minute by default), not per address.',
         tags: ['integrations'],
         params: IntegrationParamsSchema,
         response: {
