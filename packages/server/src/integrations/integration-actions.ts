@@ -308,6 +308,13 @@ export async function subscriptionChange(
     change.objectId,
   )
   if (licenseId === undefined) {
+    if (change.providerItemId !== undefined && mappingFor(integration, change.providerItemId) === undefined) {
+      // Nothing was sold through this integration for it, and nothing will be: not worth retrying.
+      return {
+        status: 'ignored',
+        outcome: `No license is linked to ${change.objectKind} ${change.objectId}, and its item ${change.providerItemId} is not mapped.`,
+      }
+    }
     return {
       status: 'pending',
       outcome: `No license is linked to ${change.objectKind} ${change.objectId} yet (its purchase has not arrived).`,

@@ -164,6 +164,16 @@ describeEachDatabase('Stripe subscriptions', (database) => {
       'license.policy_changed',
     ])
     assert.ok((await receivedEvents(test, id)).every(([, status]) => status === 'processed'))
+
+    // A subscription of an unmapped price was never sold here: its updates are not retried.
+    const foreign = fixture('stripe-customer-subscription-updated.json')
+    foreign.data.object.id = 'sub_1Qforeign'
+    foreign.data.object.items.data[0].price.id = 'price_unmapped'
+    await deliver(foreign)
+    assert.deepEqual(
+      (await receivedEvents(test, id)).filter(([, status]) => status !== 'processed'),
+      [['customer.subscription.updated', 'ignored']],
+    )
   })
 })
 
