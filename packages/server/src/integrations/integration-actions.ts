@@ -234,6 +234,9 @@ async function alreadyBought(
   if (current === undefined) {
     return { status: 'ignored', outcome: `License ${licenseId} no longer exists.` }
   }
+  const subscriptionIsNew =
+    (await stores.integrations.linkedLicense(integration.id, bought.objectKind, bought.objectId)) ===
+    undefined
   for (const object of objects) {
     if ((await stores.integrations.linkedLicense(integration.id, object.kind, object.id)) === undefined) {
       await stores.integrations.link(
@@ -248,6 +251,22 @@ async function alreadyBought(
   }
   if (bought.periodEnd === undefined) {
     return { status: 'processed', outcome: `Already bought as license ${licenseId}; nothing more to do.` }
+  }
+  if (subscriptionIsNew && current.expirationDate?.getTime() !== bought.periodEnd.getTime()) {
+    // Its order came first and gave it the policy's duration: the subscription's period decides.
+    const updated = await stores.licenses.update(licenseId, {
+      updatedAt: now,
+      expirationDate: bought.periodEnd,
+      firstActivationDuration: null,
+    })
+    if (typeof updated !== 'object') {
+      throw new Error(`license ${licenseId} could not be changed (${String(updated)})`) // locked: cannot happen
+    }
+    stores.events.record('license.updated', updated.productId, toLicenseResource(viewAt(updated, now)))
+    return {
+      status: 'processed',
+      outcome: `Already bought as license ${licenseId}; it runs to the subscription's period end, ${bought.periodEnd.toISOString()}.`,
+    }
   }
   const renewed = await applyChange(
     stores,

@@ -221,9 +221,13 @@ describeEachDatabase('Lemon Squeezy subscriptions', (database) => {
       [waiting.json().data[0].attempts, waiting.json().data[0].nextAttemptAt],
       [1, '2030-01-01T00:01:00.000Z'],
     )
-    await deliver(subscription('subscription_created', {}))
+    // Its order arrives before it too: a license on the policy's 30 days, then the subscription's
+    // period (a fortnight here) decides its expiry; one license.
+    await deliver(fixture('lemonsqueezy-order-created.json'))
+    assert.equal((await theLicense(test)).expirationDate, '2030-01-31T00:00:00.000Z')
+    await deliver(subscription('subscription_created', { renews_at: '2030-01-15T00:00:00.000000Z' }))
     const bought = await theLicense(test)
-    assert.equal(bought.expirationDate, '2030-02-01T00:00:00.000Z')
+    assert.equal(bought.expirationDate, '2030-01-15T00:00:00.000Z')
     assert.equal((await test.services.integrationRetries.tick()).tried, 0) // not due yet
     test.clock.advance(60_000)
     assert.deepEqual(await test.services.integrationRetries.tick(), {
@@ -232,13 +236,10 @@ describeEachDatabase('Lemon Squeezy subscriptions', (database) => {
       isBatchFull: false,
     })
     assert.deepEqual(await receivedEvents(test, id), [
+      ['order_created', 'processed'],
       ['subscription_created', 'processed'],
       ['subscription_payment_success', 'processed'],
     ])
-    // Its order arrives too: no second license.
-    const order = fixture('lemonsqueezy-order-created.json')
-    await deliver(order)
-    await theLicense(test)
 
     // Renewed (the new period arrives with subscription_updated), a failed payment, grace, recovery.
     await deliver(subscription('subscription_updated', { renews_at: '2030-03-01T00:00:00.000000Z' }))
