@@ -402,14 +402,16 @@ async function applyChange(
   }
   if (change.paid !== undefined) {
     const { paidThrough } = change.paid
-    const extends_ =
-      paidThrough !== undefined &&
-      (license.expirationDate === null ? false : paidThrough > license.expirationDate)
     if (license.paymentGraceEndsAt !== null) {
       await write('license.payment_restored', { updatedAt: now, paymentGraceEndsAt: null })
       done.push('Payment restored.')
     }
-    if (extends_ && paidThrough !== undefined) {
+    // Later only: an old period delivered late shortens nothing. A license that never expires stays so.
+    if (
+      paidThrough !== undefined &&
+      license.expirationDate !== null &&
+      paidThrough > license.expirationDate
+    ) {
       await write('license.renewed', {
         updatedAt: now,
         expirationDate: paidThrough,
