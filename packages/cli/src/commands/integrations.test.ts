@@ -13,11 +13,24 @@ describe('keyturn integrations', () => {
     const policy = JSON.parse(
       (
         await keyturn(
-          ['policies', 'create', '--product', product.id, '--name', 'Yearly', '--json'],
+          [
+            'policies',
+            'create',
+            '--product',
+            product.id,
+            '--name',
+            'Yearly',
+            '--max-activations',
+            '2',
+            '--seats-per-quantity',
+            'true',
+            '--json',
+          ],
           server.env,
         )
       ).stdout,
     )
+    assert.deepEqual([policy.maxActivations, policy.seatsPerQuantity], [2, true])
 
     const noSecret = await keyturn(['integrations', 'create', '--provider', 'stripe'], server.env)
     assert.equal(noSecret.code, 2, noSecret.stdout)

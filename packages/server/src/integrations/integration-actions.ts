@@ -1,4 +1,4 @@
-import type { CustomerId, LicenseId } from '@keyturn/protocol'
+import { type CustomerId, type LicenseId, maxMaxActivations } from '@keyturn/protocol'
 import { newId } from '../core/ids.js'
 import type { EventRecorder, UnitOfWork } from '../core/unit-of-work.js'
 import { toCustomerResource } from '../customers/customer-resource.js'
@@ -45,6 +45,8 @@ export interface Purchase {
    * policy's duration) unless a later payment renews it.
    */
   readonly periodEnd?: Date
+  /** How many were bought (1 when the payload does not say); seats when the policy says so. */
+  readonly quantity?: number
 }
 
 /**
@@ -59,6 +61,8 @@ export interface SubscriptionChange {
   readonly objectKind: string
   readonly objectId: string
   readonly providerItemId?: string
+  /** The subscription's quantity now, when the payload says: seats when the policy says so. */
+  readonly quantity?: number
   readonly paid?: { readonly paidThrough?: Date }
   readonly paymentFailed?: { readonly unpaidThrough?: Date }
   readonly endsAt?: Date
@@ -136,10 +140,11 @@ export async function purchase(
     now,
   )
   // A subscription's license runs to the end of the period paid for; the next payment renews it.
+  const seats = { ...made, maxActivations: seatsFor(policy, bought.quantity) }
   const license =
     bought.periodEnd === undefined
-      ? made
-      : { ...made, expirationDate: bought.periodEnd, firstActivationDuration: null }
+      ? seats
+      : { ...seats, expirationDate: bought.periodEnd, firstActivationDuration: null }
   const view = viewAt({ ...license, entitlements: [...policy.entitlements].sort() }, now)
   stores.events.record('license.created', license.productId, toLicenseResource(view))
   const inserted = await stores.licenses.insert(license, [], [])
@@ -390,7 +395,7 @@ async function applyChange(
           {
             updatedAt: now,
             policyId: policy.id,
-            maxActivations: policy.maxActivations,
+            maxActivations: seatsFor(policy, change.quantity),
             heartbeatTtl: policy.heartbeatTtl,
             maxUses: policy.maxUses,
           },
@@ -398,6 +403,14 @@ async function applyChange(
         )
         done.push(`Moved to policy ${policy.id}.`)
       }
+    }
+  }
+  if (change.quantity !== undefined && license.policyId !== null) {
+    const policy = await stores.policies.findById(license.policyId)
+    const seats = policy === undefined ? license.maxActivations : seatsFor(policy, change.quantity)
+    if (policy?.seatsPerQuantity === true && seats !== license.maxActivations) {
+      await write('license.updated', { updatedAt: now, maxActivations: seats })
+      done.push(`${seats} activations for a quantity of ${change.quantity}.`)
     }
   }
   if (change.paid !== undefined) {
@@ -450,6 +463,20 @@ async function applyChange(
   return done.length === 0
     ? `License ${license.id}: nothing to change.`
     : `License ${license.id}: ${done.join(' ')}`
+}
+
+/**
+ * The activations a license of `policy` bought `quantity` times gets: the policy's limit, times the
+ * quantity when the policy says so (seats per quantity), at most the largest limit a license takes.
+ */
+export function seatsFor(
+  policy: { readonly maxActivations: number | null; readonly seatsPerQuantity: boolean },
+  quantity: number | undefined,
+): number | null {
+  if (policy.maxActivations === null || !policy.seatsPerQuantity || quantity === undefined) {
+    return policy.maxActivations
+  }
+  return Math.min(policy.maxActivations * Math.max(1, quantity), maxMaxActivations)
 }
 
 /** The unpaid period's end when the provider does not say: the paid one's plus the policy's duration. */

@@ -57,6 +57,12 @@ export function checkMappingsUnique(mappings: readonly IntegrationMapping[]): vo
   })
 }
 
+/** A quantity a payload states (a number, or a numeric string in metadata): 1 to 10,000, else undefined. */
+export function quantityOf(value: unknown): number | undefined {
+  const n = typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : value
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 10_000 ? n : undefined
+}
+
 /** The mapping of a provider item, if any. */
 export function mappingFor(
   integration: Integration,

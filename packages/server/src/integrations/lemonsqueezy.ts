@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { quantityOf } from './integration.js'
 import type { Action } from './integration-actions.js'
 
 /**
@@ -61,7 +62,8 @@ export function lemonSqueezyAction(body: unknown): Action {
   }
   const attributes = data?.attributes ?? {}
   if (meta?.event_name === 'order_created') {
-    const item = attributes.first_order_item as { variant_id?: unknown } | undefined
+    const item = attributes.first_order_item as { variant_id?: unknown; quantity?: unknown } | undefined
+    const quantity = quantityOf(item?.quantity)
     const email = attributes.user_email
     const name = attributes.user_name
     if (
@@ -78,6 +80,7 @@ export function lemonSqueezyAction(body: unknown): Action {
       objectKind: 'order',
       objectId: String(data.id).slice(0, 64),
       providerItemId: String(item.variant_id),
+      ...(quantity === undefined ? {} : { quantity }),
       buyer: { email, name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null },
     }
   }
@@ -141,6 +144,9 @@ function subscriptionAction(event: string, dataId: unknown, attributes: Record<s
     return { kind: 'ignored', why: `The ${event} subscription has no id.` }
   }
   const variant = idOf(attributes.variant_id)
+  const quantity = quantityOf(
+    (attributes.first_subscription_item as { quantity?: unknown } | null | undefined)?.quantity,
+  )
   const renewsAt = dateOf(attributes.renews_at)
   const endsAt = dateOf(attributes.ends_at)
   if (event === 'subscription_created') {
@@ -158,6 +164,7 @@ function subscriptionAction(event: string, dataId: unknown, attributes: Record<s
       providerItemId: variant,
       buyer: { email, name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null },
       ...(renewsAt === undefined ? {} : { periodEnd: renewsAt }),
+      ...(quantity === undefined ? {} : { quantity }),
     }
   }
   const status = attributes.status
@@ -168,6 +175,7 @@ function subscriptionAction(event: string, dataId: unknown, attributes: Record<s
     objectKind: 'subscription',
     objectId: id,
     ...(variant === undefined ? {} : { providerItemId: variant }),
+    ...(quantity === undefined ? {} : { quantity }),
     ...(running && renewsAt !== undefined && event !== 'subscription_expired'
       ? { paid: { paidThrough: renewsAt } }
       : {}),

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { quantityOf } from './integration.js'
 import type { Action } from './integration-actions.js'
 
 /**
@@ -86,6 +87,13 @@ function dateOf(value: unknown): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date
 }
 
+/** The first item's quantity (`items[].quantity`). */
+function firstQuantity(items: unknown): number | undefined {
+  return Array.isArray(items)
+    ? quantityOf((items[0] as { quantity?: unknown } | undefined)?.quantity)
+    : undefined
+}
+
 /** The first item's price id (`items[].price.id`) of a transaction or subscription. */
 function firstPrice(items: unknown): string | undefined {
   return Array.isArray(items)
@@ -130,6 +138,7 @@ export function paddleAction(eventType: string, body: unknown): Action {
       return { kind: 'ignored', why: 'The transaction names no id, customer_id or price.' }
     }
     const subscription = idOf(data.subscription_id)
+    const quantity = firstQuantity(data.items)
     const periodEnd = dateOf((data.billing_period as { ends_at?: unknown } | null | undefined)?.ends_at)
     return subscription === undefined
       ? {
@@ -138,6 +147,7 @@ export function paddleAction(eventType: string, body: unknown): Action {
           objectId: id,
           providerItemId: price,
           buyer: { providerCustomerId: customer },
+          ...(quantity === undefined ? {} : { quantity }),
         }
       : {
           kind: 'purchase',
@@ -147,6 +157,7 @@ export function paddleAction(eventType: string, body: unknown): Action {
           providerItemId: price,
           buyer: { providerCustomerId: customer },
           ...(periodEnd === undefined ? {} : { periodEnd }),
+          ...(quantity === undefined ? {} : { quantity }),
         }
   }
   if (eventType.startsWith('subscription.') && eventType !== 'subscription.created') {
@@ -155,6 +166,7 @@ export function paddleAction(eventType: string, body: unknown): Action {
       return { kind: 'ignored', why: `The ${eventType} subscription has no id.` }
     }
     const price = firstPrice(data.items)
+    const quantity = firstQuantity(data.items)
     const periodEnd = dateOf(
       (data.current_billing_period as { ends_at?: unknown } | null | undefined)?.ends_at,
     )
@@ -165,6 +177,7 @@ export function paddleAction(eventType: string, body: unknown): Action {
       objectKind: 'subscription',
       objectId: id,
       ...(price === undefined || data.status === 'canceled' ? {} : { providerItemId: price }),
+      ...(quantity === undefined || data.status === 'canceled' ? {} : { quantity }),
       ...(data.status === 'past_due'
         ? { paymentFailed: periodEnd === undefined ? {} : { unpaidThrough: periodEnd } }
         : {}),

@@ -1,4 +1,5 @@
 import Stripe from 'stripe'
+import { quantityOf } from './integration.js'
 import type { Action } from './integration-actions.js'
 
 /**
@@ -99,7 +100,12 @@ export function stripeAction(eventType: string, body: unknown): Action {
     }
   }
   const details = session.customer_details as { email?: unknown; name?: unknown } | null | undefined
-  const price = (session.metadata as { keyturn_price?: unknown } | null | undefined)?.keyturn_price
+  const metadata = session.metadata as
+    | { keyturn_price?: unknown; keyturn_quantity?: unknown }
+    | null
+    | undefined
+  const price = metadata?.keyturn_price
+  const quantity = quantityOf(metadata?.keyturn_quantity)
   if (session.payment_status !== 'paid') {
     return { kind: 'ignored', why: `Checkout Session ${String(session.id)} is not paid.` }
   }
@@ -124,6 +130,7 @@ export function stripeAction(eventType: string, body: unknown): Action {
         ? [{ kind: 'payment_intent', id: session.payment_intent.slice(0, 255) }]
         : [],
     providerItemId: price.slice(0, 255),
+    ...(quantity === undefined ? {} : { quantity }),
     buyer: {
       email: details.email,
       name: typeof details.name === 'string' && details.name.length > 0 ? details.name.slice(0, 200) : null,
@@ -164,15 +171,18 @@ function invoiceAction(eventType: string, invoice: Record<string, unknown>): Act
   const lines = ((invoice.lines as { data?: unknown } | undefined)?.data ?? []) as {
     period?: { end?: unknown }
     pricing?: { price_details?: { price?: unknown } } | null
+    quantity?: unknown
   }[]
   const periodEnds = (Array.isArray(lines) ? lines : [])
     .map((line) => stripeTime(line?.period?.end))
     .filter((end): end is Date => end !== undefined)
   const periodEnd =
     periodEnds.length === 0 ? undefined : new Date(Math.max(...periodEnds.map((end) => end.getTime())))
-  const price = (Array.isArray(lines) ? lines : [])
-    .map((line) => boundedId(line?.pricing?.price_details?.price))
-    .find((id) => id !== undefined)
+  const priced = (Array.isArray(lines) ? lines : []).find(
+    (line) => boundedId(line?.pricing?.price_details?.price) !== undefined,
+  )
+  const price = boundedId(priced?.pricing?.price_details?.price)
+  const quantity = quantityOf(priced?.quantity)
   if (eventType === 'invoice.payment_failed') {
     return {
       kind: 'subscription',
@@ -194,6 +204,7 @@ function invoiceAction(eventType: string, invoice: Record<string, unknown>): Act
       providerItemId: price,
       buyer: { email, name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null },
       ...(periodEnd === undefined ? {} : { periodEnd }),
+      ...(quantity === undefined ? {} : { quantity }),
     }
   }
   return {
@@ -217,9 +228,11 @@ function subscriptionAction(eventType: string, subscription: Record<string, unkn
   const items = ((subscription.items as { data?: unknown } | undefined)?.data ?? []) as {
     price?: { id?: unknown }
     current_period_end?: unknown
+    quantity?: unknown
   }[]
   const first = Array.isArray(items) ? items[0] : undefined
   const price = boundedId(first?.price?.id)
+  const quantity = quantityOf(first?.quantity)
   const periodEnd = stripeTime(first?.current_period_end)
   const ending =
     eventType === 'customer.subscription.deleted' ||
@@ -233,6 +246,7 @@ function subscriptionAction(eventType: string, subscription: Record<string, unkn
     ...(price === undefined || eventType === 'customer.subscription.deleted'
       ? {}
       : { providerItemId: price }),
+    ...(quantity === undefined || eventType === 'customer.subscription.deleted' ? {} : { quantity }),
     ...(endsAt === undefined ? {} : { endsAt }),
   }
 }

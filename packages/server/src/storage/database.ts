@@ -108,6 +108,8 @@ export interface PoliciesTable {
   token_ttl_max: number | string | null
   /** 0 or 1. */
   license_file_metadata: number
+  /** 0 or 1 (2026-11-30-52): a provider sale of quantity N gets N × max_activations. */
+  seats_per_quantity: ColumnType<number, number | undefined, number>
   /** Migration 2026-11-29-42-portal: portal deactivations per `transfer_period` seconds; null: unlimited. */
   max_transfers: number | null
   transfer_period: number

@@ -29,6 +29,7 @@ import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
 import { integrations } from './migrations/2026-11-30-50-integrations.js'
 import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
+import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -67,6 +68,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-20-policy-check-in': policyCheckIn(kind),
     '2026-11-30-50-integrations': integrations(kind),
     '2026-11-30-51-payment-grace': paymentGrace(kind),
+    '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
   }
 }
 

@@ -18,25 +18,25 @@ function fixture(name: string): Payload {
 
 const day = 86_400_000
 
-/** Two monthly policies (Basic: 1 machine, Pro: 5) and an integration mapping `basic` / `pro` items to them. */
+/** Two monthly policies (Basic: 1 machine, Pro: 5 per seat bought) and an integration mapping `basic` / `pro` items to them. */
 async function setUp(
   test: TestApp,
   provider: string,
   signingSecret: string,
   items: { readonly basic: string; readonly pro: string },
 ): Promise<{ readonly id: string; readonly basic: string; readonly pro: string; readonly url: string }> {
-  const policy = async (name: string, maxActivations: number) => {
+  const policy = async (name: string, maxActivations: number, seatsPerQuantity: boolean) => {
     const res = await test.app.inject({
       method: 'POST',
       url: '/api/v0/policies',
       headers: test.headers,
-      payload: { productId: test.productId, name, duration: 30 * 86_400, maxActivations },
+      payload: { productId: test.productId, name, duration: 30 * 86_400, maxActivations, seatsPerQuantity },
     })
     assert.equal(res.statusCode, 201, res.body)
     return res.json().id as string
   }
-  const basic = await policy('Basic', 1)
-  const pro = await policy('Pro', 5)
+  const basic = await policy('Basic', 1, false)
+  const pro = await policy('Pro', 5, true)
   const res = await test.app.inject({
     method: 'POST',
     url: '/api/v0/integrations',
@@ -141,12 +141,14 @@ describeEachDatabase('Stripe subscriptions', (database) => {
     await deliver(invoice('invoice.paid', 'subscription_cycle', '2030-04-01T00:00:00Z'))
     assert.deepEqual(await validate(test, bought.key), [true, null])
 
-    // Upgraded to Pro, then cancelled at the period's end: it runs to 2030-04-01, then expires.
+    // Upgraded to 3 seats of Pro (5 machines a seat), then cancelled at the period's end: it runs
+    // to 2030-04-01, then expires.
     const updated = fixture('stripe-customer-subscription-updated.json')
     updated.data.object.items.data[0].current_period_end = Date.parse('2030-04-01T00:00:00Z') / 1000
+    updated.data.object.items.data[0].quantity = 3
     await deliver(updated)
     const upgraded = await theLicense(test)
-    assert.deepEqual([upgraded.policyId, upgraded.maxActivations], [pro, 5])
+    assert.deepEqual([upgraded.policyId, upgraded.maxActivations], [pro, 15])
     updated.data.object.cancel_at_period_end = true
     await deliver(updated)
     updated.type = 'customer.subscription.deleted'
