@@ -185,7 +185,7 @@ export class IntegrationReceiver {
     now: Date,
   ): Promise<boolean> {
     const action = actionFor(integration.provider, delivery.eventType, delivery.body)
-    return this.#actions.write('system', async (stores) => {
+    return this.#actions.write({ type: 'integration', id: integration.id }, async (stores) => {
       const recorded = await stores.integrations.recordReceived(integration.id, {
         eventType: delivery.eventType,
         dedupeKey: delivery.dedupeKey,

@@ -34,15 +34,18 @@ export class IntegrationRetries {
     let tried = 0
     let settled = 0
     for (const { integrationId, dedupeKey } of due) {
-      const outcome = await this.#actions.write('system', async (stores) => {
-        const pending = await stores.integrations.claimPending(integrationId, dedupeKey, now)
-        const stored = pending === undefined ? undefined : await stores.integrations.find(integrationId)
-        if (pending === undefined || stored === undefined) {
-          return undefined // taken by another process, or its integration was deleted
-        }
-        const action = actionFor(stored.integration.provider, pending.eventType, pending.payload)
-        return actAndSettle(stores, stored.integration, dedupeKey, action, pending, '', now)
-      })
+      const outcome = await this.#actions.write(
+        { type: 'integration', id: integrationId },
+        async (stores) => {
+          const pending = await stores.integrations.claimPending(integrationId, dedupeKey, now)
+          const stored = pending === undefined ? undefined : await stores.integrations.find(integrationId)
+          if (pending === undefined || stored === undefined) {
+            return undefined // taken by another process, or its integration was deleted
+          }
+          const action = actionFor(stored.integration.provider, pending.eventType, pending.payload)
+          return actAndSettle(stores, stored.integration, dedupeKey, action, pending, '', now)
+        },
+      )
       if (outcome !== undefined) {
         tried += 1
         settled += outcome.status === 'pending' ? 0 : 1

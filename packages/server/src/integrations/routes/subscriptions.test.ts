@@ -165,6 +165,14 @@ describeEachDatabase('Stripe subscriptions', (database) => {
       'license.payment_restored',
       'license.policy_changed',
     ])
+    // Each names the integration as its actor.
+    const actors = await test.connection.db
+      .selectFrom('events')
+      .select(['actor_type', 'actor_id'])
+      .distinct()
+      .where('license_id', '=', bought.id)
+      .execute()
+    assert.deepEqual(actors, [{ actor_type: 'integration', actor_id: id }])
     assert.ok((await receivedEvents(test, id)).every(([, status]) => status === 'processed'))
 
     // A subscription of an unmapped price was never sold here: its updates are not retried.
