@@ -91,7 +91,12 @@ import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
-import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
+import {
+  Limits,
+  limitOutsideApi,
+  limitReceiverRequest,
+  type ProtectionOptions,
+} from './protection/routes/rate-limits.js'
 import { KyselySearchStore } from './search/kysely-search-store.js'
 import { registerSearchRoutes } from './search/routes/search-routes.js'
 import { SearchService } from './search/search-service.js'
@@ -345,7 +350,10 @@ export function buildApp(deps: AppDeps): {
     secretEncryption: deps.secretKeys.integrationSecretEncryption,
     actions: services.integrationActions,
   })
-  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, limits), { prefix: '/api/v0' })
+  const receiverLimit = limits === undefined ? undefined : limitReceiverRequest(limits)
+  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, receiverLimit), {
+    prefix: '/api/v0',
+  })
   return { app, services, background }
 }
 

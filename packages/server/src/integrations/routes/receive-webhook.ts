@@ -1,7 +1,7 @@
 import { IntegrationParamsSchema, IntegrationReceiptSchema } from '@keyturn/protocol'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
-import { type Limits, limitReceiverRequest } from '../../protection/routes/rate-limits.js'
 import type { IntegrationReceiver } from '../integration-receiver.js'
 
 /** Largest provider webhook body read; theirs are a few kilobytes. */
@@ -14,7 +14,8 @@ const maxBodyBytes = 256 * 1024
 export function registerReceiveWebhook(
   scope: App,
   receiver: IntegrationReceiver,
-  limits: Limits | undefined,
+  /** The rate budget of the integration in the path (protection/), when rate limits are on. */
+  limit: ((request: FastifyRequest, reply: FastifyReply, done: () => void) => void) | undefined,
 ): void {
   scope.removeAllContentTypeParsers()
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (_request, body, done) =>
@@ -25,7 +26,7 @@ export function registerReceiveWebhook(
     {
       bodyLimit: maxBodyBytes,
       config: { providerReceiver: true },
-      ...(limits === undefined ? {} : { onRequest: limitReceiverRequest(limits) }),
+      ...(limit === undefined ? {} : { onRequest: limit }),
       schema: {
         operationId: 'receiveIntegrationWebhook',
         summary: 'Receive a payment provider’s webhook',
