@@ -66,6 +66,20 @@ export interface SubscriptionChange {
   readonly paid?: { readonly paidThrough?: Date }
   readonly paymentFailed?: { readonly unpaidThrough?: Date }
   readonly endsAt?: Date
+  /** Other provider objects of this change to link to the license (a renewal's invoice). */
+  readonly alsoLinks?: readonly ProviderObject[]
+}
+
+/**
+ * A provider object that names one already linked (Stripe: the payment of an invoice), linked to the
+ * same license so that later events naming it (a refund) find the license. Pending until the
+ * object it names is linked.
+ */
+export interface Link {
+  readonly kind: 'link'
+  readonly objectKind: string
+  readonly objectId: string
+  readonly link: ProviderObject
 }
 
 /** A provider customer seen with its address (Paddle sends it apart from the purchase). */
@@ -89,6 +103,7 @@ export type Action =
   | Refund
   | SubscriptionChange
   | CustomerSeen
+  | Link
   | { readonly kind: 'ignored'; readonly why: string }
 
 /** What an action did, as recorded on the received event. */
@@ -348,7 +363,50 @@ export async function subscriptionChange(
   if (current === undefined) {
     return { status: 'ignored', outcome: `License ${licenseId} no longer exists.` }
   }
+  for (const object of change.alsoLinks ?? []) {
+    await linkOnce(stores, integration, object, current.customerId, licenseId, now)
+  }
   return { status: 'processed', outcome: await applyChange(stores, integration, current, change, now) }
+}
+
+/** Links `object` to the license unless it is linked already. */
+async function linkOnce(
+  stores: ActionStores,
+  integration: Integration,
+  object: ProviderObject,
+  customerId: CustomerId | null,
+  licenseId: LicenseId,
+  now: Date,
+): Promise<boolean> {
+  if ((await stores.integrations.linkedLicense(integration.id, object.kind, object.id)) !== undefined) {
+    return false
+  }
+  await stores.integrations.link(integration.id, object.kind, object.id, customerId, licenseId, now)
+  return true
+}
+
+/** Carries out a link: the object it names must be linked already (else pending). */
+export async function linkObject(
+  stores: ActionStores & { readonly events: EventRecorder },
+  integration: Integration,
+  link: Link,
+  now: Date,
+): Promise<Settled> {
+  const licenseId = await stores.integrations.linkedLicense(integration.id, link.objectKind, link.objectId)
+  if (licenseId === undefined) {
+    return {
+      status: 'pending',
+      outcome: `No license is linked to ${link.objectKind} ${link.objectId} yet.`,
+    }
+  }
+  const license = await stores.licenses.findForUpdate(licenseId)
+  const linked = await linkOnce(stores, integration, link.link, license?.customerId ?? null, licenseId, now)
+  return {
+    status: 'processed',
+    outcome: linked
+      ? `Linked ${link.link.kind} ${link.link.id} to license ${licenseId}.`
+      : `${link.link.kind} ${link.link.id} was linked already.`,
+  }
 }
 
 /** Applies `change` to the locked license `current`, one event per step that changed something; says what it did. */
@@ -505,6 +563,8 @@ export function carryOut(
       return subscriptionChange(stores, integration, action, now)
     case 'customer':
       return customerSeen(stores, integration, action, now)
+    case 'link':
+      return linkObject(stores, integration, action, now)
     case 'ignored':
       return Promise.resolve({ status: 'ignored', outcome: action.why })
   }

@@ -67,7 +67,8 @@ export function verifyStripe(
 }
 
 /**
- * What a Stripe event asks for. Subscriptions: see invoiceAction and subscriptionAction. A paid
+ * What a Stripe event asks for. Subscriptions: see invoiceAction and subscriptionAction; an
+ * `invoice_payment.paid` links the invoice's PaymentIntent to the license, for refunds. A paid
  * one-time (`mode: payment`) `checkout.session.completed` is a purchase of the price its
  * Checkout Session names in `metadata.keyturn_price` (the event does not carry the session's line
  * items; the vendor sets this metadata when creating the session) by `customer_details.email`.
@@ -85,6 +86,20 @@ export function stripeAction(eventType: string, body: unknown): Action {
   const object = (body as { data?: { object?: Record<string, unknown> } }).data?.object ?? {}
   if (eventType === 'invoice.paid' || eventType === 'invoice.payment_failed') {
     return invoiceAction(eventType, object)
+  }
+  if (eventType === 'invoice_payment.paid') {
+    // The payment of an invoice: its PaymentIntent is what a refund or dispute of it names.
+    const invoice = boundedId(object.invoice)
+    const payment = object.payment as { payment_intent?: unknown } | null | undefined
+    const paymentIntent = boundedId(payment?.payment_intent)
+    return invoice === undefined || paymentIntent === undefined
+      ? { kind: 'ignored', why: 'The invoice payment names no invoice or PaymentIntent.' }
+      : {
+          kind: 'link',
+          objectKind: 'invoice',
+          objectId: invoice,
+          link: { kind: 'payment_intent', id: paymentIntent },
+        }
   }
   if (eventType === 'customer.subscription.updated' || eventType === 'customer.subscription.deleted') {
     return subscriptionAction(eventType, object)
@@ -162,6 +177,7 @@ function invoiceAction(eventType: string, invoice: Record<string, unknown>): Act
     | null
     | undefined
   const subscription = boundedId(parent?.subscription_details?.subscription)
+  const invoiceId = boundedId(invoice.id)
   if (subscription === undefined) {
     return {
       kind: 'ignored',
@@ -201,6 +217,7 @@ function invoiceAction(eventType: string, invoice: Record<string, unknown>): Act
       kind: 'purchase',
       objectKind: 'subscription',
       objectId: subscription,
+      ...(invoiceId === undefined ? {} : { alsoLinks: [{ kind: 'invoice', id: invoiceId }] }),
       providerItemId: price,
       buyer: { email, name: typeof name === 'string' && name.length > 0 ? name.slice(0, 200) : null },
       ...(periodEnd === undefined ? {} : { periodEnd }),
@@ -212,6 +229,7 @@ function invoiceAction(eventType: string, invoice: Record<string, unknown>): Act
     objectKind: 'subscription',
     objectId: subscription,
     paid: periodEnd === undefined ? {} : { paidThrough: periodEnd },
+    ...(invoiceId === undefined ? {} : { alsoLinks: [{ kind: 'invoice', id: invoiceId }] }),
   }
 }
 

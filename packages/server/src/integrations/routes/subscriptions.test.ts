@@ -175,6 +175,30 @@ describeEachDatabase('Stripe subscriptions', (database) => {
     assert.deepEqual(actors, [{ actor_type: 'integration', actor_id: id }])
     assert.ok((await receivedEvents(test, id)).every(([, status]) => status === 'processed'))
 
+    // A refund of the subscription's payment (named by its PaymentIntent, which the invoice payment
+    // linked) revokes the license.
+    const invoicePayment = fixture('stripe-invoice-paid.json')
+    invoicePayment.type = 'invoice_payment.paid'
+    invoicePayment.data.object = {
+      id: 'inpay_1Qfixture',
+      object: 'invoice_payment',
+      invoice: 'in_1QfixtureInvoice',
+      is_default: true,
+      status: 'paid',
+      payment: { type: 'payment_intent', payment_intent: 'pi_1Qsubscription' },
+    }
+    await deliver(invoicePayment)
+    const refunded = fixture('stripe-invoice-paid.json')
+    refunded.type = 'charge.refunded'
+    refunded.data.object = {
+      id: 'ch_1Qsubscription',
+      object: 'charge',
+      payment_intent: 'pi_1Qsubscription',
+      refunded: true,
+    }
+    await deliver(refunded)
+    assert.equal((await theLicense(test)).status, 'revoked')
+
     // A subscription of an unmapped price was never sold here: its updates are not retried.
     const foreign = fixture('stripe-customer-subscription-updated.json')
     foreign.data.object.id = 'sub_1Qforeign'
