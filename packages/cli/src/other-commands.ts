@@ -5,6 +5,7 @@ import { registerBackup } from './commands/backup.js'
 import { registerCustomers } from './commands/customers.js'
 import { registerEntitlements } from './commands/entitlements.js'
 import { registerEvents } from './commands/events.js'
+import { registerIntegrations } from './commands/integrations.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerPolicies } from './commands/policies.js'
@@ -31,4 +32,5 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerToken(program, io)
   registerEvents(program, io)
   registerWebhooks(program, io)
+  registerIntegrations(program, io)
 }

@@ -15,6 +15,8 @@ export type {
   EventId,
   EventResource,
   EventType,
+  IntegrationEventResource,
+  IntegrationResource,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,

@@ -7,6 +7,7 @@ import type {
   CreateCustomerBody,
   CreatedApiKeyResource,
   CreateEntitlementBody,
+  CreateIntegrationBody,
   CreateLicenseBody,
   CreateLicenseTokenBody,
   CreateLicenseTokenByKeyBody,
@@ -21,6 +22,8 @@ import type {
   HeartbeatByKeyBody,
   IncrementUsageBody,
   IncrementUsageByKeyBody,
+  IntegrationEventResource,
+  IntegrationResource,
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
@@ -48,6 +51,7 @@ import type {
   StatsQuery,
   UpdateCustomerBody,
   UpdateEntitlementBody,
+  UpdateIntegrationBody,
   UpdateLicenseBody,
   UpdatePolicyBody,
   UpdateProductBody,
@@ -800,6 +804,44 @@ export class KeyturnClient {
 
   retryWebhookDelivery(id: string, options: RequestOptions = {}): Promise<WebhookDeliveryResource> {
     return this.#request('POST', `/webhook-deliveries/${encodeURIComponent(id)}/retry`, options)
+  }
+
+  // Payment-provider integrations (admin keys)
+
+  listIntegrations(options: RequestOptions = {}): Promise<{ object: 'list'; data: IntegrationResource[] }> {
+    return this.#request('GET', '/integrations', options)
+  }
+
+  /** The signing secret is stored encrypted and never returned. */
+  createIntegration(
+    body: Loose<CreateIntegrationBody>,
+    options: RequestOptions = {},
+  ): Promise<IntegrationResource> {
+    return this.#request('POST', '/integrations', { body, ...options })
+  }
+
+  getIntegration(id: string, options: RequestOptions = {}): Promise<IntegrationResource> {
+    return this.#request('GET', `/integrations/${encodeURIComponent(id)}`, options)
+  }
+
+  updateIntegration(
+    id: string,
+    body: Loose<UpdateIntegrationBody>,
+    options: RequestOptions = {},
+  ): Promise<IntegrationResource> {
+    return this.#request('PATCH', `/integrations/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  async deleteIntegration(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/integrations/${encodeURIComponent(id)}`, options)
+  }
+
+  /** The latest provider events the integration received, newest first, with what each did. */
+  listIntegrationEvents(
+    id: string,
+    options: RequestOptions = {},
+  ): Promise<{ object: 'list'; data: IntegrationEventResource[] }> {
+    return this.#request('GET', `/integrations/${encodeURIComponent(id)}/events`, options)
   }
 
   async *#iterate<T extends { id: string }>(

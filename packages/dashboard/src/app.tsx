@@ -9,6 +9,7 @@ import { CustomersScreen } from './customers/customers-screen.js'
 import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
 import { EntitlementsScreen } from './entitlements/entitlements-screen.js'
 import { EventsScreen } from './events/events-screen.js'
+import { IntegrationDetailScreen, IntegrationsScreen } from './integrations/integrations-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
@@ -134,6 +135,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
                   <NavLink to="/mail">Mail</NavLink>
                 </li>
                 <li>
+                  <NavLink to="/integrations">Payment providers</NavLink>
+                </li>
+                <li>
                   <NavLink to="/api-keys">API keys</NavLink>
                 </li>
               </>
@@ -171,6 +175,8 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="webhooks" element={<WebhooksScreen />} />
           <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
           {isAdmin(session) && <Route path="mail" element={<MailScreen />} />}
+          {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}
+          {isAdmin(session) && <Route path="integrations/:id" element={<IntegrationDetailScreen />} />}
           {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>

@@ -21,6 +21,8 @@ export const ErrorCodeSchema = Type.Enum([
   'event_not_found',
   'webhook_endpoint_not_found',
   'webhook_delivery_not_found',
+  'integration_not_found',
+  'provider_signature_invalid',
   'customer_not_found',
   'policy_not_found',
   'entitlement_not_found',
@@ -216,6 +218,20 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'Webhook delivery not found',
     meaning: 'No webhook delivery with this id is visible to the API key.',
     action: 'Check the id; deliveries go with their endpoint and with their event (retention).',
+  },
+  integration_not_found: {
+    status: 404,
+    title: 'Integration not found',
+    meaning: 'No integration with this id exists (it may have been deleted).',
+    action:
+      'Check the id; a provider sending to a deleted integration gets this answer until its webhook is removed.',
+  },
+  provider_signature_invalid: {
+    status: 400,
+    title: 'Provider signature invalid',
+    meaning:
+      'A payment provider webhook whose signature does not verify with the integration’s signing secret (or is missing). Nothing was recorded or changed.',
+    action: 'Check that the integration holds the signing secret the provider shows for this webhook.',
   },
   customer_not_found: {
     status: 404,

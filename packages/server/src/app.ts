@@ -59,6 +59,13 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
+import type { ActionStorage } from './integrations/integration-actions.js'
+import { IntegrationReceiver } from './integrations/integration-receiver.js'
+import { IntegrationRetries, integrationRetryJob } from './integrations/integration-retries.js'
+import { IntegrationService } from './integrations/integration-service.js'
+import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
+import { registerIntegrationsRoutes } from './integrations/routes/integrations-routes.js'
+import { registerReceiveWebhook } from './integrations/routes/receive-webhook.js'
 import { LicenseFileService } from './license-files/license-file-service.js'
 import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
@@ -84,7 +91,12 @@ import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
-import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
+import {
+  Limits,
+  limitOutsideApi,
+  limitReceiverRequest,
+  type ProtectionOptions,
+} from './protection/routes/rate-limits.js'
 import { KyselySearchStore } from './search/kysely-search-store.js'
 import { registerSearchRoutes } from './search/routes/search-routes.js'
 import { SearchService } from './search/search-service.js'
@@ -182,6 +194,11 @@ export interface Services {
   readonly entitlements: EntitlementService
   readonly policies: PolicyService
   readonly webhooks: WebhookService
+  readonly integrations: IntegrationService
+  /** The receivers' transaction: the event recorded and what it asks for done together. */
+  readonly integrationActions: ActionStorage
+  /** Tries again the provider events that could not be acted on yet. */
+  readonly integrationRetries: IntegrationRetries
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   /** Mail sending; undefined while mail is off. */
@@ -225,6 +242,7 @@ export function buildApp(deps: AppDeps): {
     expiryNoticeJob(services.expiryNotices),
     portalPurgeJob(services.portal),
     statsFlushJob(services.stats),
+    integrationRetryJob(services.integrationRetries),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -340,6 +358,17 @@ export function buildApp(deps: AppDeps): {
     } catch (error) {
       app.log.error({ err: error }, 'statistics flush failed while stopping')
     }
+  })
+  // Payment providers authenticate by signature, not API key: a scope of their own, beside the API's.
+  const receiver = new IntegrationReceiver({
+    integrations: new KyselyIntegrationStore(deps.db),
+    clock: deps.clock,
+    secretEncryption: deps.secretKeys.integrationSecretEncryption,
+    actions: services.integrationActions,
+  })
+  const receiverLimit = limits === undefined ? undefined : limitReceiverRequest(limits)
+  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, receiverLimit), {
+    prefix: '/api/v0',
   })
   return { app, services, background }
 }
@@ -459,6 +488,12 @@ function createServices(deps: AppDeps): Services {
   })
   // On PostgreSQL, creates and reads of licenses that arrive together share statements.
   const licenseGroups = new LicenseStatementGroups(db)
+  const integrationActions = unitOfWork((trx) => ({
+    integrations: new KyselyIntegrationStore(trx),
+    customers: new KyselyCustomerStore(trx),
+    licenses: new KyselyLicenseStore(trx, licenseGroups),
+    policies: new KyselyPolicyStore(trx),
+  }))
   const licenseStore = new KyselyLicenseStore(deps.db, licenseGroups)
   const licenses = new LicenseService({
     licenses: licenseStore,
@@ -564,6 +599,19 @@ function createServices(deps: AppDeps): Services {
       allowHttp: deps.webhooks?.allowHttp ?? false,
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
     }),
+    integrationActions,
+    integrationRetries: new IntegrationRetries({
+      integrations: new KyselyIntegrationStore(deps.db),
+      actions: integrationActions,
+      clock,
+    }),
+    integrations: new IntegrationService({
+      integrations: new KyselyIntegrationStore(deps.db),
+      storage: unitOfWork((trx) => ({ integrations: new KyselyIntegrationStore(trx) })),
+      policies,
+      clock,
+      secretEncryption: deps.secretKeys.integrationSecretEncryption,
+    }),
     deliveries,
     mail,
     mailLog: mailOutbox,
@@ -640,6 +688,7 @@ function registerApi(
   registerActivationsRoutes(api, services.activations)
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
+  registerIntegrationsRoutes(api, services.integrations)
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)

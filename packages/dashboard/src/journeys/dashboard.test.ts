@@ -5,6 +5,7 @@
  * artifacts/dashboard/ (docs/guides/dashboard.md; not committed).
  */
 import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -485,6 +486,45 @@ it('runs the licensing business from the dashboard in Chromium', {
     await checkScreen(page, '23-mail')
   })
 
+  await t.test('shows what the last payment-provider events did', async () => {
+    const secret = 'lemon-squeezy-journey-secret'
+    const integration = await admin.createIntegration({
+      provider: 'lemonsqueezy',
+      signingSecret: secret,
+      mappings: [],
+    })
+    const order = JSON.stringify({
+      meta: { event_name: 'order_created' },
+      data: {
+        type: 'orders',
+        id: '7',
+        attributes: {
+          user_email: 'ada@example.com',
+          first_order_item: { variant_id: 42 },
+          updated_at: '2030-01-01T00:00:00.000000Z',
+        },
+      },
+    })
+    const delivered = await fetch(`${base}${integration.webhookPath}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-signature': createHmac('sha256', secret).update(order).digest('hex'),
+      },
+      body: order,
+    })
+    assert.equal(delivered.status, 200, await delivered.text())
+    await navigate(page, 'Payment providers')
+    await page.getByRole('link', { name: 'Lemon Squeezy' }).click()
+    const events = page.getByRole('table', { name: 'Received provider events' })
+    await events
+      .getByRole('row', { name: /order_created/ })
+      .getByText('ignored', { exact: true })
+      .waitFor()
+    await events.getByText('Item 42 is not mapped; nothing was created.').waitFor()
+    await checkScreen(page, '24-payment-provider-events')
+  })
+
   await t.test("meters a license's usage and resets it after a confirmation", async () => {
     await page.goto(`${base}/dashboard/licenses/${licenseId}`)
     await page.getByLabel('Maximum uses').fill('5')
@@ -672,7 +712,7 @@ it('runs the licensing business from the dashboard in Chromium', {
     apiAnswers.length = 0
     await signIn(page, base, productKey)
     await page.getByText('Product key').waitFor()
-    for (const adminOnly of ['API keys', 'Mail']) {
+    for (const adminOnly of ['API keys', 'Mail', 'Payment providers']) {
       assert.equal(
         await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: adminOnly }).count(),
         0,

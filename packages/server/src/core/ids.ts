@@ -17,6 +17,7 @@ const idPrefixes = {
   entitlement: 'ent_',
   signInCode: 'sic_',
   transfer: 'trf_',
+  integration: 'int_',
 } as const
 
 type IdKind = keyof typeof idPrefixes

@@ -98,6 +98,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },
       {
+        name: 'integrations',
+        description: 'Stripe, Paddle and Lemon Squeezy: their webhooks create, renew and end licenses',
+      },
+      {
         name: 'emails',
         description: 'The mail delivery log: what was queued and sent, never a message body',
       },

@@ -97,6 +97,12 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /webhook-endpoints/:id/deliveries': { own: 200, foreign: noEndpoint },
   'POST /webhook-deliveries/:id/retry': { own: 200, foreign: [404, 'webhook_delivery_not_found'] },
   'DELETE /webhook-endpoints/:id': { own: 204, foreign: noEndpoint },
+  'GET /integrations': { own: forbidden, foreign: forbidden },
+  'POST /integrations': { own: forbidden, foreign: forbidden },
+  'GET /integrations/:id': { own: forbidden, foreign: forbidden },
+  'PATCH /integrations/:id': { own: forbidden, foreign: forbidden },
+  'GET /integrations/:id/events': { own: forbidden, foreign: forbidden },
+  'DELETE /integrations/:id': { own: forbidden, foreign: forbidden },
 }
 
 const routeKey = (route: ApiRoute) => `${route.method} ${route.path}`

@@ -385,6 +385,9 @@ export class KyselyLicenseStore implements LicenseStore {
       ...(changes.firstActivationDuration === undefined
         ? {}
         : { first_activation_duration: changes.firstActivationDuration }),
+      ...(changes.paymentGraceEndsAt === undefined
+        ? {}
+        : { payment_grace_ends_at: changes.paymentGraceEndsAt?.toISOString() ?? null }),
     }
     try {
       return await writeTransaction(this.#db, async (trx) => {

@@ -63,6 +63,8 @@ export interface LicensesTable {
   metadata: JsonObject
   /** Seconds the first activation adds to its time to make `expiration_date`; null once it happened. */
   first_activation_duration: number | null
+  /** When the payment grace a failed provider payment began ends; null: no payment overdue (2026-11-30-51). */
+  payment_grace_ends_at: ColumnType<Date | string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -106,6 +108,8 @@ export interface PoliciesTable {
   token_ttl_max: number | string | null
   /** 0 or 1. */
   license_file_metadata: number
+  /** 0 or 1 (2026-11-30-52): a provider sale of quantity N gets N × max_activations. */
+  seats_per_quantity: ColumnType<number, number | undefined, number>
   /** Migration 2026-11-29-42-portal: portal deactivations per `transfer_period` seconds; null: unlimited. */
   max_transfers: number | null
   transfer_period: number
@@ -279,6 +283,47 @@ export interface DailyStatsTable {
   licenses_revoked: number | string
 }
 
+/** Payment-provider integrations (migration 2026-11-30-50-integrations). */
+export interface IntegrationsTable {
+  id: string
+  provider: string
+  description: string | null
+  /** AES-256-GCM: base64url of iv || tag || ciphertext of the provider's signing secret. */
+  signing_secret_encrypted: string
+  /** JSON array of `{ providerItemId, productId, policyId }`. */
+  mappings: Json
+  on_refund: string
+  payment_grace_days: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** A provider object (customer, subscription, order, transaction) linked to Keyturn's customer or license. */
+export interface IntegrationLinksTable {
+  integration_id: string
+  object_kind: string
+  object_id: string
+  customer_id: CustomerId | null
+  license_id: LicenseId | null
+  created_at: Timestamp
+}
+
+/** Provider events received, one per (integration, dedupe key), with what each did or why not. */
+export interface IntegrationEventsTable {
+  integration_id: string
+  dedupe_key: string
+  event_type: string
+  /** `processed`, `ignored`, `pending` (waiting for an earlier event; retried), `failed`. */
+  status: string
+  outcome: string
+  /** The parsed body while the event is pending; null once handled. */
+  payload: Json | null
+  attempts: Generated<number>
+  next_attempt_at: Timestamp | null
+  received_at: Timestamp
+  updated_at: Timestamp
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -299,6 +344,9 @@ export interface Database {
   mail_outbox: MailOutboxTable
   expiry_notice_cursors: ExpiryNoticeCursorsTable
   daily_stats: DailyStatsTable
+  integrations: IntegrationsTable
+  integration_links: IntegrationLinksTable
+  integration_events: IntegrationEventsTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

@@ -27,6 +27,9 @@ import { portal } from './migrations/2026-11-29-42-portal.js'
 import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
+import { integrations } from './migrations/2026-11-30-50-integrations.js'
+import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
+import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
 import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 
 /**
@@ -65,6 +68,9 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-05-event-actors': eventActors(),
     '2026-11-30-20-policy-check-in': policyCheckIn(kind),
     '2026-11-30-80-daily-stats': dailyStats(kind),
+    '2026-11-30-50-integrations': integrations(kind),
+    '2026-11-30-51-payment-grace': paymentGrace(kind),
+    '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
   }
 }
 

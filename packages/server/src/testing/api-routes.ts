@@ -47,6 +47,8 @@ export interface RouteFixture {
   readonly webhookEndpointId: string
   /** A delivery of that endpoint (`dlv_none` when the fixture was seeded without a delivery worker). */
   readonly webhookDeliveryId: string
+  /** A Stripe integration mapping a price to the policy (admin keys only). */
+  readonly integrationId: string
 }
 
 let unique = 0
@@ -330,6 +332,22 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: '/webhook-deliveries/:id/retry',
     url: (f) => `/webhook-deliveries/${f.webhookDeliveryId}/retry`,
   },
+  { method: 'GET', path: '/integrations', url: () => '/integrations' },
+  {
+    method: 'POST',
+    path: '/integrations',
+    url: () => '/integrations',
+    payload: () => ({ provider: 'lemonsqueezy', signingSecret: 'catalogue-secret' }),
+  },
+  { method: 'GET', path: '/integrations/:id', url: (f) => `/integrations/${f.integrationId}` },
+  {
+    method: 'PATCH',
+    path: '/integrations/:id',
+    url: (f) => `/integrations/${f.integrationId}`,
+    payload: () => ({ paymentGraceDays: 3 }),
+  },
+  { method: 'GET', path: '/integrations/:id/events', url: (f) => `/integrations/${f.integrationId}/events` },
+  { method: 'DELETE', path: '/integrations/:id', url: (f) => `/integrations/${f.integrationId}` },
   // Last: the routes above use the endpoint.
   {
     method: 'DELETE',
@@ -462,10 +480,24 @@ export async function seedRouteFixture(
     })
     webhookDeliveryId = list.json().data?.[0]?.id ?? 'dlv_none'
   }
+  const integration = await app.inject({
+    method: 'POST',
+    url: '/api/v0/integrations',
+    headers: admin,
+    payload: {
+      provider: 'stripe',
+      signingSecret: 'whsec_fixture_secret',
+      mappings: [{ providerItemId: 'price_fixture', productId, policyId: policy.id }],
+    },
+  })
+  if (integration.statusCode !== 201) {
+    throw new Error(`creating an integration failed: ${integration.body}`)
+  }
   return {
     productId,
     eventId,
     webhookEndpointId,
+    integrationId: integration.json().id,
     webhookDeliveryId,
     licenseId: license.json().id,
     licenseKey: license.json().key,
