@@ -61,6 +61,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /customers': { own: 200, foreign: 200 },
   // Search answers 200 with an empty list for what the key may not see.
   'GET /search': { own: 200, foreign: 200 },
+  'GET /stats': { own: 200, foreign: noProduct },
   'POST /customers': { own: 201, foreign: 201 },
   'GET /customers/:id': { own: 200, foreign: noCustomer },
   'PATCH /customers/:id': { own: 200, foreign: noCustomer },
