@@ -9,7 +9,8 @@ import { CustomersScreen } from './customers/customers-screen.js'
 import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
 import { EntitlementsScreen } from './entitlements/entitlements-screen.js'
 import { EventsScreen } from './events/events-screen.js'
-import { IntegrationDetailScreen, IntegrationsScreen } from './integrations/integrations-screen.js'
+import { IntegrationDetailScreen } from './integrations/integration-detail-screen.js'
+import { IntegrationsScreen } from './integrations/integrations-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
@@ -132,10 +133,10 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
             {isAdmin(session) && (
               <>
                 <li>
-                  <NavLink to="/mail">Mail</NavLink>
+                  <NavLink to="/integrations">Payment providers</NavLink>
                 </li>
                 <li>
-                  <NavLink to="/integrations">Payment providers</NavLink>
+                  <NavLink to="/mail">Mail</NavLink>
                 </li>
                 <li>
                   <NavLink to="/api-keys">API keys</NavLink>

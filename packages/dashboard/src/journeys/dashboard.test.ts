@@ -700,6 +700,68 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test(
+    'sells through a Lemon Squeezy integration: a signed order becomes a license, shown among the received events',
+    async () => {
+      await navigate(page, 'Payment providers')
+      await page.getByText('Add an integration').click()
+      const form = page.getByRole('form', { name: 'Add an integration' })
+      await form.getByLabel('Provider').selectOption({ label: 'Lemon Squeezy' })
+      await form.getByLabel('Webhook signing secret').fill('ls-dashboard-secret')
+      await form.getByLabel('Lemon Squeezy variant id').fill('4711')
+      await form
+        .getByLabel('Sells (product — policy)')
+        .selectOption({ label: 'Acme Photo Editor — Pro yearly' })
+      await form.getByLabel('Days a license keeps working after a failed payment').fill('5')
+      await form.getByRole('button', { name: 'Add integration' }).click()
+      await page.getByRole('heading', { name: 'Lemon Squeezy', level: 1 }).waitFor()
+      await page.getByText('The license keeps working 5 days').waitFor()
+      await page.getByText('Nothing received yet.', { exact: false }).waitFor()
+      const receiverUrl = await page.locator('dd code', { hasText: '/webhook' }).textContent()
+      assert.match(receiverUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/api\/v0\/integrations\/int_\w+\/webhook$/)
+
+      // Lemon Squeezy's order_created, as it documents it: signed with the secret (X-Signature).
+      const order = JSON.stringify({
+        meta: { test_mode: true, event_name: 'order_created', custom_data: {} },
+        data: {
+          type: 'orders',
+          id: '9001',
+          attributes: {
+            customer_id: 77,
+            identifier: 'f1c4a6e2-0d6b-4c53-9a4e-2b1f7f0e9a11',
+            order_number: 9001,
+            user_name: 'Lena Buyer',
+            user_email: 'lena@example.com',
+            status: 'paid',
+            refunded: false,
+            first_order_item: { id: 1, order_id: 9001, product_id: 1, variant_id: 4711, price: 4900 },
+            created_at: '2026-11-20T09:00:00.000000Z',
+            updated_at: '2026-11-20T09:00:00.000000Z',
+          },
+        },
+      })
+      const delivered = await fetch(receiverUrl ?? '', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-signature': createHmac('sha256', 'ls-dashboard-secret').update(order).digest('hex'),
+        },
+        body: order,
+      })
+      assert.equal(delivered.status, 200, await delivered.text())
+      await page.reload()
+      const received = page.getByRole('table', { name: 'Received provider events' })
+      await received.getByText('order_created').waitFor()
+      await received.getByText('processed', { exact: true }).waitFor()
+      const [customer] = (await admin.listCustomers({ filter: 'email:eq:lena@example.com' })).data
+      assert.ok(customer !== undefined, 'the buyer became a customer')
+      const licenses = await admin.listLicenses({ filter: `customerId:eq:${customer.id}` })
+      assert.equal(licenses.data.length, 1)
+      assert.equal(licenses.data[0]?.productId, productId)
+      await checkScreen(page, '22-integration')
+    },
+  )
+
   await t.test('signs out and forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByLabel('API key').waitFor()
@@ -731,7 +793,8 @@ it('runs the licensing business from the dashboard in Chromium', {
     }
     await checkScreen(page, '12-product-as-product-key')
     await navigate(page, 'Licenses')
-    await page.getByText('1–3 of 3 licenses').waitFor()
+    // Three made in the dashboard, one sold through the integration.
+    await page.getByText('1–4 of 4 licenses').waitFor()
     await page.goto(`${base}/dashboard/products/${other.id}`)
     await page
       .getByRole('alert')
