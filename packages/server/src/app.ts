@@ -61,6 +61,9 @@ import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.j
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
 import { LicenseFileService } from './license-files/license-file-service.js'
 import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
+import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
+import { OfflineActivationService } from './offline/offline-activation-service.js'
+import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
@@ -174,6 +177,7 @@ export interface Services {
   readonly tokens: TokenService
   readonly licenseFiles: LicenseFileService
   readonly activations: ActivationService
+  readonly offline: OfflineActivationService
   readonly idempotency: IdempotencyService
   readonly events: EventService
   readonly validationRecording: ValidationRecording
@@ -535,6 +539,14 @@ function createServices(deps: AppDeps): Services {
     activations,
     tokens,
     licenseFiles,
+    offline: new OfflineActivationService({
+      offline: new KyselyOfflineStore(db),
+      activations,
+      licenses,
+      files: licenseFiles,
+      secretKey: deps.secretKeys.offlineDeactivation,
+      clock,
+    }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
@@ -638,6 +650,7 @@ function registerApi(
   registerLicenseFilesRoutes(api, services.licenseFiles)
   registerUsageRoutes(api, services.usage)
   registerActivationsRoutes(api, services.activations)
+  registerOfflineRoutes(api, services.offline)
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
   registerEventsRoutes(api, services.events)

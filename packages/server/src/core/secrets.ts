@@ -23,6 +23,8 @@ export interface SecretKeys {
   readonly mailPayloadEncryption: Buffer
   /** Keys the HMAC-SHA256 digests of customer portal sign-in codes and of the addresses they are for. */
   readonly portalCodeDigest: Buffer
+  /** Derives each offline activation's deactivation secret (HMAC-SHA256 of its id). */
+  readonly offlineDeactivation: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -35,6 +37,7 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     idempotencyResponseEncryption: derive('idempotency-response-encryption'),
     mailPayloadEncryption: derive('mail-payload-encryption'),
     portalCodeDigest: derive('portal-code-digest'),
+    offlineDeactivation: derive('offline-deactivation'),
   }
 }
 

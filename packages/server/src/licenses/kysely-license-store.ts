@@ -29,6 +29,7 @@ import {
   type LicenseInsert,
   type LicenseStatementGroups,
 } from './kysely-license-statement-groups.js'
+import { licenseKeyHint } from '../offline/offline-formats.js'
 import { expirationDateBound, type License } from './license.js'
 import {
   allowedStatuses,
@@ -242,6 +243,7 @@ export class KyselyLicenseStore implements LicenseStore {
       id: license.id,
       product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
       key: license.key,
+      key_hint: licenseKeyHint(license.key),
       max_activations: license.maxActivations,
       expiration_date: license.expirationDate?.toISOString() ?? null,
       revoked_at: license.revokedAt?.toISOString() ?? null,

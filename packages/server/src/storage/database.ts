@@ -65,6 +65,8 @@ export interface LicensesTable {
   first_activation_duration: number | null
   created_at: Timestamp
   updated_at: Timestamp
+  /** base64url of SHA-256(key)[0..12]: how an offline activation request names its license (2026-11-30-10). */
+  key_hint: string | null
 }
 
 export interface CustomersTable {
@@ -279,6 +281,21 @@ export interface DailyStatsTable {
   licenses_revoked: number | string
 }
 
+/** The activation an offline request (license, nonce) made, and when it was first answered (2026-11-30-10). */
+export interface OfflineRequestsTable {
+  license_id: LicenseId
+  nonce: string
+  activation_id: ActivationId
+  issued_at: Timestamp
+}
+
+/** Wrong offline deactivation codes in a row for an activation, and the lock they set (2026-11-30-10). */
+export interface OfflineDeactivationLocksTable {
+  activation_id: ActivationId
+  failures: number
+  locked_until: Timestamp | null
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -299,6 +316,8 @@ export interface Database {
   mail_outbox: MailOutboxTable
   expiry_notice_cursors: ExpiryNoticeCursorsTable
   daily_stats: DailyStatsTable
+  offline_requests: OfflineRequestsTable
+  offline_deactivation_locks: OfflineDeactivationLocksTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'
