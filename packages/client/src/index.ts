@@ -80,6 +80,12 @@ export {
 } from './heartbeats.js'
 export type { KeyturnId, Loose } from './ids.js'
 export {
+  type CreateActivationRequestOptions,
+  type CreateDeactivationCodeOptions,
+  createActivationRequest,
+  createDeactivationCode,
+} from './offline-activation.js'
+export {
   defaultMaxRetries,
   defaultTimeoutMs,
   KeyturnClient,
