@@ -80,12 +80,6 @@ export {
 } from './heartbeats.js'
 export type { KeyturnId, Loose } from './ids.js'
 export {
-  type CreateActivationRequestOptions,
-  type CreateDeactivationCodeOptions,
-  createActivationRequest,
-  createDeactivationCode,
-} from './offline-activation.js'
-export {
   defaultMaxRetries,
   defaultTimeoutMs,
   KeyturnClient,
@@ -94,6 +88,12 @@ export {
   type RequestOptions,
   type ValidationWithProof,
 } from './keyturn-client.js'
+export {
+  type CreateActivationRequestOptions,
+  type CreateDeactivationCodeOptions,
+  createActivationRequest,
+  createDeactivationCode,
+} from './offline-activation.js'
 export {
   maxLicenseTokenLength,
   type OfflineValidationResult,

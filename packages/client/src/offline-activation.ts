@@ -49,8 +49,12 @@ export async function createActivationRequest(options: CreateActivationRequestOp
   const created = new Date(readNow(options.now)).toISOString()
   requireText('productId', options.productId, 64)
   requireText('fingerprint', options.fingerprint, 256)
-  if (options.name !== undefined) requireText('name', options.name, 200)
-  if (options.platform !== undefined) requireText('platform', options.platform, 100)
+  if (options.name !== undefined) {
+    requireText('name', options.name, 200)
+  }
+  if (options.platform !== undefined) {
+    requireText('platform', options.platform, 100)
+  }
   requireText('licenseKey', options.licenseKey, 256)
   const key = encoder.encode(canonicalLicenseKey(options.licenseKey))
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', key))
@@ -98,7 +102,10 @@ export async function createDeactivationCode(options: CreateDeactivationCodeOpti
   const minute = Math.floor(readNow(options.now) / 60_000)
   requireText('activationId', options.activationId, 64)
   if (typeof options.secret !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(options.secret)) {
-    throw new InvalidOptionError('secret', '`secret` must be the 43-character deactivation secret of a machine file.')
+    throw new InvalidOptionError(
+      'secret',
+      '`secret` must be the 43-character deactivation secret of a machine file.',
+    )
   }
   const mac = await hmac(
     base64url.decode(options.secret),
@@ -120,7 +127,13 @@ export async function createDeactivationCode(options: CreateDeactivationCodeOpti
 }
 
 async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {
-  const imported = await crypto.subtle.importKey('raw', key as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  const imported = await crypto.subtle.importKey(
+    'raw',
+    key as Uint8Array<ArrayBuffer>,
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  )
   return new Uint8Array(await crypto.subtle.sign('HMAC', imported, encoder.encode(message)))
 }
 

@@ -394,7 +394,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 422,
     title: 'The deactivation code is not valid',
     meaning:
-      'The deactivation code is not one the activation\'s machine made: mistyped, for another activation, or dated before the activation or too far in the future. Nothing was freed. `triesLeft` says how many wrong codes remain before the activation\'s offline deactivation locks.',
+      "The deactivation code is not one the activation's machine made: mistyped, for another activation, or dated before the activation or too far in the future. Nothing was freed. `triesLeft` says how many wrong codes remain before the activation's offline deactivation locks.",
     action: 'Check the code with the user (it is read in groups of four) and try again.',
   },
   deactivation_locked: {
@@ -402,7 +402,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'Offline deactivation is locked',
     meaning:
       'Five wrong deactivation codes in a row were given for this activation, so its offline deactivation is locked for an hour (`retryAfter`, seconds; also the `Retry-After` header).',
-    action: 'Wait until the lock ends, then enter the code again; or delete the activation (`DELETE /activations/:id`).',
+    action:
+      'Wait until the lock ends, then enter the code again; or delete the activation (`DELETE /activations/:id`).',
   },
 }
 

@@ -252,7 +252,10 @@ export class LicenseFileService {
     const random =
       secret === undefined
         ? undefined
-        : derivedRandom(secret, `${signer.keyId}\n${issued.toISOString()}\n${expiry?.toISOString()}\n${JSON.stringify(payload)}`)
+        : derivedRandom(
+            secret,
+            `${signer.keyId}\n${issued.toISOString()}\n${expiry?.toISOString()}\n${JSON.stringify(payload)}`,
+          )
     const licenseFile = await writeLicenseFile(
       {
         keyId: signer.keyId,

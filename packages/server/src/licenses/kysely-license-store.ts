@@ -2,6 +2,7 @@ import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } fro
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
+import { licenseKeyHint } from '../offline/offline-formats.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
 import {
   isForeignKeyViolation,
@@ -29,7 +30,6 @@ import {
   type LicenseInsert,
   type LicenseStatementGroups,
 } from './kysely-license-statement-groups.js'
-import { licenseKeyHint } from '../offline/offline-formats.js'
 import { expirationDateBound, type License } from './license.js'
 import {
   allowedStatuses,

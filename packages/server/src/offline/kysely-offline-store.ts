@@ -28,7 +28,9 @@ export class KyselyOfflineStore implements OfflineStore {
       .where('license_id', '=', licenseId)
       .where('nonce', '=', nonce)
       .executeTakeFirst()
-    return row === undefined ? undefined : { activationId: row.activation_id, issuedAt: toDate(row.issued_at) }
+    return row === undefined
+      ? undefined
+      : { activationId: row.activation_id, issuedAt: toDate(row.issued_at) }
   }
 
   async recordRequest(
@@ -76,6 +78,9 @@ export class KyselyOfflineStore implements OfflineStore {
   }
 
   async clearFailures(activationId: ActivationId): Promise<void> {
-    await this.#db.deleteFrom('offline_deactivation_locks').where('activation_id', '=', activationId).execute()
+    await this.#db
+      .deleteFrom('offline_deactivation_locks')
+      .where('activation_id', '=', activationId)
+      .execute()
   }
 }

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
+import type { ActivateLicenseBody } from '@keyturn/protocol'
 import {
   type ActivateOfflineBody,
   type ActivationId,
@@ -15,9 +16,8 @@ import type { ActivationResult } from '../activations/activation-service.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
-import type { LicenseView } from '../licenses/license.js'
-import type { ActivateLicenseBody } from '@keyturn/protocol'
 import type { IssuedLicenseFile, Machine } from '../license-files/license-file-service.js'
+import type { LicenseView } from '../licenses/license.js'
 import {
   ActivationRequestError,
   deactivationCodeMac,
@@ -32,7 +32,11 @@ import type { OfflineStore } from './offline-store.js'
 /** What offline activation needs of the activations feature (ActivationService fits). */
 export interface Activations {
   get(principal: Principal, id: ActivationId): Promise<Activation>
-  activateOffline(principal: Principal, view: LicenseView, input: ActivateLicenseBody): Promise<ActivationResult>
+  activateOffline(
+    principal: Principal,
+    view: LicenseView,
+    input: ActivateLicenseBody,
+  ): Promise<ActivationResult>
   deactivate(principal: Principal, id: ActivationId): Promise<void>
 }
 

@@ -88,7 +88,10 @@ export function parseActivationRequest(text: string): ParsedActivationRequest {
       `The request payload is not valid${first === undefined ? '' : ` at ${first.instancePath || '/'}: ${first.message}`}.`,
     )
   }
-  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(payload.created) || !Number.isFinite(Date.parse(payload.created))) {
+  if (
+    !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(payload.created) ||
+    !Number.isFinite(Date.parse(payload.created))
+  ) {
     throw new ActivationRequestError('The request payload is not valid at /created: an ISO 8601 UTC time.')
   }
   return { payload, signedPart, mac: Buffer.from(encodedMac, 'base64url') }
@@ -96,7 +99,9 @@ export function parseActivationRequest(text: string): ParsedActivationRequest {
 
 /** Whether the request's HMAC was made with this license key (as stored); constant time. */
 export function requestMadeWithKey(request: ParsedActivationRequest, storedKey: string): boolean {
-  const expected = createHmac('sha256', Buffer.from(storedKey, 'utf8')).update(request.signedPart, 'latin1').digest()
+  const expected = createHmac('sha256', Buffer.from(storedKey, 'utf8'))
+    .update(request.signedPart, 'latin1')
+    .digest()
   return timingSafeEqual(expected, request.mac)
 }
 

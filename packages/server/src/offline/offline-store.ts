@@ -12,7 +12,11 @@ export interface OfflineStore {
   licensesByKeyHint(productId: ProductId, keyHint: string): Promise<readonly LicenseId[]>
   findRequest(licenseId: LicenseId, nonce: string): Promise<OfflineRequestRecord | undefined>
   /** Records the request unless it is recorded already; answers the record that stands. */
-  recordRequest(licenseId: LicenseId, nonce: string, record: OfflineRequestRecord): Promise<OfflineRequestRecord>
+  recordRequest(
+    licenseId: LicenseId,
+    nonce: string,
+    record: OfflineRequestRecord,
+  ): Promise<OfflineRequestRecord>
   /** When the activation's offline deactivation is locked until, if it is. */
   lockedUntil(activationId: ActivationId): Promise<Date | null>
   /**

@@ -24,7 +24,7 @@ export function registerOfflineRoutes(api: App, offline: OfflineActivationServic
         operationId: 'activateOffline',
         summary: "Activate a machine from its activation request file; answers the machine's license file",
         description:
-          "Roles: admin, product (its own products); not client keys (an application that reaches the server activates online). For a machine without a network: its application writes a request file (`@keyturn/client` `createActivationRequest`: product, fingerprint, name, platform, nonce, time, and an HMAC keyed by the license key), the vendor's support desk or portal sends it here. The machine takes a seat exactly as an online activation does (same limit, same transaction; `activation.created` with `mode: \"offline\"`), and the answer carries its license file: always encrypted for the license key and the fingerprint, with the machine's deactivation secret inside. The same request again answers the same activation and file. A request altered or made with another key is 400 `activation_request_invalid` or 404 `license_not_found`; a floating license (`heartbeatTtl`) is 409 `license_floating`; a full one 409 `activation_limit_reached`. docs/guides/offline.md describes the request format.",
+          'Roles: admin, product (its own products); not client keys (an application that reaches the server activates online). For a machine without a network: its application writes a request file (`@keyturn/client` `createActivationRequest`: product, fingerprint, name, platform, nonce, time, and an HMAC keyed by the license key), the vendor\'s support desk or portal sends it here. The machine takes a seat exactly as an online activation does (same limit, same transaction; `activation.created` with `mode: "offline"`), and the answer carries its license file: always encrypted for the license key and the fingerprint, with the machine\'s deactivation secret inside. The same request again answers the same activation and file. A request altered or made with another key is 400 `activation_request_invalid` or 404 `license_not_found`; a floating license (`heartbeatTtl`) is 409 `license_floating`; a full one 409 `activation_limit_reached`. docs/guides/offline.md describes the request format.',
         tags: ['activations'],
         body: ActivateOfflineBodySchema,
         response: {
@@ -62,7 +62,12 @@ export function registerOfflineRoutes(api: App, offline: OfflineActivationServic
         body: DeactivateOfflineBodySchema,
         response: {
           204: Type.Null({ description: 'Deactivated' }),
-          ...problemResponses('forbidden', 'activation_not_found', 'deactivation_code_invalid', 'deactivation_locked'),
+          ...problemResponses(
+            'forbidden',
+            'activation_not_found',
+            'deactivation_code_invalid',
+            'deactivation_locked',
+          ),
         },
       },
     },

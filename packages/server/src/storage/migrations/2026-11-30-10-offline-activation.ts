@@ -18,10 +18,14 @@ export function offlineActivation(kind: DatabaseKind) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('licenses').addColumn('key_hint', 'text').execute()
-      const hint = (key: string) => createHash('sha256').update(key, 'utf8').digest().subarray(0, 12).toString('base64url')
+      const hint = (key: string) =>
+        createHash('sha256').update(key, 'utf8').digest().subarray(0, 12).toString('base64url')
       let after = ''
       for (;;) {
-        const rows = await sql<{ id: string; key: string }>`select id, key from licenses where id > ${after} order by id limit 1000`.execute(db)
+        const rows = await sql<{
+          id: string
+          key: string
+        }>`select id, key from licenses where id > ${after} order by id limit 1000`.execute(db)
         if (rows.rows.length === 0) {
           break
         }
@@ -30,7 +34,11 @@ export function offlineActivation(kind: DatabaseKind) {
         }
         after = rows.rows[rows.rows.length - 1]?.id ?? after
       }
-      await db.schema.createIndex('licenses_product_key_hint').on('licenses').columns(['product_id', 'key_hint']).execute()
+      await db.schema
+        .createIndex('licenses_product_key_hint')
+        .on('licenses')
+        .columns(['product_id', 'key_hint'])
+        .execute()
       await db.schema
         .createTable('offline_requests')
         .addColumn('license_id', 'text', (col) => col.notNull().references('licenses.id').onDelete('cascade'))
