@@ -56,17 +56,32 @@ export async function createActivationRequest(options: CreateActivationRequestOp
     requireText('platform', options.platform, 100)
   }
   requireText('licenseKey', options.licenseKey, 256)
-  const key = encoder.encode(canonicalLicenseKey(options.licenseKey))
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', key))
-  const payload: ActivationRequestPayload = {
-    format: activationRequestFormat,
+  return encodeActivationRequest(options.licenseKey, {
     productId: options.productId,
-    keyHint: base64url.encode(digest.subarray(0, activationRequestKeyHintBytes)),
     fingerprint: options.fingerprint,
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.platform === undefined ? {} : { platform: options.platform }),
     nonce: base64url.encode(crypto.getRandomValues(new Uint8Array(16))),
     created,
+  })
+}
+
+/** The request file for these fields (internal: the conformance vectors fix the nonce and time). */
+export async function encodeActivationRequest(
+  licenseKey: string,
+  fields: Omit<ActivationRequestPayload, 'format' | 'keyHint'>,
+): Promise<string> {
+  const key = encoder.encode(canonicalLicenseKey(licenseKey))
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', key))
+  const payload: ActivationRequestPayload = {
+    format: activationRequestFormat,
+    productId: fields.productId,
+    keyHint: base64url.encode(digest.subarray(0, activationRequestKeyHintBytes)),
+    fingerprint: fields.fingerprint,
+    ...(fields.name === undefined ? {} : { name: fields.name }),
+    ...(fields.platform === undefined ? {} : { platform: fields.platform }),
+    nonce: fields.nonce,
+    created: fields.created,
   }
   const signedPart = base64url.encode(JSON.stringify(payload))
   const mac = await hmac(key, signedPart)
