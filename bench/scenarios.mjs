@@ -4,10 +4,10 @@
  * `{ unavailable: reason }` when the server does not have the feature yet.
  */
 import { randomBytes } from 'node:crypto'
+import { writeActivationRequest } from '../packages/server/dist/offline/offline-formats.js'
 import { measureDeliveries, withoutEventRows } from './events.mjs'
 import { holdIdleConnections } from './idle-connections.mjs'
 import { api, apiOk, freshValue } from './net.mjs'
-import { writeActivationRequest } from '../packages/server/dist/offline/offline-formats.js'
 import { customerName } from './seed.mjs'
 
 const year = 365 * 86_400_000
@@ -261,16 +261,22 @@ export const scenarios = [
         })
       const probe = await api(url, adminKey, 'POST', path, { request: request(pools.unlimitedKeys[0]) })
       if (probe.status === 404 && probe.body?.code === 'route_not_found') {
-        return { unavailable: 'POST /api/v0/licenses/activate-offline does not exist yet (404 route_not_found)' }
+        return {
+          unavailable: 'POST /api/v0/licenses/activate-offline does not exist yet (404 route_not_found)',
+        }
       }
       if (probe.status !== 201) {
         throw new Error(`activate-offline probe answered ${probe.status}: ${JSON.stringify(probe.body)}`)
       }
       // As `activate`: requests answered before the load come back (the same activation and file),
       // and one in four is a machine never seen, on its first pass through the list.
-      const answered = pools.unlimitedKeys.slice(0, offlineReturning).map((key) => ({ request: request(key) }))
+      const answered = pools.unlimitedKeys
+        .slice(0, offlineReturning)
+        .map((key) => ({ request: request(key) }))
       for (let start = 0; start < answered.length; start += 25) {
-        await Promise.all(answered.slice(start, start + 25).map((body) => apiOk(url, adminKey, 'POST', path, body, 201)))
+        await Promise.all(
+          answered.slice(start, start + 25).map((body) => apiOk(url, adminKey, 'POST', path, body, 201)),
+        )
       }
       const fresh = pools.unlimitedKeys
         .slice(0, Math.round((answered.length * newMachineShare) / (1 - newMachineShare)))
