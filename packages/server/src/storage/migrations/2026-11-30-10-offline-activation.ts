@@ -56,5 +56,11 @@ export function offlineActivation(kind: DatabaseKind) {
         .addColumn('locked_until', types.timestamp)
         .execute()
     },
+    async down(db: Kysely<unknown>): Promise<void> {
+      await db.schema.dropTable('offline_deactivation_locks').execute()
+      await db.schema.dropTable('offline_requests').execute()
+      await db.schema.dropIndex('licenses_product_key_hint').execute()
+      await db.schema.alterTable('licenses').dropColumn('key_hint').execute()
+    },
   }
 }
