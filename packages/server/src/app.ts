@@ -541,6 +541,7 @@ function createServices(deps: AppDeps): Services {
     licenseFiles,
     offline: new OfflineActivationService({
       offline: new KyselyOfflineStore(db),
+      storage: unitOfWork((trx) => ({ offline: new KyselyOfflineStore(trx) })),
       activations,
       licenses,
       files: licenseFiles,

@@ -76,11 +76,4 @@ export class KyselyOfflineStore implements OfflineStore {
       .executeTakeFirstOrThrow()
     return row.failures === 0 ? limit : Number(row.failures)
   }
-
-  async clearFailures(activationId: ActivationId): Promise<void> {
-    await this.#db
-      .deleteFrom('offline_deactivation_locks')
-      .where('activation_id', '=', activationId)
-      .execute()
-  }
 }

@@ -16,6 +16,7 @@ import type { ActivationResult } from '../activations/activation-service.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
+import type { UnitOfWork } from '../core/unit-of-work.js'
 import type { IssuedLicenseFile, Machine } from '../license-files/license-file-service.js'
 import type { LicenseView } from '../licenses/license.js'
 import {
@@ -57,7 +58,10 @@ export interface MachineFiles {
 }
 
 export interface OfflineActivationServiceDeps {
+  /** Reads. */
   readonly offline: OfflineStore
+  /** Writes, in the unit of work (on SQLite, its group commit). */
+  readonly storage: UnitOfWork<{ readonly offline: OfflineStore }>
   readonly activations: Activations
   readonly licenses: Licenses
   readonly files: MachineFiles
@@ -111,10 +115,10 @@ export class OfflineActivationService {
         ...(platform === undefined ? {} : { metadata: { platform } }),
       })
       activation = result.activation
-      record = await offline.recordRequest(view.license.id, payload.nonce, {
-        activationId: activation.id,
-        issuedAt: view.state.determinedAt,
-      })
+      const answered = { activationId: activation.id, issuedAt: view.state.determinedAt }
+      record = await this.#deps.storage.write(principal, (tx) =>
+        tx.offline.recordRequest(view.license.id, payload.nonce, answered),
+      )
     } else {
       activation = await this.#deps.activations.get(principal, record.activationId).catch((error) => {
         throw error instanceof DomainError && error.code === 'activation_not_found'
@@ -150,7 +154,9 @@ export class OfflineActivationService {
     }
     if (!this.#codeMatches(activation, body.code, now)) {
       const lockUntil = new Date(now.getTime() + deactivationLockSeconds * 1000)
-      const failures = await offline.recordFailure(id, maxDeactivationCodeFailures, lockUntil)
+      const failures = await this.#deps.storage.write(principal, (tx) =>
+        tx.offline.recordFailure(id, maxDeactivationCodeFailures, lockUntil),
+      )
       const triesLeft = Math.max(0, maxDeactivationCodeFailures - failures)
       throw new DomainError(
         'deactivation_code_invalid',
@@ -160,8 +166,8 @@ export class OfflineActivationService {
         { extensions: { triesLeft } },
       )
     }
+    // The lock row goes with the activation (on delete cascade).
     await this.#deps.activations.deactivate(principal, id)
-    await offline.clearFailures(id)
   }
 
   #codeMatches(activation: Activation, code: string, now: Date): boolean {

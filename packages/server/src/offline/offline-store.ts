@@ -24,6 +24,4 @@ export interface OfflineStore {
    * a row; at `limit` the count restarts and the activation locks until `lockUntil`.
    */
   recordFailure(activationId: ActivationId, limit: number, lockUntil: Date): Promise<number>
-  /** Forgets wrong codes (the right one came). */
-  clearFailures(activationId: ActivationId): Promise<void>
 }
