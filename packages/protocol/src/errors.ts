@@ -394,7 +394,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 422,
     title: 'The deactivation code is not valid',
     meaning:
-      "The deactivation code is not one the activation's machine made: mistyped, for another activation, or dated before the activation or too far in the future. Nothing was freed. `triesLeft` says how many wrong codes remain before the activation's offline deactivation locks.",
+      "The deactivation code is not one the activation's machine made: mistyped, for another activation, or dated more than a day before the activation or after now (a wrong clock on the machine). Nothing was freed. `triesLeft` says how many wrong codes remain before the activation's offline deactivation locks.",
     action: 'Check the code with the user (it is read in groups of four) and try again.',
   },
   deactivation_locked: {

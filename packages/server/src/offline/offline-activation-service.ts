@@ -140,7 +140,8 @@ export class OfflineActivationService {
   }
 
   /**
-   * Frees the seat when `code` is one the machine made with its secret, at or after its activation.
+   * Frees the seat when `code` is one the machine made with its secret, dated from a day before its
+   * activation to a day after now (clock error).
    * Wrong codes are counted; the fifth in a row locks the activation's offline deactivation.
    */
   async deactivate(principal: Principal, id: ActivationId, body: DeactivateOfflineBody): Promise<void> {
@@ -175,9 +176,11 @@ export class OfflineActivationService {
     if (parsed === undefined) {
       return false
     }
+    // The machine's clock may be off by a day either way; a code dated further from the activation
+    // and now was not made by a machine whose clock works, and is refused like a wrong one.
     const madeAt = parsed.minute * 60_000
-    const earliest = Math.floor(activation.createdAt.getTime() / 60_000) * 60_000
-    if (madeAt < earliest || madeAt > now.getTime() + deactivationCodeClockTolerance * 1000) {
+    const tolerance = deactivationCodeClockTolerance * 1000
+    if (madeAt < activation.createdAt.getTime() - tolerance || madeAt > now.getTime() + tolerance) {
       return false
     }
     const secret = deactivationSecret(this.#deps.secretKey, activation.id)

@@ -214,8 +214,8 @@ describeEachDatabase(
         await createDeactivationCode({
           activationId: id,
           secret,
-          now: new Date(clock.now().getTime() - 3_600_000),
-        }), // before the activation
+          now: new Date(clock.now().getTime() - 2 * 86_400_000),
+        }), // two days before the activation: a broken clock
         await createDeactivationCode({ activationId: 'act_someone-else', secret, now: clock.now() }),
       ]
       for (const [index, code] of wrong.entries()) {
