@@ -10,6 +10,7 @@ import {
   type ProductResource,
   verifyLicenseFile,
 } from '@keyturn/client'
+import { fingerprintFromMachineId } from '@keyturn/client/node'
 import { keyturn } from '../testing/keyturn-in-process.js'
 import { startCliTestServer } from '../testing/test-server.js'
 
@@ -66,6 +67,36 @@ describe('keyturn offline, keyturn licenses license-file', () => {
     const freed = await keyturn(['offline', 'deactivate', activationId, code], env)
     assert.equal(freed.code, 0, freed.stderr)
     assert.equal(freed.stdout, `Deactivated ${activationId}: its seat is free.\n`)
+    // `keyturn offline request` on a "machine" whose OS id is KEYTURN_MACHINE_ID.
+    const cliRequest = join(dir, 'lab-pc-5.request')
+    const requested = await keyturn(
+      [
+        'offline',
+        'request',
+        '--product',
+        server.productId,
+        '--salt',
+        'my-app-salt',
+        '--name',
+        'Lab PC 5',
+        '--out',
+        cliRequest,
+      ],
+      { KEYTURN_LICENSE_KEY: license.key, KEYTURN_MACHINE_ID: 'lab-pc-5-machine-id' },
+    )
+    assert.equal(requested.code, 0, requested.stderr)
+    const fromCli = await keyturn(['offline', 'activate', cliRequest, '--json'], env)
+    assert.equal(fromCli.code, 0, fromCli.stderr)
+    const { activation } = JSON.parse(fromCli.stdout)
+    assert.equal(activation.name, 'Lab PC 5')
+    assert.equal(activation.fingerprint, fingerprintFromMachineId('my-app-salt', 'lab-pc-5-machine-id'))
+    const noKey = await keyturn(
+      ['offline', 'request', '--product', server.productId, '--fingerprint', 'f'],
+      {},
+    )
+    assert.equal(noKey.code, 2)
+    assert.match(noKey.stderr, /no license key/)
+
     const missing = await keyturn(['offline', 'activate', join(dir, 'nothing.request')], env)
     assert.equal(missing.code, 2)
     assert.match(missing.stderr, /cannot read .+nothing\.request/)

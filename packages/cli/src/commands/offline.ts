@@ -1,4 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises'
+import { createActivationRequest, InvalidOptionError } from '@keyturn/client'
+import { MachineFingerprintError, machineFingerprint } from '@keyturn/client/node'
 import {
   ActivateOfflineBodySchema,
   type ActivationId,
@@ -25,6 +27,51 @@ export function registerOffline(program: Command, io: Io): void {
       'after',
       '\nExample:\n  keyturn offline activate lab-pc-4.request --out lab-pc-4.license\n\nThe whole round trip: docs/guides/offline.md, "Air-gapped machines".',
     )
+
+  offline
+    .command('request')
+    .description(
+      "On the machine: write an activation request file for the vendor (no server needed; --salt reads this machine's fingerprint)",
+    )
+    .option('--key <license-key>', 'the license key (KEYTURN_LICENSE_KEY, which keeps it out of `ps`)')
+    .requiredOption('--product <id>', 'the product id')
+    .option('--fingerprint <fingerprint>', "the machine's fingerprint, as the application computes it")
+    .option(
+      '--salt <salt>',
+      "else: this machine's fingerprint from its OS id, hashed with the product's salt",
+    )
+    .option('--name <name>', 'the activation name, e.g. the host name')
+    .option('--platform <platform>', 'e.g. linux-x64 (the activation metadata `platform`)')
+    .option('--out <file>', 'write the request here (else it is printed)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  KEYTURN_LICENSE_KEY=7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A keyturn offline request --product prd_3kTMd9qA8xYb2VnLr5sPwZ --salt my-app-salt --name lab-pc-4 --out lab-pc-4.request',
+    )
+    .action(async (options: RequestOptions) => {
+      const licenseKey = options.key ?? io.env.KEYTURN_LICENSE_KEY
+      if (licenseKey === undefined || licenseKey === '') {
+        throw new UsageError('no license key: pass --key or set KEYTURN_LICENSE_KEY')
+      }
+      if ((options.fingerprint === undefined) === (options.salt === undefined)) {
+        throw new UsageError("give the machine's fingerprint with either --fingerprint or --salt")
+      }
+      const fingerprint = options.fingerprint ?? thisMachine(options.salt ?? '', io)
+      const request = await createActivationRequest({
+        licenseKey,
+        productId: options.product,
+        fingerprint,
+        ...(options.name === undefined ? {} : { name: options.name }),
+        ...(options.platform === undefined ? {} : { platform: options.platform }),
+      }).catch((error: unknown) => {
+        throw error instanceof InvalidOptionError ? new UsageError(error.message) : error
+      })
+      if (options.out === undefined) {
+        io.print(request.trimEnd())
+        return
+      }
+      await writeTextFile(options.out, request)
+      io.print(`Request written to ${options.out}: send it to your vendor.`)
+    })
 
   apiCommand(
     offline,
@@ -127,6 +174,30 @@ export function registerLicenseFileCommand(licenses: Command, io: Io): void {
         }
       },
     )
+}
+
+interface RequestOptions {
+  readonly key?: string
+  readonly product: string
+  readonly fingerprint?: string
+  readonly salt?: string
+  readonly name?: string
+  readonly platform?: string
+  readonly out?: string
+}
+
+function thisMachine(salt: string, io: Io): string {
+  try {
+    return machineFingerprint({ salt, env: { ...io.env } })
+  } catch (error) {
+    throw error instanceof MachineFingerprintError ? new UsageError(error.message) : error
+  }
+}
+
+async function writeTextFile(path: string, text: string): Promise<void> {
+  await writeFile(path, text).catch((error: unknown) => {
+    throw new UsageError(`cannot write ${path}: ${error instanceof Error ? error.message : error}`)
+  })
 }
 
 async function writeLicenseFile(path: string, text: string): Promise<void> {
