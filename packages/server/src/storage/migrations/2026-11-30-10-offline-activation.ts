@@ -18,21 +18,29 @@ export function offlineActivation(kind: DatabaseKind) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('licenses').addColumn('key_hint', 'text').execute()
-      const hint = (key: string) =>
-        createHash('sha256').update(key, 'utf8').digest().subarray(0, 12).toString('base64url')
-      let after = ''
-      for (;;) {
-        const rows = await sql<{
-          id: string
-          key: string
-        }>`select id, key from licenses where id > ${after} order by id limit 1000`.execute(db)
-        if (rows.rows.length === 0) {
-          break
+      if (kind === 'postgres') {
+        // One statement: PostgreSQL has SHA-256 (12 bytes make 16 base64 characters, no padding).
+        await sql`update licenses set key_hint = translate(
+            encode(substring(sha256(convert_to(key, 'UTF8')) from 1 for 12), 'base64'), '+/', '-_')`.execute(
+          db,
+        )
+      } else {
+        // SQLite has no SHA-256: computed here, in batches, inside the migration's transaction.
+        const hint = (key: string) =>
+          createHash('sha256').update(key, 'utf8').digest().subarray(0, 12).toString('base64url')
+        let after = ''
+        for (;;) {
+          const { rows } = await sql<{ id: string; key: string }>`
+            select id, key from licenses where id > ${after} order by id limit 1000`.execute(db)
+          for (const row of rows) {
+            await sql`update licenses set key_hint = ${hint(row.key)} where id = ${row.id}`.execute(db)
+          }
+          const last = rows.at(-1)
+          if (last === undefined) {
+            break
+          }
+          after = last.id
         }
-        for (const row of rows.rows) {
-          await sql`update licenses set key_hint = ${hint(row.key)} where id = ${row.id}`.execute(db)
-        }
-        after = rows.rows[rows.rows.length - 1]?.id ?? after
       }
       await db.schema
         .createIndex('licenses_product_key_hint')
