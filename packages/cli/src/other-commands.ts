@@ -8,6 +8,7 @@ import { registerEvents } from './commands/events.js'
 import { registerIntegrations } from './commands/integrations.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerOffline } from './commands/offline.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerSearch } from './commands/search.js'
@@ -24,6 +25,7 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerApiKeys(program, io)
   registerLicenses(program, io)
   registerActivations(program, io)
+  registerOffline(program, io)
   registerCustomers(program, io)
   registerSearch(program, io)
   registerStats(program, io)

@@ -91,6 +91,12 @@ export {
   type ValidationWithProof,
 } from './keyturn-client.js'
 export {
+  type CreateActivationRequestOptions,
+  type CreateDeactivationCodeOptions,
+  createActivationRequest,
+  createDeactivationCode,
+} from './offline-activation.js'
+export {
   maxLicenseTokenLength,
   type OfflineValidationResult,
   type PublicKeyInput,

@@ -1,6 +1,7 @@
 import type {
   ActivateByKeyBody,
   ActivateLicenseBody,
+  ActivateOfflineBody,
   ActivationResource,
   ApiKeyResource,
   CreateApiKeyBody,
@@ -9,6 +10,8 @@ import type {
   CreateEntitlementBody,
   CreateIntegrationBody,
   CreateLicenseBody,
+  CreateLicenseFileBody,
+  CreateLicenseFileByKeyBody,
   CreateLicenseTokenBody,
   CreateLicenseTokenByKeyBody,
   CreatePolicyBody,
@@ -16,6 +19,7 @@ import type {
   CreateWebhookEndpointBody,
   CustomerResource,
   DeactivateByKeyBody,
+  DeactivateOfflineBody,
   EmailResource,
   EntitlementResource,
   EventResource,
@@ -24,6 +28,7 @@ import type {
   IncrementUsageByKeyBody,
   IntegrationEventResource,
   IntegrationResource,
+  LicenseFileResource,
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
@@ -39,6 +44,7 @@ import type {
   ListProductsQuery,
   ListWebhookDeliveriesQuery,
   ListWebhookEndpointsQuery,
+  OfflineActivationResource,
   Paginated,
   PolicyResource,
   PortalSessionList,
@@ -330,6 +336,54 @@ export class KeyturnClient {
     options: RequestOptions = {},
   ): Promise<LicenseTokenResource> {
     return this.#request('POST', '/licenses/tokens', { body, ...options, isSigned: true })
+  }
+
+  // License files and offline activation
+
+  /** A signed license file for offline use (docs/guides/offline.md). */
+  createLicenseFile(
+    id: string,
+    body: Loose<CreateLicenseFileBody> = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/license-file`, { body, ...options })
+  }
+
+  /** A machine license file, bound to the activation's machine. */
+  createActivationLicenseFile(
+    id: string,
+    body: Loose<CreateLicenseFileBody> = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', `/activations/${encodeURIComponent(id)}/license-file`, { body, ...options })
+  }
+
+  /** A license file for the license whose key is presented (for applications). */
+  createLicenseFileByKey(
+    body: Loose<CreateLicenseFileByKeyBody>,
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', '/licenses/license-file', { body, ...options })
+  }
+
+  /** Activates a machine from its activation request file; answers the activation and its license file. */
+  activateOffline(
+    body: Loose<ActivateOfflineBody>,
+    options: RequestOptions = {},
+  ): Promise<OfflineActivationResource> {
+    return this.#request('POST', '/licenses/activate-offline', { body, ...options })
+  }
+
+  /** Frees a machine's seat by the deactivation code it printed; rejects with `deactivation_code_invalid` when wrong. */
+  async deactivateOffline(
+    id: string,
+    body: Loose<DeactivateOfflineBody>,
+    options: RequestOptions = {},
+  ): Promise<void> {
+    await this.#request<undefined>('POST', `/activations/${encodeURIComponent(id)}/deactivate-offline`, {
+      body,
+      ...options,
+    })
   }
 
   // Activations

@@ -14,6 +14,7 @@ import { IntegrationsScreen } from './integrations/integrations-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
+import { OfflineScreen } from './licenses/offline-screen.js'
 import { MailScreen } from './mail/mail-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
 import { PoliciesScreen } from './policies/policies-screen.js'
@@ -165,6 +166,7 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="products/:id" element={<ProductDetailScreen />} />
           <Route path="licenses" element={<LicensesScreen />} />
           <Route path="licenses/new" element={<NewLicenseScreen />} />
+          <Route path="licenses/offline" element={<OfflineScreen />} />
           <Route path="licenses/:id" element={<LicenseDetailScreen />} />
           <Route path="customers" element={<CustomersScreen />} />
           <Route path="customers/:id" element={<CustomerDetailScreen />} />

@@ -45,6 +45,10 @@ export const ErrorCodeSchema = Type.Enum([
   'database_unavailable',
   'storage_full',
   'portal_unavailable',
+  'activation_request_invalid',
+  'license_floating',
+  'deactivation_code_invalid',
+  'deactivation_locked',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -387,6 +391,35 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The customer portal is off (`KEYTURN_PORTAL`) or the server sends no mail (`KEYTURN_SMTP_URL`), so no sign-in code can reach the customer.',
     action: 'Turn the portal on and configure mail, then retry.',
+  },
+  activation_request_invalid: {
+    status: 400,
+    title: 'The activation request is not valid',
+    meaning:
+      'The offline activation request is not a request file (armour, parts, base64url, JSON, fields, over 8 KiB), was made in the future, or was altered: its HMAC does not match the key of the license it names. `detail` says which.',
+    action: 'Ask for a new request file from the machine, sent unchanged (as a file, not retyped).',
+  },
+  license_floating: {
+    status: 409,
+    title: 'The license is floating',
+    meaning:
+      'The license has a `heartbeatTtl` (floating seats), and a machine activated offline cannot send heartbeats, so it cannot be activated offline.',
+    action: 'Activate the machine online, or use a license without `heartbeatTtl` for air-gapped machines.',
+  },
+  deactivation_code_invalid: {
+    status: 422,
+    title: 'The deactivation code is not valid',
+    meaning:
+      "The deactivation code is not one the activation's machine made: mistyped, for another activation, or dated more than a day before the activation or after now (a wrong clock on the machine). Nothing was freed. `triesLeft` says how many wrong codes remain before the activation's offline deactivation locks.",
+    action: 'Check the code with the user (it is read in groups of four) and try again.',
+  },
+  deactivation_locked: {
+    status: 409,
+    title: 'Offline deactivation is locked',
+    meaning:
+      'Five wrong deactivation codes in a row were given for this activation, so its offline deactivation is locked for an hour (`retryAfter`, seconds; also the `Retry-After` header).',
+    action:
+      'Wait until the lock ends, then enter the code again; or delete the activation (`DELETE /activations/:id`).',
   },
 }
 

@@ -80,6 +80,9 @@ import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
 import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
+import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
+import { OfflineActivationService } from './offline/offline-activation-service.js'
+import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -186,6 +189,7 @@ export interface Services {
   readonly tokens: TokenService
   readonly licenseFiles: LicenseFileService
   readonly activations: ActivationService
+  readonly offline: OfflineActivationService
   readonly idempotency: IdempotencyService
   readonly events: EventService
   readonly validationRecording: ValidationRecording
@@ -570,6 +574,15 @@ function createServices(deps: AppDeps): Services {
     activations,
     tokens,
     licenseFiles,
+    offline: new OfflineActivationService({
+      offline: new KyselyOfflineStore(db),
+      storage: unitOfWork((trx) => ({ offline: new KyselyOfflineStore(trx) })),
+      activations,
+      licenses,
+      files: licenseFiles,
+      secretKey: deps.secretKeys.offlineDeactivation,
+      clock,
+    }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
@@ -686,6 +699,7 @@ function registerApi(
   registerLicenseFilesRoutes(api, services.licenseFiles)
   registerUsageRoutes(api, services.usage)
   registerActivationsRoutes(api, services.activations)
+  registerOfflineRoutes(api, services.offline)
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
   registerIntegrationsRoutes(api, services.integrations)

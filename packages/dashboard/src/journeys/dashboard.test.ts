@@ -11,7 +11,13 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { KeyturnClient, validateLicenseToken } from '@keyturn/client'
+import {
+  createActivationRequest,
+  createDeactivationCode,
+  KeyturnClient,
+  validateLicenseToken,
+  verifyLicenseFile,
+} from '@keyturn/client'
 import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
@@ -650,6 +656,56 @@ it('runs the licensing business from the dashboard in Chromium', {
   )
 
   await t.test(
+    'activates an air-gapped machine from its request file and frees its seat by its code',
+    async () => {
+      const license = await admin.createLicense({
+        productId: productId as `prd_${string}`,
+        maxActivations: 2,
+      })
+      const fingerprint = 'lab-pc-4'
+      const request = await createActivationRequest({
+        licenseKey: license.key,
+        productId,
+        fingerprint,
+        name: 'Lab PC 4',
+      })
+      await navigate(page, 'Licenses')
+      await page.getByRole('link', { name: 'Offline activation' }).click()
+      await page.getByRole('heading', { name: 'Offline activation', level: 1 }).waitFor()
+      await page.getByLabel('Or paste the request').fill(request)
+      await page.getByRole('button', { name: 'Activate machine', exact: true }).click()
+      await page.getByText(/^Activated Lab PC 4 \(act_\w+\) on lic_\w+\. Its license file expires/).waitFor()
+      await checkScreen(page, '26-offline-activation')
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Download license file' }).click(),
+      ])
+      assert.equal(download.suggestedFilename(), 'lab-pc-4.license')
+      const file = await verifyLicenseFile(readFileSync(await download.path(), 'utf8'), {
+        productId,
+        publicKey: (await admin.getProduct(productId as `prd_${string}`)).publicKey,
+        licenseKey: license.key,
+        fingerprint,
+      })
+      const activationId = file.activationId ?? ''
+      const form = page.getByRole('form', { name: 'Enter a deactivation code' })
+      await form.getByLabel('Activation id').fill(activationId)
+      await form.getByLabel('Deactivation code').fill('AAAA-AAAA-AAAA-AAAA')
+      await form.getByRole('button', { name: 'Deactivate machine' }).click()
+      await form
+        .getByRole('alert')
+        .getByText(/4 more wrong codes/)
+        .waitFor()
+      const code = await createDeactivationCode({ activationId, secret: file.deactivationSecret ?? '' })
+      await form.getByLabel('Deactivation code').fill(code.toLowerCase())
+      await form.getByRole('button', { name: 'Deactivate machine' }).click()
+      await form.getByText(`Deactivated ${activationId}: its seat is free.`).waitFor()
+      assert.equal((await admin.listActivations(license.id)).totalCount, 0)
+      await checkScreen(page, '27-offline-deactivation')
+    },
+  )
+
+  await t.test(
     'manages a webhook endpoint: secret shown once, edit, test event delivered after a retry, rotate, delete',
     async () => {
       const receiver = await startWebhookReceiver(t, 503) // down at first: the delivery waits for a retry
@@ -793,8 +849,8 @@ it('runs the licensing business from the dashboard in Chromium', {
     }
     await checkScreen(page, '12-product-as-product-key')
     await navigate(page, 'Licenses')
-    // Three made in the dashboard, one sold through the integration.
-    await page.getByText('1–4 of 4 licenses').waitFor()
+    // Three made in the dashboard, one sold through the integration, one for the air-gapped machine.
+    await page.getByText('1–5 of 5 licenses').waitFor()
     await page.goto(`${base}/dashboard/products/${other.id}`)
     await page
       .getByRole('alert')

@@ -90,6 +90,18 @@ export class ActivationService {
     )
   }
 
+  /**
+   * Takes a seat of a license the caller found usable, for a machine activated offline (offline/):
+   * the same path, limit and transaction as online; its `activation.created` says `mode: "offline"`.
+   */
+  async activateOffline(
+    principal: Principal,
+    view: LicenseView,
+    input: ActivateLicenseBody,
+  ): Promise<ActivationResult> {
+    return this.#activate(principal, view, input, 'offline')
+  }
+
   /** Frees the seat. */
   async deactivate(principal: Principal, id: ActivationId): Promise<void> {
     requireManagementKey(principal)
@@ -195,7 +207,12 @@ export class ActivationService {
     principal: Principal,
     view: LicenseView,
     input: ActivateLicenseBody,
+    mode?: 'offline',
   ): Promise<ActivationResult> {
+    const createdEvent = (activation: Activation) => ({
+      ...toActivationResource(activation),
+      ...(mode === undefined ? {} : { mode }),
+    })
     // After the read that confirms the API key (config.confirmsApiKey): a deleted key hears 401.
     if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
       throw new InvalidInputError(
@@ -228,7 +245,7 @@ export class ActivationService {
       // statements and COMMIT were (docs/decisions/0017-fewer-round-trips-postgresql.md). Any other case goes on below.
       const created = newActivationAt(activation, activation.at, activation.heartbeatTtl)
       const done = await this.#storage.writeOne(principal, ({ activations, events }) => {
-        events.record('activation.created', license.productId, toActivationResource(created))
+        events.record('activation.created', license.productId, createdEvent(created))
         return activations.activateAlone(activation, events.take())
       })
       if (done === 'done') {
@@ -243,7 +260,7 @@ export class ActivationService {
       }
       // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
       if (outcome.kind === 'created') {
-        events.record('activation.created', license.productId, toActivationResource(outcome.activation))
+        events.record('activation.created', license.productId, createdEvent(outcome.activation))
         if (outcome.expirationStarted !== null) {
           // The license's first activation ever: it had none, now it has this one.
           const started = {

@@ -25,6 +25,8 @@ export interface SecretKeys {
   readonly portalCodeDigest: Buffer
   /** Encrypts payment-provider signing secrets at rest (AES-256-GCM). */
   readonly integrationSecretEncryption: Buffer
+  /** Derives each offline activation's deactivation secret (HMAC-SHA256 of its id). */
+  readonly offlineDeactivation: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -38,6 +40,7 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     mailPayloadEncryption: derive('mail-payload-encryption'),
     portalCodeDigest: derive('portal-code-digest'),
     integrationSecretEncryption: derive('integration-secret-encryption'),
+    offlineDeactivation: derive('offline-deactivation'),
   }
 }
 

@@ -34,6 +34,8 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /licenses/:id/license-file': { own: 201, foreign: noLicense },
   'POST /licenses/license-file': { own: 201, foreign: noLicense },
   'POST /activations/:id/license-file': { own: 201, foreign: noActivation },
+  'POST /licenses/activate-offline': { own: 201, foreign: noLicense },
+  'POST /activations/:id/deactivate-offline': { own: 204, foreign: noActivation },
   'POST /licenses/:id/revoke': { own: 200, foreign: noLicense },
   'POST /licenses/:id/reinstate': { own: 200, foreign: noLicense },
   'POST /licenses/:id/renew': { own: 200, foreign: noLicense },

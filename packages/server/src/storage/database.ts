@@ -67,6 +67,8 @@ export interface LicensesTable {
   payment_grace_ends_at: ColumnType<Date | string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
+  /** base64url of SHA-256(key)[0..12]: how an offline activation request names its license (2026-11-30-10). */
+  key_hint: string | null
 }
 
 export interface CustomersTable {
@@ -324,6 +326,21 @@ export interface IntegrationEventsTable {
   updated_at: Timestamp
 }
 
+/** The activation an offline request (license, nonce) made, and when it was first answered (2026-11-30-10). */
+export interface OfflineRequestsTable {
+  license_id: LicenseId
+  nonce: string
+  activation_id: ActivationId
+  issued_at: Timestamp
+}
+
+/** Wrong offline deactivation codes in a row for an activation, and the lock they set (2026-11-30-10). */
+export interface OfflineDeactivationLocksTable {
+  activation_id: ActivationId
+  failures: number
+  locked_until: Timestamp | null
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -347,6 +364,8 @@ export interface Database {
   integrations: IntegrationsTable
   integration_links: IntegrationLinksTable
   integration_events: IntegrationEventsTable
+  offline_requests: OfflineRequestsTable
+  offline_deactivation_locks: OfflineDeactivationLocksTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type {
   ActivationId,
   ApiKeyId,
@@ -9,6 +10,13 @@ import type {
 } from '@keyturn/protocol'
 import type { HTTPMethods } from 'fastify'
 import type { App } from '../http/app-types.js'
+import {
+  deactivationCodeMac,
+  deactivationSecret,
+  formatDeactivationCode,
+  writeActivationRequest,
+} from '../offline/offline-formats.js'
+import { testSecretKeys } from './build-test-app.js'
 
 /**
  * App options under which every catalogue route can succeed for an admin key: the customer portal
@@ -32,6 +40,10 @@ export interface RouteFixture {
   readonly apiKeyId: ApiKeyId
   /** An activation of the license (fingerprint `fixture-machine`). */
   readonly activationId: ActivationId
+  /** Another activation of the license (fingerprint `fixture-offline-machine`), for offline deactivation. */
+  readonly offlineActivationId: ActivationId
+  /** When it was made: a deactivation code is dated at or after it. */
+  readonly offlineActivationCreatedAt: string
   /** The event of the license's creation. */
   readonly eventId: string
   /** The customer owning the license. */
@@ -198,6 +210,31 @@ export const apiRoutes: readonly ApiRoute[] = [
     url: (f) => `/activations/${f.activationId}/heartbeat`,
   },
   { method: 'DELETE', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+  {
+    method: 'POST',
+    path: '/licenses/activate-offline',
+    url: () => '/licenses/activate-offline',
+    payload: (f) => ({
+      request: writeActivationRequest(f.licenseKey, {
+        productId: f.productId,
+        fingerprint: `offline-${nextUnique()}`,
+        nonce: randomBytes(16).toString('base64url'),
+        created: f.offlineActivationCreatedAt,
+      }),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/activations/:id/deactivate-offline',
+    url: (f) => `/activations/${f.offlineActivationId}/deactivate-offline`,
+    payload: (f) => {
+      const minute = Math.floor(Date.parse(f.offlineActivationCreatedAt) / 60_000)
+      const secret = deactivationSecret(testSecretKeys.offlineDeactivation, f.offlineActivationId)
+      return {
+        code: formatDeactivationCode(minute, deactivationCodeMac(secret, f.offlineActivationId, minute)),
+      }
+    },
+  },
 
   { method: 'GET', path: '/products', url: () => '/products' },
   { method: 'POST', path: '/products', url: () => '/products', payload: () => ({ name: 'Another' }) },
@@ -437,6 +474,15 @@ export async function seedRouteFixture(
   if (activation.statusCode !== 201) {
     throw new Error(`creating an activation failed: ${activation.body}`)
   }
+  const offlineActivation = await app.inject({
+    method: 'POST',
+    url: `/api/v0/licenses/${license.json().id}/activations`,
+    headers: admin,
+    payload: { fingerprint: 'fixture-offline-machine' },
+  })
+  if (offlineActivation.statusCode !== 201) {
+    throw new Error(`creating an activation failed: ${offlineActivation.body}`)
+  }
   const apiKey = await app.inject({
     method: 'POST',
     url: '/api/v0/api-keys',
@@ -503,6 +549,8 @@ export async function seedRouteFixture(
     licenseKey: license.json().key,
     apiKeyId: apiKey.json().id,
     activationId: activation.json().id,
+    offlineActivationId: offlineActivation.json().id,
+    offlineActivationCreatedAt: offlineActivation.json().createdAt,
     customerId: customer.id,
     policyId: policy.id,
     entitlementId: entitlement.id,
