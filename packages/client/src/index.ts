@@ -27,6 +27,7 @@ export type {
   ProductId,
   ProductKeyResource,
   ProductResource,
+  ProviderLinkResource,
   SearchHit,
   SearchResult,
   Stats,

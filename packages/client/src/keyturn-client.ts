@@ -51,6 +51,7 @@ import type {
   Problem,
   ProductKeyResource,
   ProductResource,
+  ProviderLinkResource,
   RenewLicenseBody,
   SearchResult,
   Stats,
@@ -891,6 +892,14 @@ export class KeyturnClient {
   }
 
   /** The latest provider events the integration received, newest first, with what each did. */
+  /** The payment-provider objects (orders, subscriptions…) a license was sold or renewed through. */
+  listLicenseProviderLinks(
+    id: string,
+    options: RequestOptions = {},
+  ): Promise<{ object: 'list'; data: ProviderLinkResource[] }> {
+    return this.#request('GET', `/licenses/${encodeURIComponent(id)}/provider-links`, options)
+  }
+
   listIntegrationEvents(
     id: string,
     options: RequestOptions = {},

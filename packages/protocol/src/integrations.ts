@@ -230,3 +230,42 @@ export const IntegrationReceiptSchema = Type.Object(
   },
   { additionalProperties: false, examples: [{ received: true, duplicate: false }] },
 )
+
+/** A provider object (an order, a subscription, a customer…) a license was sold or renewed through. */
+export const ProviderLinkSchema = Type.Object(
+  {
+    object: Type.Literal('ProviderLink'),
+    integrationId: IntegrationIdSchema,
+    provider: IntegrationProviderSchema,
+    objectKind: Type.String({
+      description:
+        'What the provider calls the object: `subscription`, `order`, `transaction`, `checkout_session`, `payment_intent`…',
+    }),
+    objectId: Type.String({ description: 'The provider’s id of the object, as it sent it.' }),
+    createdAt: TimestampSchema,
+  },
+  { additionalProperties: false },
+)
+export type ProviderLinkResource = Static<typeof ProviderLinkSchema>
+
+export const ProviderLinkListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(ProviderLinkSchema) },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        object: 'list',
+        data: [
+          {
+            object: 'ProviderLink',
+            integrationId: 'int_8sLq2NcVx5RtPm3KbY7wHe',
+            provider: 'stripe',
+            objectKind: 'subscription',
+            objectId: 'sub_1QhZ8f2eZvKYlo2C',
+            createdAt: exampleTime,
+          },
+        ],
+      },
+    ],
+  },
+)

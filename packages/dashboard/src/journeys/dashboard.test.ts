@@ -815,6 +815,11 @@ it('runs the licensing business from the dashboard in Chromium', {
       assert.equal(licenses.data.length, 1)
       assert.equal(licenses.data[0]?.productId, productId)
       await checkScreen(page, '22-integration')
+      // The license page names the order it was sold through.
+      await page.goto(`${base}/dashboard/licenses/${licenses.data[0]?.id}`)
+      const soldThrough = page.getByRole('region', { name: 'Sold through' })
+      await soldThrough.getByText('order').waitFor()
+      await soldThrough.getByText('9001', { exact: true }).waitFor()
     },
   )
 

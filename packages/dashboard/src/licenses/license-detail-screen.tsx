@@ -12,6 +12,7 @@ import { LicenseEvents } from '../events/license-events.js'
 import { useSession } from '../session/session.js'
 import { expirationFromInput, inputFromExpiration } from './expiration-date.js'
 import { LicenseUsage } from './license-usage.js'
+import { ProviderLinks } from './provider-links.js'
 
 type LicenseId = LicenseResource['id']
 type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
@@ -111,6 +112,7 @@ export function LicenseDetailScreen() {
               <Time value={license.data.updatedAt} />
             </dd>
           </dl>
+          <ProviderLinks license={license.data} />
           <RevokeOrReinstate license={license.data} />
           <RenewForm license={license.data} />
           <UpdateLicenseForm license={license.data} />

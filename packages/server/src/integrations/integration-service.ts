@@ -2,6 +2,7 @@ import type {
   CreateIntegrationBody,
   IntegrationId,
   IntegrationMapping,
+  LicenseId,
   UpdateIntegrationBody,
 } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
@@ -16,7 +17,12 @@ import {
   integrationDefaults,
   toIntegrationResource,
 } from './integration.js'
-import { type IntegrationStore, maxIntegrations, type ReceivedEvent } from './integration-store.js'
+import {
+  type IntegrationStore,
+  maxIntegrations,
+  type ProviderLink,
+  type ReceivedEvent,
+} from './integration-store.js'
 
 /** What the integrations need of policies: a policy's product, to check a mapping. */
 export interface PolicyProductLookup {
@@ -86,6 +92,12 @@ export class IntegrationService {
   async list(principal: Principal): Promise<Integration[]> {
     requireAdmin(principal)
     return this.#integrations.list()
+  }
+
+  /** The provider objects a license was sold or renewed through (none: it was not sold by a provider). */
+  async linksOfLicense(principal: Principal, licenseId: LicenseId): Promise<ProviderLink[]> {
+    requireAdmin(principal)
+    return this.#integrations.linksOfLicense(licenseId)
   }
 
   async recentEvents(principal: Principal, id: IntegrationId, limit: number): Promise<ReceivedEvent[]> {

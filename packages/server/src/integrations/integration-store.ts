@@ -52,6 +52,15 @@ export interface NewReceivedEvent {
 }
 
 /** Storage port of integrations (kysely-integration-store.ts). */
+/** A provider object a license was sold or renewed through (GET /licenses/:id/provider-links). */
+export interface ProviderLink {
+  readonly integrationId: IntegrationId
+  readonly provider: string
+  readonly objectKind: string
+  readonly objectId: string
+  readonly createdAt: Date
+}
+
 export interface IntegrationStore {
   insert(integration: Integration, signingSecretEncrypted: string): Promise<void>
   find(id: IntegrationId): Promise<StoredIntegration | undefined>
@@ -88,6 +97,8 @@ export interface IntegrationStore {
   claimPending(id: IntegrationId, dedupeKey: string, now: Date): Promise<PendingEvent | undefined>
   /** The customer with this address (addresses are unique), if any. */
   customerIdByEmail(email: string): Promise<CustomerId | undefined>
+  /** The provider objects linked to a license, oldest first, with their integration's provider. */
+  linksOfLicense(licenseId: LicenseId): Promise<ProviderLink[]>
   /** Links a provider object (an order, a subscription) to the license it bought. */
   link(
     id: IntegrationId,

@@ -7,12 +7,14 @@ import type {
 } from '@keyturn/protocol'
 import type { Kysely, Selectable } from 'kysely'
 import { type Database, type IntegrationsTable, toDate } from '../storage/database.js'
+import { isStorableText } from '../storage/list-sql.js'
 import type { Integration } from './integration.js'
 import type {
   IntegrationChanges,
   IntegrationStore,
   NewReceivedEvent,
   PendingEvent,
+  ProviderLink,
   ReceivedEvent,
   StoredIntegration,
 } from './integration-store.js'
@@ -226,6 +228,34 @@ export class KyselyIntegrationStore implements IntegrationStore {
         created_at: this.#time(at),
       })
       .execute()
+  }
+
+  async linksOfLicense(licenseId: LicenseId): Promise<ProviderLink[]> {
+    if (!isStorableText(licenseId)) {
+      return []
+    }
+    const rows = await this.#db
+      .selectFrom('integration_links')
+      .innerJoin('integrations', 'integrations.id', 'integration_links.integration_id')
+      .select([
+        'integration_links.integration_id',
+        'integrations.provider',
+        'integration_links.object_kind',
+        'integration_links.object_id',
+        'integration_links.created_at',
+      ])
+      .where('integration_links.license_id', '=', licenseId)
+      .orderBy('integration_links.created_at')
+      .orderBy('integration_links.object_id')
+      .limit(100)
+      .execute()
+    return rows.map((row) => ({
+      integrationId: row.integration_id as IntegrationId,
+      provider: row.provider,
+      objectKind: row.object_kind,
+      objectId: row.object_id,
+      createdAt: toDate(row.created_at),
+    }))
   }
 
   async linkedLicense(

@@ -105,6 +105,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /integrations/:id': { own: forbidden, foreign: forbidden },
   'PATCH /integrations/:id': { own: forbidden, foreign: forbidden },
   'GET /integrations/:id/events': { own: forbidden, foreign: forbidden },
+  'GET /licenses/:id/provider-links': { own: forbidden, foreign: forbidden },
   'DELETE /integrations/:id': { own: forbidden, foreign: forbidden },
 }
 

@@ -384,6 +384,11 @@ export const apiRoutes: readonly ApiRoute[] = [
     payload: () => ({ paymentGraceDays: 3 }),
   },
   { method: 'GET', path: '/integrations/:id/events', url: (f) => `/integrations/${f.integrationId}/events` },
+  {
+    method: 'GET',
+    path: '/licenses/:id/provider-links',
+    url: (f) => `/licenses/${f.licenseId}/provider-links`,
+  },
   { method: 'DELETE', path: '/integrations/:id', url: (f) => `/integrations/${f.integrationId}` },
   // Last: the routes above use the endpoint.
   {

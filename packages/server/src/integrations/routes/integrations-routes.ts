@@ -1,9 +1,13 @@
 import {
   CreateIntegrationBodySchema,
+  IdParamsSchema,
   IntegrationEventListSchema,
   IntegrationListSchema,
   IntegrationParamsSchema,
   IntegrationResourceSchema,
+  LicenseIdSchema,
+  ProviderLinkListSchema,
+  type ProviderLinkResource,
   UpdateIntegrationBodySchema,
 } from '@keyturn/protocol'
 import { Type } from 'typebox'
@@ -139,6 +143,30 @@ export function registerIntegrationsRoutes(api: App, integrations: IntegrationSe
           updatedAt: event.updatedAt.toISOString(),
         }),
       ),
+    }),
+  )
+  api.get(
+    '/licenses/:id/provider-links',
+    {
+      schema: {
+        operationId: 'listLicenseProviderLinks',
+        summary: "A license's payment-provider objects",
+        description: `The orders, subscriptions, transactions and customers of payment providers the license was sold or renewed through, oldest first (empty for a license no provider sold). ${adminOnly}`,
+        tags: ['integrations'],
+        params: IdParamsSchema(LicenseIdSchema),
+        response: { 200: ProviderLinkListSchema, ...problemResponses('forbidden') },
+      },
+    },
+    async (request) => ({
+      object: 'list' as const,
+      data: (await integrations.linksOfLicense(request.principal, request.params.id)).map((link) => ({
+        object: 'ProviderLink' as const,
+        integrationId: link.integrationId,
+        provider: link.provider as ProviderLinkResource['provider'], // stored only from the provider union
+        objectKind: link.objectKind,
+        objectId: link.objectId,
+        createdAt: link.createdAt.toISOString(),
+      })),
     }),
   )
 }

@@ -196,6 +196,22 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     })
     assert.equal(events.json().data[0].status, 'processed')
     assert.match(events.json().data[0].outcome, new RegExp(`Created license ${bought[0].id}`))
+    // The license names the provider's order it was sold through (admin keys).
+    const links = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/licenses/${bought[0].id}/provider-links`,
+      headers: test.headers,
+    })
+    assert.deepEqual(
+      links
+        .json()
+        .data.map((link: { provider: string; objectKind: string; objectId: string }) => [
+          link.provider,
+          link.objectKind,
+          link.objectId,
+        ]),
+      [['lemonsqueezy', 'order', '1']],
+    )
 
     // The same order refunded (Lemon Squeezy sends the order again as `order_refunded`): the
     // license is revoked once, however often the refund is delivered.
