@@ -29,9 +29,7 @@ describeEachDatabase('authentication', (database) => {
     // Registered once, under /api/v0; /v0 is rewritten to it before routing (app.ts). Payment
     // providers' receivers authenticate by the provider's signature instead (integrations/).
     const signedByProviders = 'POST /api/v0/integrations/:id/webhook'
-    const api = served
-      .filter((route) => / \/(api\/)?v0\//.test(route) && route !== signedByProviders)
-      .sort()
+    const api = served.filter((route) => / \/(api\/)?v0\//.test(route) && route !== signedByProviders).sort()
     assert.ok(served.includes(signedByProviders), 'the payment providers have their receiver')
     const catalogue = apiRoutes
       .map(
