@@ -17,6 +17,8 @@ export type {
   EventType,
   IntegrationEventResource,
   IntegrationResource,
+  ImportLicensesResult,
+  ImportRowResult,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,

@@ -29,6 +29,8 @@ export type CustomerWrite =
 export interface CustomerStore {
   insert(customer: Customer): Promise<CustomerWrite>
   findById(id: CustomerId, scope: CustomerScope): Promise<Customer | undefined>
+  /** The customer with this email, in any case. */
+  findByEmail(email: string): Promise<Customer | undefined>
   update(id: CustomerId, changes: CustomerChanges): Promise<CustomerWrite | undefined>
   /** Deletes the customer unless it owns licenses; undefined if it does not exist. */
   delete(id: CustomerId): Promise<'deleted' | 'has_licenses' | undefined>

@@ -97,6 +97,18 @@ export class KyselyCustomerStore implements CustomerStore {
     return row === undefined ? { kind: 'email_taken' } : { kind: 'ok', customer: rowToCustomer(row) }
   }
 
+  async findByEmail(email: string): Promise<Customer | undefined> {
+    if (!isStorableText(email)) {
+      return undefined
+    }
+    const row = await this.#db
+      .selectFrom('customers')
+      .selectAll()
+      .where('email_lower', '=', email.toLowerCase())
+      .executeTakeFirst()
+    return row === undefined ? undefined : rowToCustomer(row)
+  }
+
   async findById(id: CustomerId, scope: CustomerScope): Promise<Customer | undefined> {
     if (!isStorableText(id)) {
       return undefined

@@ -8,6 +8,7 @@ import {
   isForeignKeyViolation,
   isNotNullViolation,
   isUniqueViolation,
+  isUniqueViolationOf,
 } from '../storage/constraint-violations.js'
 import type { Database } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
@@ -238,7 +239,7 @@ export class KyselyLicenseStore implements LicenseStore {
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
     onlyFor?: ApiKeyId,
-  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken'> {
+  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken' | 'external_id_taken'> {
     const row = {
       id: license.id,
       product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
@@ -251,6 +252,7 @@ export class KyselyLicenseStore implements LicenseStore {
       policy_id: license.policyId,
       metadata: JSON.stringify(license.metadata),
       first_activation_duration: license.firstActivationDuration,
+      external_id: license.externalId,
       heartbeat_ttl: license.heartbeatTtl,
       max_uses: license.maxUses,
       uses: license.uses,
@@ -286,6 +288,9 @@ export class KyselyLicenseStore implements LicenseStore {
       if (onlyFor !== undefined && isNotNullViolation(error)) {
         return 'product_refused'
       }
+      if (isUniqueViolationOf(error, 'external_id')) {
+        return 'external_id_taken'
+      }
       if (isUniqueViolation(error)) {
         return 'key_taken' // a key given by the request (a generated one has 125 random bits)
       }
@@ -299,6 +304,16 @@ export class KyselyLicenseStore implements LicenseStore {
       return undefined
     }
     return this.#findOne(sql<SqlBool>`${sql.ref(`licenses.${column}`)} = ${value}`, this.#db)
+  }
+
+  async findByExternalId(productId: ProductId, externalId: string): Promise<License | undefined> {
+    if (!isStorableText(productId) || !isStorableText(externalId)) {
+      return undefined
+    }
+    return this.#findOne(
+      sql<SqlBool>`licenses.product_id = ${productId} and licenses.external_id = ${externalId}`,
+      this.#db,
+    )
   }
 
   async findForUpdate(id: LicenseId): Promise<License | undefined> {
@@ -458,18 +473,28 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   async list(query: LicenseListQuery): Promise<ListSlice<License>> {
-    const scope =
+    const byProduct =
       query.productId === undefined
         ? []
         : isStorableText(query.productId)
           ? [sql<SqlBool>`licenses.product_id = ${query.productId}`]
           : [sql<SqlBool>`1 = 0`] // no product has such an id
+    const byExternalId =
+      query.externalId === undefined
+        ? []
+        : isStorableText(query.externalId)
+          ? [sql<SqlBool>`licenses.external_id = ${query.externalId}`]
+          : [sql<SqlBool>`1 = 0`]
+    const scope = [...byProduct, ...byExternalId]
     const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
       this.#db,
       licenseTable(query.now, this.#sqlite, await this.#sparseMetadataRules(query.request.filters, scope)),
       query.request,
       scope,
-      await licenseHistogram(this.#db, query.request, query.productId, query.now),
+      // The daily counts know products, not external ids: a list by externalId is counted directly.
+      query.externalId === undefined
+        ? await licenseHistogram(this.#db, query.request, query.productId, query.now)
+        : undefined,
     )
     return { ...slice, items: slice.items.map(rowToLicense) }
   }

@@ -32,6 +32,7 @@ import { integrations } from './migrations/2026-11-30-50-integrations.js'
 import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
 import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
 import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
+import { licenseExternalId } from './migrations/2026-11-30-60-license-external-id.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -73,6 +74,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-50-integrations': integrations(kind),
     '2026-11-30-51-payment-grace': paymentGrace(kind),
     '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
+    '2026-11-30-60-license-external-id': licenseExternalId(),
   }
 }
 
