@@ -311,7 +311,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
   external_id_taken: {
     status: 409,
     title: 'The external id is taken',
-    meaning: "Another license of the product already has this `externalId` (an id from the system it was imported from).",
+    meaning:
+      'Another license of the product already has this `externalId` (an id from the system it was imported from).',
     action:
       'Find that license with `GET /licenses?productId=…&externalId=…` and use it; a batch import (`POST /licenses/import`) does so by itself.',
   },

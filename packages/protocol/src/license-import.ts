@@ -60,7 +60,11 @@ export const ImportLicenseRowSchema = Type.Object(
     heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
     maxUses: Type.Optional(MaxUsesSchema),
     uses: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 1_000_000_000_000, description: 'Uses counted so far (default 0).' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000_000,
+        description: 'Uses counted so far (default 0).',
+      }),
     ),
     customerId: Type.Optional(Type.Union([CustomerIdSchema, Type.Null()], { description: 'Must exist.' })),
     customerEmail: Type.Optional(
@@ -100,7 +104,11 @@ export const ImportLicensesBodySchema = Type.Object(
             maxActivations: 3,
             customerEmail: 'ada@example.com',
             activations: [
-              { fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3', name: 'Ada’s laptop', lastSeenAt: '2026-11-20T09:12:00.000Z' },
+              {
+                fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+                name: 'Ada’s laptop',
+                lastSeenAt: '2026-11-20T09:12:00.000Z',
+              },
             ],
           },
         ],

@@ -218,7 +218,8 @@ export const ListLicensesQuerySchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 150,
-        description: 'Only the license with this externalId (one per product; with `productId`, at most one).',
+        description:
+          'Only the license with this externalId (one per product; with `productId`, at most one).',
       }),
     ),
   },

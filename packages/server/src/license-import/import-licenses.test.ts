@@ -74,8 +74,12 @@ describeEachDatabase('POST /licenses/import', (database) => {
     ])
     assert.deepEqual(second.summary, { rows: 6, created: 0, unchanged: 4, errors: 2 })
     assert.deepEqual(
-      second.results.filter((r: { status: string }) => r.status === 'unchanged').map((r: { licenseId: string }) => r.licenseId),
-      first.results.filter((r: { status: string }) => r.status === 'created').map((r: { licenseId: string }) => r.licenseId),
+      second.results
+        .filter((r: { status: string }) => r.status === 'unchanged')
+        .map((r: { licenseId: string }) => r.licenseId),
+      first.results
+        .filter((r: { status: string }) => r.status === 'created')
+        .map((r: { licenseId: string }) => r.licenseId),
     )
 
     const [one, two, , four, five] = first.results.map((r: { licenseId?: string }) => r.licenseId)
@@ -109,7 +113,13 @@ describeEachDatabase('POST /licenses/import', (database) => {
     })
     assert.equal(valid.isValid, true)
 
-    const byExternalId = await call(app, headers, 'GET', `/licenses?externalId=kg-4&productId=${productId}`, 200)
+    const byExternalId = await call(
+      app,
+      headers,
+      'GET',
+      `/licenses?externalId=kg-4&productId=${productId}`,
+      200,
+    )
     assert.deepEqual(
       byExternalId.data.map((l: { id: string }) => l.id),
       [four],

@@ -6,6 +6,7 @@
  */
 import {
   type CustomerId,
+  defaultMaxActivations,
   type ImportLicenseRow,
   type ImportLicensesBody,
   type ImportLicensesResult,
@@ -13,7 +14,6 @@ import {
   type LicenseId,
   type PolicyId,
   type ProductId,
-  defaultMaxActivations,
 } from '@keyturn/protocol'
 import type { ActivationStore } from '../activations/activation-store.js'
 import type { Clock } from '../core/clock.js'
@@ -122,12 +122,16 @@ export class LicenseImportService {
     const now = this.#deps.clock.now()
     await reads.requireProduct(row.productId)
     const policy = await reads.policy(row.policyId ?? null, row.productId, `${at}/policyId`)
-    const own = await this.#deps.entitlements.resolve(row.productId, row.entitlements ?? [], `${at}/entitlements`)
+    const own = await this.#deps.entitlements.resolve(
+      row.productId,
+      row.entitlements ?? [],
+      `${at}/entitlements`,
+    )
     const license = newLicense(row, policy, now, at)
     const machines = row.activations ?? []
     const fingerprints = new Set(machines.map((machine) => machine.fingerprint))
     if (fingerprints.size < machines.length) {
-      throw new InvalidInputError(`${at}/activations`, 'Each machine may appear once in a row\'s activations.')
+      throw new InvalidInputError(`${at}/activations`, "Each machine may appear once in a row's activations.")
     }
     return this.#deps.storage.write(principal, async ({ licenses, customers, activations, events }) => {
       const existing =
@@ -155,7 +159,10 @@ export class LicenseImportService {
         throw externalIdTaken(row.productId) // an import running beside this one made it meanwhile
       }
       if (inserted !== 'ok') {
-        throw new DomainError('customer_not_found', 'The customer or policy of the row was deleted meanwhile.')
+        throw new DomainError(
+          'customer_not_found',
+          'The customer or policy of the row was deleted meanwhile.',
+        )
       }
       for (const machine of machines) {
         const outcome = await activations.activate({
@@ -165,7 +172,10 @@ export class LicenseImportService {
           fingerprint: machine.fingerprint,
           name: machine.name ?? null,
           metadata: machine.metadata ?? null,
-          at: machine.lastSeenAt === undefined || machine.lastSeenAt === null ? now : new Date(machine.lastSeenAt),
+          at:
+            machine.lastSeenAt === undefined || machine.lastSeenAt === null
+              ? now
+              : new Date(machine.lastSeenAt),
           heartbeatTtl: license.heartbeatTtl,
           awaitsFirstActivation: license.firstActivationDuration !== null,
         })
@@ -254,7 +264,10 @@ class RequestReads {
               fieldErrors: [{ pointer: '#/productId', detail: 'No such product.' }],
             })
           : product.isSuspended
-            ? new DomainError('product_suspended', `Product ${id} is suspended; no license is imported for it.`)
+            ? new DomainError(
+                'product_suspended',
+                `Product ${id} is suspended; no license is imported for it.`,
+              )
             : undefined,
       )
       this.#products.set(id, check)
