@@ -164,7 +164,11 @@ export class LicenseImportService {
           'The customer or policy of the row was deleted meanwhile.',
         )
       }
+      let seated = 0
+      let expirationStarted: Date | null = null
       for (const machine of machines) {
+        const lastSeen =
+          machine.lastSeenAt === undefined || machine.lastSeenAt === null ? now : new Date(machine.lastSeenAt)
         const outcome = await activations.activate({
           id: newId('activation'),
           licenseId: license.id,
@@ -172,10 +176,7 @@ export class LicenseImportService {
           fingerprint: machine.fingerprint,
           name: machine.name ?? null,
           metadata: machine.metadata ?? null,
-          at:
-            machine.lastSeenAt === undefined || machine.lastSeenAt === null
-              ? now
-              : new Date(machine.lastSeenAt),
+          at: lastSeen,
           heartbeatTtl: license.heartbeatTtl,
           awaitsFirstActivation: license.firstActivationDuration !== null,
         })
@@ -186,14 +187,24 @@ export class LicenseImportService {
             { fieldErrors: [{ pointer: `${at}/activations`, detail: 'More machines than seats.' }] },
           )
         }
+        if (outcome.kind === 'created') {
+          expirationStarted ??= outcome.expirationStarted
+        }
+        // A machine last seen longer ago than the heartbeat TTL holds no seat (its lease has ended).
+        const leaseEnd = license.heartbeatTtl === null ? null : lastSeen.getTime() + license.heartbeatTtl * 1000
+        seated += leaseEnd === null || leaseEnd > now.getTime() ? 1 : 0
       }
-      const stored = await licenses.find({ id: license.id })
-      if (stored === undefined) {
-        throw new Error(`license ${license.id} vanished inside its own transaction`)
-      }
-      // Read on the transaction: a read beside it would wait for it (SQLite's one connection).
-      const lapsed = (await activations.countLapsed([license.id], now)).get(license.id) ?? 0
-      const view = viewAt({ ...stored, activationCount: stored.activationCount - lapsed }, now)
+      // The license as stored, without reading it back (the event's data is the API's view of it).
+      const view = viewAt(
+        {
+          ...license,
+          customerId,
+          activationCount: seated,
+          entitlements: [...new Set([...own.map((e) => e.code), ...(policy?.entitlements ?? [])])].sort(),
+          ...(expirationStarted === null ? {} : { expirationDate: expirationStarted, firstActivationDuration: null }),
+        },
+        now,
+      )
       events.record('license.created', row.productId, toLicenseResource(view))
       return { index, status: 'created', licenseId: license.id, key: license.key }
     })
