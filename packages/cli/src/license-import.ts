@@ -124,13 +124,15 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
     throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : error}`)
   })
   const rows = format === 'csv' ? readCsv(content.toString('utf8')) : readJsonLines(content.toString('utf8'))
+  // A row without an externalId gets one made of the file and its line: a second run is known.
+  const fileId = createHash('sha256').update(content).digest('hex').slice(0, 16)
 
   const outcomes: Outcome[] = []
   const requests: Request[] = []
   const prepared: Request[] = []
   for (const row of rows) {
     const request =
-      'problem' in row ? row : toRequest(row, options.product, policyMap, options.keepKeys === true)
+      'problem' in row ? row : toRequest(row, options.product, fileId, policyMap, options.keepKeys === true)
     if ('problem' in request) {
       outcomes.push({ line: request.line, kind: 'failed', detail: request.problem })
     } else {
@@ -350,6 +352,7 @@ const rowStatuses = new Set(['active', 'expired', 'revoked', 'suspended'])
 function toRequest(
   raw: { readonly line: number; readonly fields: Readonly<Record<string, unknown>> },
   product: string | undefined,
+  fileId: string,
   policyMap: PolicyMap,
   keepKeys: boolean,
 ): Request | Problem {
@@ -369,6 +372,7 @@ function toRequest(
   if (product !== undefined) {
     row.productId = product
   }
+  row.externalId ??= `file:${fileId}:${line}`
   const { status } = row
   if (status !== undefined && !rowStatuses.has(String(status))) {
     return {
@@ -445,8 +449,11 @@ function policyProblem(
   return `policy ${policyId} is not a policy of product ${productId} (a license exported from another product?): map it with --policy-map ${policyId}=<a policy of ${productId}>, or ${policyId}=none to import it without a policy`
 }
 
-/** How long to wait for a batch the server is still importing (a run that was interrupted sent it). */
-const inProgressRetries = [100, 200, 400, 800, 1600, 3200, 6400]
+/**
+ * How long to wait for a batch the server is still importing (a run that was interrupted sent it):
+ * up to about two minutes, what a batch of 500 rows with machines may take on a busy server.
+ */
+const inProgressRetries = [100, 200, 400, 800, 1600, 3200, ...Array.from({ length: 18 }, () => 6400)]
 
 /**
  * Sends one batch. Its Idempotency-Key is the SHA-256 of its rows, so the same rows sent again (a

@@ -191,7 +191,8 @@ export class LicenseImportService {
           expirationStarted ??= outcome.expirationStarted
         }
         // A machine last seen longer ago than the heartbeat TTL holds no seat (its lease has ended).
-        const leaseEnd = license.heartbeatTtl === null ? null : lastSeen.getTime() + license.heartbeatTtl * 1000
+        const leaseEnd =
+          license.heartbeatTtl === null ? null : lastSeen.getTime() + license.heartbeatTtl * 1000
         seated += leaseEnd === null || leaseEnd > now.getTime() ? 1 : 0
       }
       // The license as stored, without reading it back (the event's data is the API's view of it).
@@ -201,7 +202,9 @@ export class LicenseImportService {
           customerId,
           activationCount: seated,
           entitlements: [...new Set([...own.map((e) => e.code), ...(policy?.entitlements ?? [])])].sort(),
-          ...(expirationStarted === null ? {} : { expirationDate: expirationStarted, firstActivationDuration: null }),
+          ...(expirationStarted === null
+            ? {}
+            : { expirationDate: expirationStarted, firstActivationDuration: null }),
         },
         now,
       )
