@@ -246,7 +246,10 @@ export class KeyturnClient {
    * as it was there, or answered `unchanged` when its externalId (or key) is already a license of
    * its product, or `error` with the problem (nothing of that row written).
    */
-  importLicenses(body: Loose<ImportLicensesBody>, options: RequestOptions = {}): Promise<ImportLicensesResult> {
+  importLicenses(
+    body: Loose<ImportLicensesBody>,
+    options: RequestOptions = {},
+  ): Promise<ImportLicensesResult> {
     return this.#request('POST', '/licenses/import', { body, ...options })
   }
 
