@@ -127,11 +127,40 @@ export class LicenseImportService {
       row.entitlements ?? [],
       `${at}/entitlements`,
     )
-    const license = newLicense(row, policy, now, at)
-    const machines = row.activations ?? []
-    const fingerprints = new Set(machines.map((machine) => machine.fingerprint))
-    if (fingerprints.size < machines.length) {
+    const made = newLicense(row, policy, now, at)
+    const machines = (row.activations ?? []).map((machine) => ({
+      ...machine,
+      lastSeen:
+        machine.lastSeenAt === undefined || machine.lastSeenAt === null ? now : new Date(machine.lastSeenAt),
+    }))
+    if (new Set(machines.map((machine) => machine.fingerprint)).size < machines.length) {
       throw new InvalidInputError(`${at}/activations`, "Each machine may appear once in a row's activations.")
+    }
+    // A machine last seen longer ago than the heartbeat TTL holds no seat: its lease has ended.
+    const seated = machines.filter(
+      (machine) =>
+        made.heartbeatTtl === null || machine.lastSeen.getTime() + made.heartbeatTtl * 1000 > now.getTime(),
+    ).length
+    if (made.maxActivations !== null && seated > made.maxActivations) {
+      throw new DomainError(
+        'activation_limit_reached',
+        `The row brings ${seated} machines holding a seat; its license allows ${made.maxActivations}. Raise maxActivations or leave machines out.`,
+        {
+          fieldErrors: [{ pointer: `${at}/activations`, detail: 'More machines than seats.' }],
+          extensions: { maxActivations: made.maxActivations, activationCount: seated },
+        },
+      )
+    }
+    // Machines already at work: a license waiting for its first activation starts its time now.
+    const license: NewLicense = {
+      ...made,
+      activationCount: machines.length,
+      ...(made.firstActivationDuration !== null && machines.length > 0
+        ? {
+            expirationDate: new Date(now.getTime() + made.firstActivationDuration * 1000),
+            firstActivationDuration: null,
+          }
+        : {}),
     }
     return this.#deps.storage.write(principal, async ({ licenses, customers, activations, events }) => {
       const existing =
@@ -164,37 +193,19 @@ export class LicenseImportService {
           'The customer or policy of the row was deleted meanwhile.',
         )
       }
-      let seated = 0
-      let expirationStarted: Date | null = null
-      for (const machine of machines) {
-        const lastSeen =
-          machine.lastSeenAt === undefined || machine.lastSeenAt === null ? now : new Date(machine.lastSeenAt)
-        const outcome = await activations.activate({
+      await activations.insertImported(
+        machines.map((machine) => ({
           id: newId('activation'),
           licenseId: license.id,
           productId: license.productId,
           fingerprint: machine.fingerprint,
           name: machine.name ?? null,
           metadata: machine.metadata ?? null,
-          at: lastSeen,
+          at: machine.lastSeen,
           heartbeatTtl: license.heartbeatTtl,
-          awaitsFirstActivation: license.firstActivationDuration !== null,
-        })
-        if (outcome.kind === 'limit_reached') {
-          throw new DomainError(
-            'activation_limit_reached',
-            `The row brings ${machines.length} machines holding a seat; its license allows ${outcome.limit}. Raise maxActivations or leave machines out.`,
-            { fieldErrors: [{ pointer: `${at}/activations`, detail: 'More machines than seats.' }] },
-          )
-        }
-        if (outcome.kind === 'created') {
-          expirationStarted ??= outcome.expirationStarted
-        }
-        // A machine last seen longer ago than the heartbeat TTL holds no seat (its lease has ended).
-        const leaseEnd =
-          license.heartbeatTtl === null ? null : lastSeen.getTime() + license.heartbeatTtl * 1000
-        seated += leaseEnd === null || leaseEnd > now.getTime() ? 1 : 0
-      }
+          awaitsFirstActivation: false,
+        })),
+      )
       // The license as stored, without reading it back (the event's data is the API's view of it).
       const view = viewAt(
         {
@@ -202,9 +213,6 @@ export class LicenseImportService {
           customerId,
           activationCount: seated,
           entitlements: [...new Set([...own.map((e) => e.code), ...(policy?.entitlements ?? [])])].sort(),
-          ...(expirationStarted === null
-            ? {}
-            : { expirationDate: expirationStarted, firstActivationDuration: null }),
         },
         now,
       )

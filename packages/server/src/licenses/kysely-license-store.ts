@@ -253,6 +253,8 @@ export class KyselyLicenseStore implements LicenseStore {
       metadata: JSON.stringify(license.metadata),
       first_activation_duration: license.firstActivationDuration,
       external_id: license.externalId,
+      // 0, except for an imported license inserted with its machines (ActivationStore.insertImported).
+      activation_count: license.activationCount,
       heartbeat_ttl: license.heartbeatTtl,
       max_uses: license.maxUses,
       uses: license.uses,
