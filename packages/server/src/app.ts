@@ -515,6 +515,11 @@ function createServices(deps: AppDeps): Services {
     clock: deps.clock,
   })
   const licenseImport = new LicenseImportService({
+    stores: {
+      licenses: licenseStore,
+      customers: new KyselyCustomerStore(db),
+      activations: activationStore,
+    },
     storage: unitOfWork((trx) => ({
       licenses: new KyselyLicenseStore(trx, licenseGroups),
       customers: new KyselyCustomerStore(trx),

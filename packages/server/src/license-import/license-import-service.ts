@@ -38,6 +38,8 @@ export interface LicenseImportStores {
 }
 
 export interface LicenseImportServiceDeps {
+  /** Reads outside the rows' transactions: what of a request exists already. */
+  readonly stores: LicenseImportStores
   readonly storage: UnitOfWork<LicenseImportStores>
   readonly products: ProductLookup
   readonly policies: PolicyLookup
@@ -58,6 +60,7 @@ export class LicenseImportService {
   async import(principal: Principal, body: ImportLicensesBody): Promise<ImportLicensesResult> {
     requireAdmin(principal, 'import licenses')
     const reads = new RequestReads(this.#deps)
+    await reads.prefetch(body.licenses)
     const results: ImportRowResult[] = new Array(body.licenses.length)
     let next = 0
     const worker = async () => {
@@ -92,6 +95,13 @@ export class LicenseImportService {
       if (!(error instanceof DomainError)) {
         throw error
       }
+      if (error.code === 'external_id_taken' && row.externalId !== undefined) {
+        // Imported meanwhile by a request beside this one (the same batch sent twice at once).
+        const found = await this.#deps.stores.licenses.findByExternalId(row.productId, row.externalId)
+        if (found !== undefined) {
+          return { index, status: 'unchanged', licenseId: found.id, key: found.key }
+        }
+      }
       return {
         index,
         status: 'error',
@@ -121,6 +131,10 @@ export class LicenseImportService {
   ): Promise<ImportRowResult> {
     const now = this.#deps.clock.now()
     await reads.requireProduct(row.productId)
+    const known = row.externalId === undefined ? undefined : reads.imported(row.productId, row.externalId)
+    if (known !== undefined) {
+      return { index, status: 'unchanged', licenseId: known.id, key: known.key }
+    }
     const policy = await reads.policy(row.policyId ?? null, row.productId, `${at}/policyId`)
     const own = await this.#deps.entitlements.resolve(
       row.productId,
@@ -163,19 +177,18 @@ export class LicenseImportService {
         : {}),
     }
     return this.#deps.storage.write(principal, async ({ licenses, customers, activations, events }) => {
+      // With an externalId, the request's first read found none (and the unique index stands guard).
       const existing =
-        row.externalId !== undefined
-          ? await licenses.findByExternalId(row.productId, row.externalId)
-          : row.key !== undefined
-            ? await licenses.find({ key: license.key })
-            : undefined
+        row.externalId === undefined && row.key !== undefined
+          ? await licenses.find({ key: license.key })
+          : undefined
       if (existing !== undefined) {
         if (existing.productId !== row.productId) {
           throw keyTaken(at)
         }
         return { index, status: 'unchanged', licenseId: existing.id, key: existing.key }
       }
-      const customerId = await this.#customerOf(row, customers, events, now, at)
+      const customerId = await this.#customerOf(row, reads, customers, events, now, at)
       const inserted = await licenses.insert(
         { ...license, customerId },
         own.map((entitlement) => entitlement.id),
@@ -224,6 +237,7 @@ export class LicenseImportService {
   /** The row's customer: found by email (any case) or created, else the id given (which must exist). */
   async #customerOf(
     row: ImportLicenseRow,
+    reads: RequestReads,
     customers: CustomerStore,
     events: { record: (type: 'customer.created', productId: null, data: object) => void },
     now: Date,
@@ -238,6 +252,10 @@ export class LicenseImportService {
         })
       }
       return id
+    }
+    const known = reads.customer(email)
+    if (known !== undefined) {
+      return known
     }
     const found = await customers.findByEmail(email)
     if (found !== undefined) {
@@ -272,9 +290,42 @@ class RequestReads {
   readonly #deps: LicenseImportServiceDeps
   readonly #products = new Map<ProductId, Promise<DomainError | undefined>>()
   readonly #policies = new Map<PolicyId, Promise<Policy | undefined>>()
+  /** Per product, the request's externalIds that are licenses already. */
+  readonly #imported = new Map<
+    ProductId,
+    ReadonlyMap<string, { readonly id: LicenseId; readonly key: string }>
+  >()
+  /** The request's customer emails (lower-cased) that are customers already. */
+  #customers: ReadonlyMap<string, CustomerId> = new Map()
 
   constructor(deps: LicenseImportServiceDeps) {
     this.#deps = deps
+  }
+
+  /**
+   * Reads what of the request exists already, a few statements for all its rows: a re-run's rows
+   * are answered without a transaction, and a row's customer is most often found here.
+   */
+  async prefetch(rows: readonly ImportLicenseRow[]): Promise<void> {
+    const byProduct = new Map<ProductId, string[]>()
+    for (const row of rows) {
+      if (row.externalId !== undefined) {
+        byProduct.set(row.productId, [...(byProduct.get(row.productId) ?? []), row.externalId])
+      }
+    }
+    for (const [productId, externalIds] of byProduct) {
+      this.#imported.set(productId, await this.#deps.stores.licenses.findExternalIds(productId, externalIds))
+    }
+    const emails = rows.flatMap((row) => (typeof row.customerEmail === 'string' ? [row.customerEmail] : []))
+    this.#customers = await this.#deps.stores.customers.findIdsByEmails(emails)
+  }
+
+  imported(productId: ProductId, externalId: string) {
+    return this.#imported.get(productId)?.get(externalId)
+  }
+
+  customer(email: string): CustomerId | undefined {
+    return this.#customers.get(email.toLowerCase())
   }
 
   async requireProduct(id: ProductId): Promise<void> {

@@ -318,6 +318,28 @@ export class KyselyLicenseStore implements LicenseStore {
     )
   }
 
+  async findExternalIds(
+    productId: ProductId,
+    externalIds: readonly string[],
+  ): Promise<ReadonlyMap<string, { readonly id: LicenseId; readonly key: string }>> {
+    const found = new Map<string, { readonly id: LicenseId; readonly key: string }>()
+    const asked = externalIds.filter(isStorableText)
+    for (let start = 0; start < asked.length; start += 500) {
+      const rows = await this.#db
+        .selectFrom('licenses')
+        .select(['id', 'key', 'external_id'])
+        .where('product_id', '=', productId)
+        .where('external_id', 'in', asked.slice(start, start + 500))
+        .execute()
+      for (const row of rows) {
+        if (row.external_id !== null) {
+          found.set(row.external_id, { id: row.id, key: row.key })
+        }
+      }
+    }
+    return found
+  }
+
   async findForUpdate(id: LicenseId): Promise<License | undefined> {
     if (!isStorableText(id)) {
       return undefined

@@ -133,6 +133,11 @@ export interface LicenseStore {
   find(which: LicenseRef): Promise<License | undefined>
   /** The product's license with this externalId (an import's source id). */
   findByExternalId(productId: ProductId, externalId: string): Promise<License | undefined>
+  /** Of these externalIds, those a license of the product has: each with its license's id and key. */
+  findExternalIds(
+    productId: ProductId,
+    externalIds: readonly string[],
+  ): Promise<ReadonlyMap<string, { readonly id: LicenseId; readonly key: string }>>
   /**
    * As `find` by id, locking the license's row until the transaction the store was made on ends
    * (`storage/lock-license.ts`): a read-modify-write of the license takes turns with any other.
