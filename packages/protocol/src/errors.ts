@@ -160,7 +160,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 403,
     title: 'Not allowed for this API key',
     meaning:
-      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
+      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys, the batch import) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
     action: 'Use a key with the right role; retrying will not help.',
   },
   route_not_found: {
