@@ -14,6 +14,9 @@ export function registerImportLicenses(api: App, imports: LicenseImportService):
     '/licenses/import',
     {
       bodyLimit: importBodyLimit,
+      // A batch whose answer was lost runs again: its rows are known by their externalId (or key)
+      // and answered `unchanged`. (Its events cannot be made into the answer, as one resource's are.)
+      config: { idempotencyRecovery: 'rerun' },
       schema: {
         operationId: 'importLicenses',
         summary: 'Import licenses from another licensing system, a batch at a time',
