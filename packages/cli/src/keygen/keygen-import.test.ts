@@ -37,6 +37,8 @@ const chunks = [
         heartbeat_duration: null,
         duration: null,
         require_check_in: true,
+        check_in_interval: 'week',
+        check_in_interval_count: 2,
       },
       {
         id: locked,
@@ -167,7 +169,6 @@ describe('keyturn import keygen', () => {
         '  MachineProcess (2): Keygen-only: processes of machines',
         '  Release (1): Keygen-only: releases and software distribution',
         'Notes:',
-        `  policy ${floating} (Team): not mapped: check-ins`,
         `  license ${lic(4)}: its Keygen group is not kept`,
         '',
       ].join('\n'),
@@ -219,8 +220,8 @@ describe('keyturn import keygen', () => {
     const team = policies.find((p: { name: string }) => p.name === 'Team')
     const personal = policies.find((p: { name: string }) => p.name === 'Personal')
     assert.deepEqual(
-      [team.maxActivations, team.heartbeatTtl, team.duration, team.entitlements],
-      [3, 600, null, ['cloud_sync']],
+      [team.maxActivations, team.heartbeatTtl, team.duration, team.checkInInterval, team.entitlements],
+      [3, 600, null, 14 * 86_400, ['cloud_sync']],
     )
     assert.deepEqual(
       [personal.maxActivations, personal.duration, personal.expirationBasis],

@@ -12,8 +12,10 @@ import {
   type ExpirationBasis,
   type ImportActivation,
   type ImportLicenseRow,
+  maxCheckInSeconds,
   maxDurationSeconds,
   maxHeartbeatTtlSeconds,
+  minCheckInSeconds,
   minDurationSeconds,
   minHeartbeatTtlSeconds,
   type PolicyId,
@@ -325,8 +327,8 @@ function policyBody(record: KeygenRecord, name: string, codes: readonly string[]
     }
   }
   const maxUses = integer(record.max_uses)
+  const checkInInterval = checkInOf(record, id, name, notes)
   const lost = [
-    record.require_check_in === true ? 'check-ins' : null,
     text(record.scheme) !== null ? `signed keys (${record.scheme}): kept as plain keys` : null,
     integer(record.max_processes) !== null ? 'process limits' : null,
     integer(record.max_cores) !== null ? 'core limits' : null,
@@ -343,10 +345,35 @@ function policyBody(record: KeygenRecord, name: string, codes: readonly string[]
     duration: keptDuration,
     expirationBasis,
     heartbeatTtl,
+    ...(checkInInterval === null ? {} : { checkInInterval }),
     ...(maxUses === null || maxUses < 1 ? {} : { maxUses }),
     ...(codes.length === 0 ? {} : { entitlements: [...new Set(codes)] }),
     metadata: { keygenId: id },
   }
+}
+
+/** Seconds of Keygen's check-in units, as Rails counts them (a month is 1/12 of 365.2425 days). */
+const checkInUnits: Readonly<Record<string, number>> = {
+  day: 86_400,
+  week: 604_800,
+  month: 2_629_746,
+  year: 31_556_952,
+}
+
+/** A policy's required check-in (`check_in_interval_count` × `check_in_interval`) in seconds; null: none. */
+function checkInOf(record: KeygenRecord, id: string, name: string, notes: string[]): number | null {
+  if (record.require_check_in !== true) {
+    return null
+  }
+  const unit = checkInUnits[String(record.check_in_interval)]
+  const count = integer(record.check_in_interval_count) ?? 1
+  if (unit === undefined) {
+    notes.push(
+      `policy ${id} (${name}): a check-in every ${record.check_in_interval} is not a Keygen interval Keyturn knows: made without one`,
+    )
+    return null
+  }
+  return Math.min(Math.max(unit * count, minCheckInSeconds), maxCheckInSeconds)
 }
 
 function printDryRun(io: Io, plan: Plan, json: boolean): void {
