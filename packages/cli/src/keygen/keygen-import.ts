@@ -116,11 +116,21 @@ const object = (value: unknown): Record<string, unknown> | undefined =>
     ? (value as Record<string, unknown>)
     : undefined
 
+/** Adds `items` to the list under `key` (made when missing), in place. */
+function appendTo<K, V>(lists: Map<K, V[]>, key: K, ...items: V[]): void {
+  const list = lists.get(key)
+  if (list === undefined) {
+    lists.set(key, items)
+  } else {
+    list.push(...items)
+  }
+}
+
 /** What the export's records become in Keyturn: a pure function of the file. */
 export function planOf(chunks: readonly KeygenChunk[]): Plan {
   const byClass = new Map<string, KeygenRecord[]>()
   for (const chunk of chunks) {
-    byClass.set(chunk.className, [...(byClass.get(chunk.className) ?? []), ...chunk.records])
+    appendTo(byClass, chunk.className, ...chunk.records)
   }
   const of = (className: string) => byClass.get(className) ?? []
   const notes: string[] = []
@@ -154,13 +164,16 @@ export function planOf(chunks: readonly KeygenChunk[]): Plan {
       )
     }
   }
+  const nameByCode = new Map(
+    [...entitlementById.values()].map((entitlement) => [entitlement.code, entitlement.name]),
+  )
   const codesOf = (records: readonly KeygenRecord[], owner: string) => {
     const codes = new Map<string, string[]>()
     for (const record of records) {
       const entitlement = entitlementById.get(String(record.entitlement_id))
       if (entitlement !== undefined) {
         const id = String(record[owner])
-        codes.set(id, [...(codes.get(id) ?? []), entitlement.code])
+        appendTo(codes, id, entitlement.code)
       }
     }
     return codes
@@ -171,8 +184,7 @@ export function planOf(chunks: readonly KeygenChunk[]): Plan {
   const needs = (productKeygenId: string, codes: readonly string[]) => {
     const forProduct = entitlements.get(productKeygenId) ?? new Map<string, string>()
     for (const code of codes) {
-      const named = [...entitlementById.values()].find((entitlement) => entitlement.code === code)
-      forProduct.set(code, named?.name ?? code)
+      forProduct.set(code, nameByCode.get(code) ?? code)
     }
     entitlements.set(productKeygenId, forProduct)
   }
@@ -217,7 +229,7 @@ export function planOf(chunks: readonly KeygenChunk[]): Plan {
       lastSeenAt: text(record.last_heartbeat_at),
     }
     const license = String(record.license_id)
-    machinesOf.set(license, [...(machinesOf.get(license) ?? []), machine])
+    appendTo(machinesOf, license, machine)
   }
 
   const licenses = of('License').flatMap((record) => {

@@ -310,7 +310,12 @@ class RequestReads {
     const byProduct = new Map<ProductId, string[]>()
     for (const row of rows) {
       if (row.externalId !== undefined) {
-        byProduct.set(row.productId, [...(byProduct.get(row.productId) ?? []), row.externalId])
+        const externalIds = byProduct.get(row.productId)
+        if (externalIds === undefined) {
+          byProduct.set(row.productId, [row.externalId])
+        } else {
+          externalIds.push(row.externalId)
+        }
       }
     }
     for (const [productId, externalIds] of byProduct) {
