@@ -421,6 +421,7 @@ function newLicense(row: ImportLicenseRow, policy: Policy | undefined, now: Date
     customerId: null, // set once found or created, in the row's transaction
     policyId: row.policyId ?? null,
     metadata: suspended ? { ...metadata, importedStatus: 'suspended' } : metadata,
+    paymentGraceEndsAt: null,
     externalId: row.externalId ?? null,
     createdAt: now,
     updatedAt: now,

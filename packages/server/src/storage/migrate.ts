@@ -31,8 +31,8 @@ import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
 import { integrations } from './migrations/2026-11-30-50-integrations.js'
 import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
 import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
-import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 import { licenseExternalId } from './migrations/2026-11-30-60-license-external-id.js'
+import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
