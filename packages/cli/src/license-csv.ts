@@ -31,6 +31,7 @@ export const exportColumns = [
   'policyId',
   'entitlements',
   'metadata',
+  'externalId',
 ] as const satisfies readonly (keyof ExportedLicense)[]
 
 /** A value as its cell's text: null as `null`, a list space-separated, an object as JSON. */

@@ -53,7 +53,7 @@ describe('keyturn licenses export', () => {
     const lines = run.stdout.split('\r\n')
     assert.equal(
       lines[0],
-      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
+      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata,externalId',
     )
     assert.equal(lines.at(-1), '', 'ends with a line break')
     const ids = lines.slice(1, -1).map((line) => line.split(',')[0])

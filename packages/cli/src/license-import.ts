@@ -1,21 +1,19 @@
 /**
- * @module `keyturn licenses import`: creates a license per row of a CSV or JSON Lines file, a few
- * requests at a time. Each row is sent with an Idempotency-Key made of the product, the file's
- * SHA-256 and the row's line (or the row's externalId), so a second run after an interruption, or
- * of the same file by mistake, creates nothing twice: the server replays what it already did.
+ * @module `keyturn licenses import`: sends the rows of a CSV or JSON Lines file to the server's batch
+ * import (`POST /licenses/import`, admin keys), a few batches at a time. Each batch carries an
+ * Idempotency-Key made of its rows' content, and the server knows each row again by its externalId
+ * (or key): a second run after an interruption, or of the same file by mistake, creates nothing twice.
  */
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { setTimeout as delay } from 'node:timers/promises'
-import { KeyturnApiError, KeyturnConnectionError, type LicenseResource } from '@keyturn/client'
+import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
 import {
-  type ActivateLicenseBody,
-  ActivateLicenseBodySchema,
-  type CreateLicenseBody,
-  CreateLicenseBodySchema,
   CustomerEmailSchema,
-  type CustomerId,
-  maxUsageIncrement,
+  type ImportLicenseRow,
+  ImportLicenseRowSchema,
+  type ImportLicensesResult,
+  maxImportRows,
   type PolicyId,
   PolicyIdSchema,
   type ProductId,
@@ -51,34 +49,31 @@ const bodyFields = [
   'policyId',
   'entitlements',
   'metadata',
+  'externalId',
+  'customerEmail',
+  'status',
 ] as const
-/** Read only with --keep-keys (a move from another system): carried over after the license is made. */
-const movedFields = new Set(['activations'])
+/** Read only with --keep-keys (a move from another system). */
+const movedFields = ['key', 'uses', 'activations'] as const
 /** Fields `licenses export` writes that a new license cannot take: accepted, and ignored. */
 const ignoredFields = new Set([
   'id',
   'object',
-  'key',
   'statusDetails',
   'activationCount',
-  'uses',
   'usesResetAt',
   'createdAt',
   'updatedAt',
 ])
-const knownFields = new Set<string>([
-  ...bodyFields,
-  'externalId',
-  'customerEmail',
-  'status',
-  ...ignoredFields,
-  ...movedFields,
-])
+const knownFields = new Set<string>([...bodyFields, ...movedFields, ...ignoredFields])
 /** A CSV column `metadata.<key>` sets one metadata key (as text). */
 const metadataColumn = /^metadata\.([A-Za-z0-9_.-]{1,40})$/
 const isKnownField = (field: string) => knownFields.has(field) || metadataColumn.test(field)
-const maxExternalIdLength = 150
 const maxConcurrency = 64
+/** Rows per request; fewer when their JSON would pass batchBytes (rows with many machines). */
+const batchRows = Math.min(500, maxImportRows)
+/** Below the server's body limit for a batch (4 MiB). */
+const batchBytes = 3 * 1024 * 1024
 
 /** A row as read from the file: its fields (CSV text or JSON values), or why it could not be read. */
 type RawRow = { readonly line: number; readonly fields: Readonly<Record<string, unknown>> } | Problem
@@ -89,18 +84,9 @@ interface Problem {
 
 interface Request {
   readonly line: number
-  readonly body: CreateLicenseBody
-  readonly idempotencyKey: string
-  /** Found or created as the license's customer before the license is sent. */
-  readonly customerEmail?: string
-  /** The row's status is `revoked`: the new license is revoked once created. */
-  readonly revoke: boolean
-  /** The row's policy, when --policy-map replaced it (by `body.policyId`, or by none). */
+  readonly row: ImportLicenseRow
+  /** The row's policy, when --policy-map replaced it (by `row.policyId`, or by none). */
   readonly mappedFrom?: PolicyId
-  /** With --keep-keys: the uses counted so far, added once the license is made. */
-  readonly uses?: number
-  /** With --keep-keys: machines activated once the license is made (before a revocation). */
-  readonly activations?: readonly ActivateLicenseBody[]
 }
 
 /** --policy-map: a policy of the file, and the target product's policy that replaces it (null: none). */
@@ -110,9 +96,10 @@ type Outcome =
   | {
       readonly line: number
       readonly kind: 'created' | 'existing'
-      readonly license: LicenseResource
+      readonly license: { readonly id: string; readonly key: string }
       readonly revoked: boolean
       readonly mappedFrom?: PolicyId
+      readonly policyId: PolicyId | null
     }
   | {
       readonly line: number
@@ -136,15 +123,16 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
   const content = await readFile(file).catch((error: unknown) => {
     throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : error}`)
   })
-  const fileHash = createHash('sha256').update(content).digest('hex').slice(0, 32)
   const rows = format === 'csv' ? readCsv(content.toString('utf8')) : readJsonLines(content.toString('utf8'))
+  // A row without an externalId gets one made of the file and its line: a second run is known.
+  const fileId = createHash('sha256').update(content).digest('hex').slice(0, 16)
 
   const outcomes: Outcome[] = []
   const requests: Request[] = []
   const prepared: Request[] = []
   for (const row of rows) {
     const request =
-      'problem' in row ? row : toRequest(row, options.product, fileHash, policyMap, options.keepKeys === true)
+      'problem' in row ? row : toRequest(row, options.product, fileId, policyMap, options.keepKeys === true)
     if ('problem' in request) {
       outcomes.push({ line: request.line, kind: 'failed', detail: request.problem })
     } else {
@@ -160,6 +148,7 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
       outcomes.push({ line: request.line, kind: 'failed', detail: problem })
     }
   }
+  const batches = batchesOf(requests)
 
   const bar = io.stderr.isTTY
     ? new SingleBar({
@@ -173,26 +162,25 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
   const failedSoFar = () => outcomes.filter((outcome) => outcome.kind === 'failed').length
   let next = 0
   let unreachable: KeyturnConnectionError | undefined
-  const customerId = customerFinder(io, options)
   const worker = async () => {
     for (
-      let request = requests[next++];
-      request !== undefined && unreachable === undefined;
-      request = requests[next++]
+      let batch = batches[next++];
+      batch !== undefined && unreachable === undefined;
+      batch = batches[next++]
     ) {
       try {
-        outcomes.push(await send(io, options, request, customerId))
+        outcomes.push(...(await send(io, options, batch)))
       } catch (error) {
         if (!(error instanceof KeyturnConnectionError)) {
           throw error
         }
         unreachable ??= error
       }
-      bar?.increment(1, { failed: failedSoFar() })
+      bar?.increment(batch.length, { failed: failedSoFar() })
     }
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, worker))
+    await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker))
   } finally {
     bar?.stop()
   }
@@ -203,6 +191,27 @@ export async function importLicenses(io: Io, file: string, options: ImportOption
     )
   }
   report(io, file, rows.length, outcomes, options.json === true)
+}
+
+/** The rows in requests of at most batchRows rows and about batchBytes of JSON. */
+function batchesOf(requests: readonly Request[]): Request[][] {
+  const batches: Request[][] = []
+  let batch: Request[] = []
+  let bytes = 0
+  for (const request of requests) {
+    const size = JSON.stringify(request.row).length + 1
+    if (batch.length > 0 && (batch.length >= batchRows || bytes + size > batchBytes)) {
+      batches.push(batch)
+      batch = []
+      bytes = 0
+    }
+    batch.push(request)
+    bytes += size
+  }
+  if (batch.length > 0) {
+    batches.push(batch)
+  }
+  return batches
 }
 
 function formatOf(file: string, format: string | undefined): 'csv' | 'jsonl' {
@@ -338,94 +347,63 @@ function parsePolicyMap(text: string | undefined): PolicyMap {
   return map
 }
 
-const rowStatuses = new Set(['active', 'expired', 'revoked'])
+const rowStatuses = new Set(['active', 'expired', 'revoked', 'suspended'])
 
 function toRequest(
-  row: { readonly line: number; readonly fields: Readonly<Record<string, unknown>> },
+  raw: { readonly line: number; readonly fields: Readonly<Record<string, unknown>> },
   product: string | undefined,
-  fileHash: string,
+  fileId: string,
   policyMap: PolicyMap,
   keepKeys: boolean,
 ): Request | Problem {
-  const { line, fields } = row
-  const moved: { uses?: number; activations?: readonly ActivateLicenseBody[] } = {}
-  const body = Object.fromEntries(
-    bodyFields.flatMap((field) => (fields[field] === undefined ? [] : [[field, fields[field]]])),
+  const { line, fields } = raw
+  const taken = keepKeys ? [...bodyFields, ...movedFields] : bodyFields
+  const row: Record<string, unknown> = Object.fromEntries(
+    taken.flatMap((field) => (fields[field] === undefined ? [] : [[field, fields[field]]])),
   )
-  if (keepKeys) {
-    if (fields.key === undefined || fields.key === null || fields.key === '') {
-      return { line, problem: 'key is empty: with --keep-keys every row needs its key' }
+  if (keepKeys && (fields.key === undefined || fields.key === null || fields.key === '')) {
+    return { line, problem: 'key is empty: with --keep-keys every row needs its key' }
+  }
+  for (const field of ['key', 'uses', 'activations', 'status', 'customerEmail', 'externalId'] as const) {
+    if (row[field] === null) {
+      delete row[field] // as absent
     }
-    body.key = fields.key
-    const uses = fields.uses ?? 0
-    if (typeof uses !== 'number' || !Number.isSafeInteger(uses) || uses < 0) {
-      return { line, problem: `uses must be an integer of at least 0, not ${JSON.stringify(fields.uses)}` }
-    }
-    moved.uses = uses
-    const activations = fields.activations ?? []
-    if (!Array.isArray(activations) || !activations.every((item) => Check(ActivateLicenseBodySchema, item))) {
-      return {
-        line,
-        problem:
-          'activations must be a JSON array of machines, each { "fingerprint": …, "name"?: …, "metadata"?: … }',
-      }
-    }
-    moved.activations = activations as ActivateLicenseBody[]
   }
   if (product !== undefined) {
-    body.productId = product
+    row.productId = product
   }
-  const { status } = fields
-  if (status !== undefined && status !== null && !rowStatuses.has(String(status))) {
-    return { line, problem: `status must be active, expired or revoked, not ${JSON.stringify(status)}` }
-  }
-  const revoke = status === 'revoked'
-  let mappedFrom: PolicyId | undefined
-  if (typeof body.policyId === 'string' && policyMap.has(body.policyId)) {
-    mappedFrom = body.policyId as PolicyId // a key of the map: a policy id
-    const to = policyMap.get(mappedFrom)
-    if (to === null || to === undefined) {
-      delete body.policyId
-    } else {
-      body.policyId = to
-    }
-  }
-  const changes = { revoke, ...(mappedFrom === undefined ? {} : { mappedFrom }), ...moved }
-  const { customerEmail } = fields
-  if (customerEmail !== undefined && customerEmail !== null) {
-    if (!Check(CustomerEmailSchema, customerEmail)) {
-      return { line, problem: `customerEmail must be an email address, not ${JSON.stringify(customerEmail)}` }
-    }
-    if (body.customerId !== undefined && body.customerId !== null) {
-      // An export carries both: the email wins, so licenses move to the new server's customer.
-      delete body.customerId
-    }
-  }
-  if (!Check(CreateLicenseBodySchema, body)) {
-    const problems = describeProblems(CreateLicenseBodySchema, body)
-    return { line, problem: problems.join('; ') }
-  }
-  const customer = typeof customerEmail === 'string' ? { customerEmail } : {}
-  const { externalId } = fields
-  if (externalId === undefined || externalId === null) {
+  row.externalId ??= `file:${fileId}:${line}`
+  const { status } = row
+  if (status !== undefined && !rowStatuses.has(String(status))) {
     return {
       line,
-      body,
-      ...customer,
-      ...changes,
-      idempotencyKey: `keyturn-import:${body.productId}:${fileHash}:${line}`,
+      problem: `status must be active, expired, revoked or suspended, not ${JSON.stringify(status)}`,
     }
   }
-  if (typeof externalId !== 'string' || externalId.length > maxExternalIdLength) {
-    return { line, problem: `externalId must be text of at most ${maxExternalIdLength} characters` }
+  if (row.customerEmail !== undefined && !Check(CustomerEmailSchema, row.customerEmail)) {
+    return {
+      line,
+      problem: `customerEmail must be an email address, not ${JSON.stringify(row.customerEmail)}`,
+    }
   }
-  return {
-    line,
-    body,
-    ...customer,
-    ...changes,
-    idempotencyKey: `keyturn-import:${body.productId}:id:${externalId}`,
+  if (row.customerEmail !== undefined) {
+    // An export carries both: the email wins, so licenses move to the new server's customer.
+    delete row.customerId
   }
+  let mappedFrom: PolicyId | undefined
+  if (typeof row.policyId === 'string' && policyMap.has(row.policyId)) {
+    mappedFrom = row.policyId as PolicyId // a key of the map: a policy id
+    const to = policyMap.get(mappedFrom)
+    if (to === null || to === undefined) {
+      delete row.policyId
+    } else {
+      row.policyId = to
+    }
+  }
+  if (!Check(ImportLicenseRowSchema, row)) {
+    return { line, problem: describeProblems(ImportLicenseRowSchema, row).join('; ') }
+  }
+  return { line, row, ...(mappedFrom === undefined ? {} : { mappedFrom }) }
 }
 
 /**
@@ -440,7 +418,7 @@ async function policyProducts(
 ): Promise<ReadonlyMap<PolicyId, ProductId | undefined>> {
   const client = clientFor(io, options)
   const ids = [
-    ...new Set(requests.flatMap((request) => (request.body.policyId ? [request.body.policyId] : []))),
+    ...new Set(requests.flatMap((request) => (request.row.policyId ? [request.row.policyId] : []))),
   ]
   const products = new Map<PolicyId, ProductId | undefined>()
   for (const id of ids) {
@@ -461,7 +439,7 @@ function policyProblem(
   request: Request,
   productOfPolicy: ReadonlyMap<PolicyId, ProductId | undefined>,
 ): string | undefined {
-  const { policyId, productId } = request.body
+  const { policyId, productId } = request.row
   if (policyId === undefined || policyId === null || productOfPolicy.get(policyId) === productId) {
     return undefined
   }
@@ -472,84 +450,32 @@ function policyProblem(
 }
 
 /**
- * Finds the customer with this email, or creates one: once per email per run (concurrent rows of the
- * same customer share the lookup). A product key sees only customers owning its licenses, so an
- * email of a customer it cannot see fails the row (409 customer_email_taken).
+ * How long to wait for a batch the server is still importing (a run that was interrupted sent it):
+ * up to about two minutes, what a batch of 500 rows with machines may take on a busy server.
  */
-function customerFinder(io: Io, options: ApiOptions): (email: string) => Promise<CustomerId> {
-  const client = clientFor(io, options)
-  const found = new Map<string, Promise<CustomerId>>()
-  const find = async (email: string): Promise<CustomerId> => {
-    const lookup = async () =>
-      (await client.listCustomers({ filter: `email:eq:${email}`, limit: 1 })).data[0]?.id
-    const existing = await lookup()
-    if (existing !== undefined) {
-      return existing
-    }
-    try {
-      return (await client.createCustomer({ email })).id
-    } catch (error) {
-      const again =
-        error instanceof KeyturnApiError && error.code === 'customer_email_taken' ? await lookup() : undefined
-      if (again === undefined) {
-        throw error
-      }
-      return again
-    }
-  }
-  return (email) => {
-    const key = email.toLowerCase()
-    let id = found.get(key)
-    if (id === undefined) {
-      id = find(email)
-      found.set(key, id)
-    }
-    return id
-  }
-}
+const inProgressRetries = [100, 200, 400, 800, 1600, 3200, ...Array.from({ length: 18 }, () => 6400)]
 
-/** How long to wait for a row the server is still creating (a run that was interrupted sent it). */
-const inProgressRetries = [100, 200, 400, 800, 1600, 3200, 6400]
-
-async function send(
-  io: Io,
-  options: ApiOptions,
-  request: Request,
-  customerId: (email: string) => Promise<CustomerId>,
-): Promise<Outcome> {
+/**
+ * Sends one batch. Its Idempotency-Key is the SHA-256 of its rows, so the same rows sent again (a
+ * second run) replay the first answer, whose created rows count as created by an earlier run.
+ */
+async function send(io: Io, options: ApiOptions, batch: readonly Request[]): Promise<Outcome[]> {
+  const rows = batch.map((request) => request.row)
+  const idempotencyKey = `keyturn-import:${createHash('sha256').update(JSON.stringify(rows)).digest('hex').slice(0, 40)}`
   let replayed = false
-  // The client takes a fetch: this one notes whether the answer is a replay of an earlier run's.
+  let requestId: string | undefined
+  // The client takes a fetch: this one notes whether the answer is a replay, and its request id.
   const fetch: typeof globalThis.fetch = async (input, init) => {
     const response = await globalThis.fetch(input, init)
     replayed = response.headers.get('idempotent-replayed') === 'true'
+    requestId = response.headers.get('request-id') ?? undefined
     return response
   }
   const client = clientFor(io, options, fetch)
   for (let attempt = 0; ; attempt++) {
+    let answer: ImportLicensesResult
     try {
-      const body =
-        request.customerEmail === undefined
-          ? request.body
-          : { ...request.body, customerId: await customerId(request.customerEmail) }
-      const created = await client.createLicense(body, { idempotencyKey: request.idempotencyKey })
-      const kind = replayed ? 'existing' : 'created'
-      // An earlier run's license may be revoked since: then that run carried everything over.
-      const current = replayed ? await client.getLicense(created.id) : created
-      if (current.status !== 'revoked') {
-        await carryOver(client, current, request)
-      }
-      // Revoking is idempotent: a run after an interruption revokes what the earlier run did not.
-      const license =
-        request.revoke && current.status !== 'revoked'
-          ? await client.revokeLicense(created.id, { idempotencyKey: `${request.idempotencyKey}:revoke` })
-          : current
-      return {
-        line: request.line,
-        kind,
-        license,
-        revoked: request.revoke,
-        ...(request.mappedFrom === undefined ? {} : { mappedFrom: request.mappedFrom }),
-      }
+      answer = await client.importLicenses({ licenses: rows }, { idempotencyKey })
     } catch (error) {
       if (!(error instanceof KeyturnApiError)) {
         throw error
@@ -559,34 +485,37 @@ async function send(
         await delay(wait)
         continue
       }
-      return {
+      if (error.status === 401 || error.status === 403) {
+        throw error // the key cannot import at all (an admin key can): no row would go in
+      }
+      return batch.map((request) => ({
         line: request.line,
         kind: 'failed',
         code: error.code,
         detail: error.detail,
         ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
-      }
+      }))
     }
-  }
-}
-
-/**
- * A moved license's uses and machines. Each usage request carries its own Idempotency-Key and a
- * repeated fingerprint is the same activation, so a run after an interruption adds nothing twice.
- */
-async function carryOver(client: ReturnType<typeof clientFor>, license: LicenseResource, request: Request) {
-  let left = request.uses ?? 0
-  for (let part = 0; left > 0; part++) {
-    const increment = Math.min(left, maxUsageIncrement)
-    await client.incrementLicenseUsage(
-      license.id,
-      { increment },
-      { idempotencyKey: `${request.idempotencyKey}:uses:${part}` },
-    )
-    left -= increment
-  }
-  for (const machine of request.activations ?? []) {
-    await client.activateLicense(license.id, machine)
+    return answer.results.map((result): Outcome => {
+      const request = batch[result.index] as Request // the server answers each row by its index
+      if (result.status === 'error' || result.licenseId === undefined || result.key === undefined) {
+        return {
+          line: request.line,
+          kind: 'failed',
+          ...(result.problem === undefined ? {} : { code: result.problem.code }),
+          detail: result.problem?.detail ?? 'not imported',
+          ...(requestId === undefined ? {} : { requestId }),
+        }
+      }
+      return {
+        line: request.line,
+        kind: result.status === 'created' && !replayed ? 'created' : 'existing',
+        license: { id: result.licenseId, key: result.key },
+        revoked: request.row.status === 'revoked' || request.row.status === 'suspended',
+        policyId: request.row.policyId ?? null,
+        ...(request.mappedFrom === undefined ? {} : { mappedFrom: request.mappedFrom }),
+      }
+    })
   }
 }
 
@@ -605,7 +534,7 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
   const mapped = new Map<string, number>()
   for (const outcome of done) {
     if (outcome.mappedFrom !== undefined) {
-      const pair = `${outcome.mappedFrom} → ${outcome.license.policyId ?? 'none'}`
+      const pair = `${outcome.mappedFrom} → ${outcome.policyId ?? 'none'}`
       mapped.set(pair, (mapped.get(pair) ?? 0) + 1)
     }
   }
@@ -630,7 +559,7 @@ function report(io: Io, file: string, rows: number, outcomes: readonly Outcome[]
     const failed = failures.length === 0 ? '' : `; ${failures.length} failed (listed on stderr)`
     io.print(`Imported ${created + existing} of ${rows} rows${already}${failed}.`)
     if (revoked > 0) {
-      io.print(`Revoked ${revoked} of them, as the file says (status revoked).`)
+      io.print(`Revoked ${revoked} of them, as the file says (status revoked or suspended).`)
     }
     for (const [pair, count] of mapped) {
       io.print(`Policy ${pair} on ${count} row${count === 1 ? '' : 's'} (--policy-map).`)

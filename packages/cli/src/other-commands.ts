@@ -5,6 +5,7 @@ import { registerBackup } from './commands/backup.js'
 import { registerCustomers } from './commands/customers.js'
 import { registerEntitlements } from './commands/entitlements.js'
 import { registerEvents } from './commands/events.js'
+import { registerImport } from './commands/import.js'
 import { registerIntegrations } from './commands/integrations.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
@@ -35,4 +36,5 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerEvents(program, io)
   registerWebhooks(program, io)
   registerIntegrations(program, io)
+  registerImport(program, io)
 }

@@ -15,6 +15,8 @@ export type {
   EventId,
   EventResource,
   EventType,
+  ImportLicensesResult,
+  ImportRowResult,
   IntegrationEventResource,
   IntegrationResource,
   LicenseId,

@@ -24,6 +24,8 @@ import type {
   EntitlementResource,
   EventResource,
   HeartbeatByKeyBody,
+  ImportLicensesBody,
+  ImportLicensesResult,
   IncrementUsageBody,
   IncrementUsageByKeyBody,
   IntegrationEventResource,
@@ -238,6 +240,18 @@ export class KeyturnClient {
 
   createLicense(body: Loose<CreateLicenseBody>, options: RequestOptions = {}): Promise<LicenseResource> {
     return this.#request('POST', '/licenses', { body, ...options })
+  }
+
+  /**
+   * Imports a batch of licenses from another licensing system (admin keys only): each row is created
+   * as it was there, or answered `unchanged` when its externalId (or key) is already a license of
+   * its product, or `error` with the problem (nothing of that row written).
+   */
+  importLicenses(
+    body: Loose<ImportLicensesBody>,
+    options: RequestOptions = {},
+  ): Promise<ImportLicensesResult> {
+    return this.#request('POST', '/licenses/import', { body, ...options })
   }
 
   getLicense(id: string, options: RequestOptions = {}): Promise<LicenseResource> {

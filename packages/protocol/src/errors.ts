@@ -36,6 +36,7 @@ export const ErrorCodeSchema = Type.Enum([
   'entitlement_code_taken',
   'license_does_not_expire',
   'license_key_taken',
+  'external_id_taken',
   'idempotency_key_in_progress',
   'idempotency_key_reused',
   'idempotency_key_unrecoverable',
@@ -159,7 +160,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 403,
     title: 'Not allowed for this API key',
     meaning:
-      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
+      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys, the batch import) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
     action: 'Use a key with the right role; retrying will not help.',
   },
   route_not_found: {
@@ -306,6 +307,14 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning: 'Another license already has this key (keys are unique across the server).',
     action:
       'Look the license up by its key (`POST /licenses/validate`) and use it, or give another key; keys from two old systems that collide need a prefix.',
+  },
+  external_id_taken: {
+    status: 409,
+    title: 'The external id is taken',
+    meaning:
+      'Another license of the product already has this `externalId` (an id from the system it was imported from).',
+    action:
+      'Find that license with `GET /licenses?productId=…&externalId=…` and use it; a batch import (`POST /licenses/import`) does so by itself.',
   },
   policy_in_use: {
     status: 409,

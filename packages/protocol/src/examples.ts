@@ -53,6 +53,7 @@ export const exampleLicense = {
   policyId: 'pol_8sKd2LqW5nXv3BzTm7YcRf',
   entitlements: ['cloud-sync', 'export-pdf'],
   metadata: { stripeSubscriptionId: 'sub_1QhZ8f2eZvKYlo2C' },
+  externalId: null,
 } as const
 
 export const exampleCustomer = {

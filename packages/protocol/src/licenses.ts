@@ -69,6 +69,16 @@ export const CustomLicenseKeySchema = Type.String({
   examples: ['ACME-PRO-2024-000183'],
 })
 
+/** A license's id in another system (an import's source), unique per product. */
+export const ExternalIdSchema = Type.String({
+  minLength: 1,
+  maxLength: 150,
+  pattern: '^[!-~](?:[ -~]*[!-~])?$',
+  description:
+    "The license's id in the system it came from (an import's source): 1 to 150 printable ASCII characters, no space at either end, unique per product. A second license with the same one is 409 `external_id_taken`; a batch import finds the license by it instead of making another.",
+  examples: ['kg-lic-8c1e2f'],
+})
+
 export const StatusDetailsSchema = Type.Object(
   {
     isRevoked: Type.Boolean(),
@@ -112,6 +122,9 @@ export const LicenseResourceSchema = Type.Object(
       description: "Sorted union of the license's own entitlement codes and its policy's, as they are now.",
     }),
     metadata: MetadataSchema,
+    externalId: Type.Union([ExternalIdSchema, Type.Null()], {
+      description: 'Its id in the system it was imported from, unique per product; `null`: none.',
+    }),
   },
   {
     additionalProperties: false,
@@ -141,6 +154,7 @@ export const CreateLicenseBodySchema = Type.Object(
     entitlements: Type.Optional(EntitlementCodesSchema),
     metadata: Type.Optional(MetadataInputSchema),
     key: Type.Optional(CustomLicenseKeySchema),
+    externalId: Type.Optional(ExternalIdSchema),
   },
   {
     additionalProperties: false,
@@ -200,6 +214,14 @@ export const ListLicensesQuerySchema = Type.Object(
   {
     ...listQueryProperties,
     productId: Type.Optional(ProductIdSchema),
+    externalId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 150,
+        description:
+          'Only the license with this externalId (one per product; with `productId`, at most one).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -68,6 +68,8 @@ import { registerIntegrationsRoutes } from './integrations/routes/integrations-r
 import { registerReceiveWebhook } from './integrations/routes/receive-webhook.js'
 import { LicenseFileService } from './license-files/license-file-service.js'
 import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
+import { LicenseImportService } from './license-import/license-import-service.js'
+import { registerImportLicenses } from './license-import/routes/import-licenses.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
 import { KyselyLicenseStore } from './licenses/kysely-license-store.js'
 import { LicenseService } from './licenses/license-service.js'
@@ -186,6 +188,7 @@ export interface Services {
   readonly apiKeys: ApiKeyService
   readonly products: ProductService
   readonly licenses: LicenseService
+  readonly licenseImport: LicenseImportService
   readonly tokens: TokenService
   readonly licenseFiles: LicenseFileService
   readonly activations: ActivationService
@@ -511,6 +514,22 @@ function createServices(deps: AppDeps): Services {
     entitlements,
     clock: deps.clock,
   })
+  const licenseImport = new LicenseImportService({
+    stores: {
+      licenses: licenseStore,
+      customers: new KyselyCustomerStore(db),
+      activations: activationStore,
+    },
+    storage: unitOfWork((trx) => ({
+      licenses: new KyselyLicenseStore(trx, licenseGroups),
+      customers: new KyselyCustomerStore(trx),
+      activations: new KyselyActivationStore(trx, activationGroups),
+    })),
+    products,
+    policies,
+    entitlements,
+    clock,
+  })
   tokens = new TokenService({
     licenses,
     products,
@@ -571,6 +590,7 @@ function createServices(deps: AppDeps): Services {
     policies,
     products,
     licenses,
+    licenseImport,
     activations,
     tokens,
     licenseFiles,
@@ -695,6 +715,7 @@ function registerApi(
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
 
   registerLicensesRoutes(api, services.licenses)
+  registerImportLicenses(api, services.licenseImport)
   registerTokensRoutes(api, services.tokens)
   registerLicenseFilesRoutes(api, services.licenseFiles)
   registerUsageRoutes(api, services.usage)

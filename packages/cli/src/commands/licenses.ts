@@ -372,15 +372,16 @@ export function registerLicenses(program: Command, io: Io): void {
   apiCommand(
     licenses,
     'import <file>',
-    'Create licenses in bulk from CSV or JSON Lines; safe to run again after an interruption',
+    'Import licenses in bulk from CSV or JSON Lines (admin key); safe to run again',
     [
       'keyturn licenses import licenses.csv',
+      'keyturn licenses import old-system.jsonl --keep-keys',
       'keyturn licenses import old-product.jsonl --product prd_3kTMd9qA8xYb2VnLr5sPwZ',
     ],
   )
-    .option('--product <id>', 'create every row for this product (instead of its productId column)')
+    .option('--product <id>', 'import every row for this product (instead of its productId column)')
     .option('--format <format>', 'csv or jsonl (default: from the file name)')
-    .option('--concurrency <n>', 'requests in flight, 1 to 64', '8')
+    .option('--concurrency <n>', 'batches in flight, 1 to 64', '2')
     .option(
       '--policy-map <old=new,…>',
       'policies of the file replaced by policies of the target product (new: a pol_ id, or none)',
@@ -392,7 +393,8 @@ export function registerLicenses(program: Command, io: Io): void {
 Columns (CSV header, or JSON Lines fields): productId, maxActivations, expirationDate, heartbeatTtl,
 maxUses, customerEmail, customerId, policyId, entitlements, metadata, status, externalId.
   maxActivations  an integer, or null for unlimited; empty: the server's default (1), or the policy's
-  expirationDate  ISO 8601, in the future; null: never expires; empty: never, or the policy's
+  expirationDate  ISO 8601 (a date that has passed makes an expired license); null: never expires;
+                  empty: never, or the policy's
   heartbeatTtl    floating seats: seconds a seat lives without a heartbeat; null or empty: fixed seats
   maxUses         metered: uses allowed until a reset; null or empty: unmetered
   customerEmail   the customer's email: found, or created when there is none (wins over customerId)
@@ -401,18 +403,22 @@ maxUses, customerEmail, customerId, policyId, entitlements, metadata, status, ex
                   maps it (--policy-map pol_old=pol_new,pol_other=none)
   entitlements    entitlement codes of the product (CSV: separated by spaces; JSON: an array)
   metadata        a JSON object; in CSV also metadata.<key> columns, one key each (as text)
-  status          revoked: the new license is revoked after it is created; active, expired or
-                  empty: left as created
-  externalId      optional: your id for the row; without it a row is known by the file and line
+  status          revoked: imported revoked; suspended: imported revoked, with metadata
+                  importedStatus "suspended"; active, expired or empty: as expirationDate makes it
+  externalId      your id for the row, stored on the license and unique per product: a row whose
+                  externalId is a license already is left as it is
 The other columns keyturn licenses export writes (id, key, uses, …) are accepted and ignored: keys,
 uses and activations are not carried over, the server makes new keys, unless --keep-keys: then each
-row's key is kept (keys are unique across the server: a taken one fails its row, license_key_taken),
-its uses are counted again, and the machines of an activations column (a JSON array of
-{"fingerprint", "name"?, "metadata"?}) are activated before any revocation. The summary says what was
-created, what an earlier run had already created, what was revoked and which policies were mapped.
+row's key is kept (keys are unique across the server: a taken one fails its row, license_key_taken;
+without an externalId a row whose key is a license of its product already is left as it is), its
+uses are kept, and the machines of an activations column (a JSON array of {"fingerprint", "name"?,
+"metadata"?, "lastSeenAt"?}) hold their seats. The summary says what was created, what an earlier
+run had already created, what was revoked and which policies were mapped.
 
-Each row is sent with an Idempotency-Key, so running the same import again (within 24 hours)
-creates only what is missing. Rows that fail are listed on stderr with their line; the rest go in.`,
+Rows go to the server in batches (POST /licenses/import), each row in its own transaction: a row
+that fails writes nothing and is listed on stderr with its line; the rest go in. Each batch is sent
+with an Idempotency-Key made of its rows, so running the same import again creates only what is
+missing.`,
     )
     .action(
       async (

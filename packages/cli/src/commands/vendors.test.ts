@@ -177,7 +177,7 @@ describe('keyturn customers, entitlements, policies and the license flags', () =
     const lines = readFileSync(out, 'utf8').trimEnd().split('\r\n')
     assert.equal(
       lines[0],
-      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata',
+      'id,key,productId,status,maxActivations,expirationDate,heartbeatTtl,maxUses,uses,activationCount,createdAt,updatedAt,customerId,customerEmail,policyId,entitlements,metadata,externalId',
     )
     const rows = lines.slice(1).map((line) => line.split(','))
     const emails = rows.map((row) => row[13]).sort()

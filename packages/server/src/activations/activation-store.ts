@@ -92,6 +92,12 @@ export interface ActivationStore {
    */
   activate(activation: NewActivation, options?: { readonly renewalTried?: boolean }): Promise<ActivateOutcome>
   /**
+   * The machines of a license being imported, in the transaction that inserts that license (which
+   * was inserted with their number as its `activationCount`, and whose seats the caller checked):
+   * one insert, each with its own `at` as its last heartbeat. Distinct fingerprints only.
+   */
+  insertImported(activations: readonly NewActivation[]): Promise<void>
+  /**
    * Fast path for a repeat activation (the machine holds its seat; an application activates at
    * every start): renews it with one statement of its own, outside any transaction, as `activate`
    * would. `no_seat`: the machine holds none (then `activate` with `renewalTried`); `not_tried` on

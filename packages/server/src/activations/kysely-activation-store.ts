@@ -120,6 +120,12 @@ export class KyselyActivationStore implements ActivationStore {
     })
   }
 
+  async insertImported(activations: readonly NewActivation[]): Promise<void> {
+    if (activations.length > 0) {
+      await this.#db.insertInto('activations').values(activations.map(newActivationRow)).execute()
+    }
+  }
+
   async renewAlone(activation: NewActivation): Promise<Activation | 'no_seat' | 'not_tried'> {
     if (!runsAlone(this.#db)) {
       return 'not_tried'

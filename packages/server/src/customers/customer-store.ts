@@ -29,6 +29,10 @@ export type CustomerWrite =
 export interface CustomerStore {
   insert(customer: Customer): Promise<CustomerWrite>
   findById(id: CustomerId, scope: CustomerScope): Promise<Customer | undefined>
+  /** The customer with this email, in any case. */
+  findByEmail(email: string): Promise<Customer | undefined>
+  /** The ids of the customers with these emails, by lower-cased email. */
+  findIdsByEmails(emails: readonly string[]): Promise<ReadonlyMap<string, CustomerId>>
   update(id: CustomerId, changes: CustomerChanges): Promise<CustomerWrite | undefined>
   /** Deletes the customer unless it owns licenses; undefined if it does not exist. */
   delete(id: CustomerId): Promise<'deleted' | 'has_licenses' | undefined>

@@ -97,6 +97,34 @@ export class KyselyCustomerStore implements CustomerStore {
     return row === undefined ? { kind: 'email_taken' } : { kind: 'ok', customer: rowToCustomer(row) }
   }
 
+  async findByEmail(email: string): Promise<Customer | undefined> {
+    if (!isStorableText(email)) {
+      return undefined
+    }
+    const row = await this.#db
+      .selectFrom('customers')
+      .selectAll()
+      .where('email_lower', '=', email.toLowerCase())
+      .executeTakeFirst()
+    return row === undefined ? undefined : rowToCustomer(row)
+  }
+
+  async findIdsByEmails(emails: readonly string[]): Promise<ReadonlyMap<string, CustomerId>> {
+    const found = new Map<string, CustomerId>()
+    const lower = [...new Set(emails.filter(isStorableText).map((email) => email.toLowerCase()))]
+    for (let start = 0; start < lower.length; start += 500) {
+      const rows = await this.#db
+        .selectFrom('customers')
+        .select(['id', 'email_lower'])
+        .where('email_lower', 'in', lower.slice(start, start + 500))
+        .execute()
+      for (const row of rows) {
+        found.set(row.email_lower, row.id)
+      }
+    }
+    return found
+  }
+
   async findById(id: CustomerId, scope: CustomerScope): Promise<Customer | undefined> {
     if (!isStorableText(id)) {
       return undefined

@@ -26,6 +26,7 @@ const noEndpoint = [404, 'webhook_endpoint_not_found'] as const
 const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }> = {
   'GET /licenses': { own: 200, foreign: 200 },
   'POST /licenses': { own: 201, foreign: forbidden },
+  'POST /licenses/import': { own: forbidden, foreign: forbidden },
   'POST /licenses/validate': { own: 200, foreign: noLicense },
   'GET /licenses/:id': { own: 200, foreign: noLicense },
   'PATCH /licenses/:id': { own: 200, foreign: noLicense },

@@ -29,6 +29,7 @@ export function rowToLicense(row: LicenseRow): License {
     firstActivationDuration:
       row.first_activation_duration === null ? null : Number(row.first_activation_duration),
     paymentGraceEndsAt: toNullableDate(row.payment_grace_ends_at ?? null),
+    externalId: row.external_id,
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }

@@ -8,6 +8,7 @@ import {
   isForeignKeyViolation,
   isNotNullViolation,
   isUniqueViolation,
+  isUniqueViolationOf,
 } from '../storage/constraint-violations.js'
 import type { Database } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
@@ -238,7 +239,7 @@ export class KyselyLicenseStore implements LicenseStore {
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
     onlyFor?: ApiKeyId,
-  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken'> {
+  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken' | 'external_id_taken'> {
     const row = {
       id: license.id,
       product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
@@ -251,6 +252,9 @@ export class KyselyLicenseStore implements LicenseStore {
       policy_id: license.policyId,
       metadata: JSON.stringify(license.metadata),
       first_activation_duration: license.firstActivationDuration,
+      external_id: license.externalId,
+      // 0, except for an imported license inserted with its machines (ActivationStore.insertImported).
+      activation_count: license.activationCount,
       heartbeat_ttl: license.heartbeatTtl,
       max_uses: license.maxUses,
       uses: license.uses,
@@ -286,6 +290,9 @@ export class KyselyLicenseStore implements LicenseStore {
       if (onlyFor !== undefined && isNotNullViolation(error)) {
         return 'product_refused'
       }
+      if (isUniqueViolationOf(error, 'external_id')) {
+        return 'external_id_taken'
+      }
       if (isUniqueViolation(error)) {
         return 'key_taken' // a key given by the request (a generated one has 125 random bits)
       }
@@ -299,6 +306,38 @@ export class KyselyLicenseStore implements LicenseStore {
       return undefined
     }
     return this.#findOne(sql<SqlBool>`${sql.ref(`licenses.${column}`)} = ${value}`, this.#db)
+  }
+
+  async findByExternalId(productId: ProductId, externalId: string): Promise<License | undefined> {
+    if (!isStorableText(productId) || !isStorableText(externalId)) {
+      return undefined
+    }
+    return this.#findOne(
+      sql<SqlBool>`licenses.product_id = ${productId} and licenses.external_id = ${externalId}`,
+      this.#db,
+    )
+  }
+
+  async findExternalIds(
+    productId: ProductId,
+    externalIds: readonly string[],
+  ): Promise<ReadonlyMap<string, { readonly id: LicenseId; readonly key: string }>> {
+    const found = new Map<string, { readonly id: LicenseId; readonly key: string }>()
+    const asked = externalIds.filter(isStorableText)
+    for (let start = 0; start < asked.length; start += 500) {
+      const rows = await this.#db
+        .selectFrom('licenses')
+        .select(['id', 'key', 'external_id'])
+        .where('product_id', '=', productId)
+        .where('external_id', 'in', asked.slice(start, start + 500))
+        .execute()
+      for (const row of rows) {
+        if (row.external_id !== null) {
+          found.set(row.external_id, { id: row.id, key: row.key })
+        }
+      }
+    }
+    return found
   }
 
   async findForUpdate(id: LicenseId): Promise<License | undefined> {
@@ -458,18 +497,28 @@ export class KyselyLicenseStore implements LicenseStore {
   }
 
   async list(query: LicenseListQuery): Promise<ListSlice<License>> {
-    const scope =
+    const byProduct =
       query.productId === undefined
         ? []
         : isStorableText(query.productId)
           ? [sql<SqlBool>`licenses.product_id = ${query.productId}`]
           : [sql<SqlBool>`1 = 0`] // no product has such an id
+    const byExternalId =
+      query.externalId === undefined
+        ? []
+        : isStorableText(query.externalId)
+          ? [sql<SqlBool>`licenses.external_id = ${query.externalId}`]
+          : [sql<SqlBool>`1 = 0`]
+    const scope = [...byProduct, ...byExternalId]
     const slice = await selectPage<LicenseRow, LicenseSortField, LicenseFilterField>(
       this.#db,
       licenseTable(query.now, this.#sqlite, await this.#sparseMetadataRules(query.request.filters, scope)),
       query.request,
       scope,
-      await licenseHistogram(this.#db, query.request, query.productId, query.now),
+      // The daily counts know products, not external ids: a list by externalId is counted directly.
+      query.externalId === undefined
+        ? await licenseHistogram(this.#db, query.request, query.productId, query.now)
+        : undefined,
     )
     return { ...slice, items: slice.items.map(rowToLicense) }
   }

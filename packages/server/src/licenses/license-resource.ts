@@ -27,6 +27,7 @@ export function toLicenseResource({ license, state }: LicenseView): LicenseResou
     policyId: license.policyId,
     entitlements: [...license.entitlements],
     metadata: license.metadata,
+    externalId: license.externalId,
   }
 }
 

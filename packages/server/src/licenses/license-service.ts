@@ -194,6 +194,9 @@ export class LicenseService {
         if (inserted === 'key_taken') {
           throw keyTaken()
         }
+        if (inserted === 'external_id_taken') {
+          throw externalIdTaken(license.productId)
+        }
         if (inserted !== 'ok') {
           throw new Refused(inserted) // undoes the transaction's other writes, on SQLite
         }
@@ -399,7 +402,12 @@ export class LicenseService {
       // Another product's licenses are invisible to a product key: an empty list, not an error.
       return toPage({ items: [], totalCount: 0, offset: 0 }, request.limit, request.page ?? 0)
     }
-    const slice = await this.#licenses.list({ request, productId: scope ?? query.productId, now })
+    const slice = await this.#licenses.list({
+      request,
+      productId: scope ?? query.productId,
+      externalId: query.externalId,
+      now,
+    })
     const views = await this.#viewsAt(slice.items, now)
     return toPage({ ...slice, items: views }, request.limit, pageOf(request, slice.offset))
   }
@@ -648,6 +656,14 @@ class Refused extends Error {
 /** A write refused by a foreign key: what the request named went meanwhile (see #sayWhichReferenceWent). */
 class ReferenceGone extends Error {}
 
+export function externalIdTaken(productId: ProductId): DomainError {
+  return new DomainError(
+    'external_id_taken',
+    `Another license of product ${productId} already has this externalId; nothing was created.`,
+    { fieldErrors: [{ pointer: '#/externalId', detail: 'Taken.' }] },
+  )
+}
+
 function licenseNotFound(id: LicenseId): DomainError {
   return new DomainError('license_not_found', `No license ${id} is visible to this API key.`)
 }
@@ -778,6 +794,7 @@ export function newLicenseFrom(input: CreateLicenseBody, policy: Policy | undefi
     policyId: input.policyId ?? null,
     metadata: newMetadata(input.metadata),
     paymentGraceEndsAt: null,
+    externalId: input.externalId ?? null,
     createdAt: now,
     updatedAt: now,
   }

@@ -67,6 +67,8 @@ export interface LicenseListQuery {
   readonly request: ListRequest<LicenseSortField, LicenseFilterField>
   /** Only this product's licenses (a product key's scope, or `?productId=`). */
   readonly productId: ProductId | undefined
+  /** Only the licenses with this externalId (`?externalId=`). */
+  readonly externalId?: string | undefined
   /** The instant derived statuses are judged at. */
   readonly now: Date
 }
@@ -118,16 +120,24 @@ export interface LicenseStore {
    * PostgreSQL); `reference_gone` when its customer or policy was deleted meanwhile (the foreign
    * keys refuse it, and nothing is written). With `onlyFor`, the same statement also confirms that
    * the product is active and that API key still exists; `product_refused` (nothing written) when
-   * either is not so; `key_taken` when another license has its key (nothing written).
+   * either is not so; `key_taken` when another license has its key, `external_id_taken` when another
+   * license of the product has its externalId (nothing written).
    */
   insert(
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
     onlyFor?: ApiKeyId,
-  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken'>
+  ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken' | 'external_id_taken'>
   /** The license, with its entitlement codes read in the same query: by key, validation costs one query. */
   find(which: LicenseRef): Promise<License | undefined>
+  /** The product's license with this externalId (an import's source id). */
+  findByExternalId(productId: ProductId, externalId: string): Promise<License | undefined>
+  /** Of these externalIds, those a license of the product has: each with its license's id and key. */
+  findExternalIds(
+    productId: ProductId,
+    externalIds: readonly string[],
+  ): Promise<ReadonlyMap<string, { readonly id: LicenseId; readonly key: string }>>
   /**
    * As `find` by id, locking the license's row until the transaction the store was made on ends
    * (`storage/lock-license.ts`): a read-modify-write of the license takes turns with any other.

@@ -24,6 +24,7 @@ function aLicense(fields: Partial<License> = {}): License {
     metadata: {},
     firstActivationDuration: null,
     paymentGraceEndsAt: null,
+    externalId: null,
     createdAt: created,
     updatedAt: created,
     ...fields,

@@ -48,6 +48,8 @@ export interface License {
    * this instant, then validates `payment_overdue` until the next payment. null: nothing overdue.
    */
   readonly paymentGraceEndsAt: Date | null
+  /** Its id in the system it was imported from, unique per product; null: none. */
+  readonly externalId: string | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }

@@ -37,3 +37,15 @@ export function isStalePreparedStatement(error: unknown): boolean {
     error.message.startsWith('cached plan must not change result type')
   )
 }
+
+/**
+ * Whether a unique violation is of a constraint on this column: PostgreSQL names the index
+ * (`constraint`), SQLite lists the columns in its message ("UNIQUE constraint failed: t.a, t.b").
+ */
+export function isUniqueViolationOf(error: unknown, column: string): boolean {
+  if (!isUniqueViolation(error) || !(error instanceof Error)) {
+    return false
+  }
+  const constraint = (error as { constraint?: unknown }).constraint
+  return typeof constraint === 'string' ? constraint.includes(column) : error.message.includes(`.${column}`)
+}

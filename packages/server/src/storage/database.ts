@@ -65,6 +65,8 @@ export interface LicensesTable {
   first_activation_duration: number | null
   /** When the payment grace a failed provider payment began ends; null: no payment overdue (2026-11-30-51). */
   payment_grace_ends_at: ColumnType<Date | string | null, string | null | undefined, string | null>
+  /** Its id in the system it was imported from, unique per product (2026-11-30-60); null: none. */
+  external_id: string | null
   created_at: Timestamp
   updated_at: Timestamp
   /** base64url of SHA-256(key)[0..12]: how an offline activation request names its license (2026-11-30-10). */

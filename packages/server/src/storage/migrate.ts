@@ -31,6 +31,7 @@ import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
 import { integrations } from './migrations/2026-11-30-50-integrations.js'
 import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
 import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
+import { licenseExternalId } from './migrations/2026-11-30-60-license-external-id.js'
 import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 
 /**
@@ -73,6 +74,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-50-integrations': integrations(kind),
     '2026-11-30-51-payment-grace': paymentGrace(kind),
     '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
+    '2026-11-30-60-license-external-id': licenseExternalId(),
   }
 }
 

@@ -98,6 +98,12 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   {
     method: 'POST',
+    path: '/licenses/import',
+    url: () => '/licenses/import',
+    payload: (f) => ({ licenses: [{ productId: f.productId, externalId: `catalogue-${nextUnique()}` }] }),
+  },
+  {
+    method: 'POST',
     path: '/licenses/validate',
     confirmsApiKey: true,
     url: () => '/licenses/validate',

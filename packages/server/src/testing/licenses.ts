@@ -114,6 +114,7 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
     metadata: {},
     firstActivationDuration: null,
     paymentGraceEndsAt: null,
+    externalId: null,
     createdAt: at,
     updatedAt: at,
     ...fields,

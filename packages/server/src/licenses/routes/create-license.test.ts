@@ -43,6 +43,7 @@ describeEachDatabase('POST /api/v0/licenses', (database) => {
       policyId: null,
       entitlements: [],
       metadata: {},
+      externalId: null,
     })
   })
 

@@ -13,12 +13,18 @@ export function registerCreateLicense(api: App, licenses: LicenseService): void 
         operationId: 'createLicense',
         summary: 'Create a license for a product',
         description:
-          'Generates the key. `maxActivations` defaults to 1 (`null`: unlimited); `expirationDate` must be in the future (`null` or absent: never expires).',
+          'Generates the key, unless `key` gives one of your own; `externalId` is your id for it (unique per product). `maxActivations` defaults to 1 (`null`: unlimited); `expirationDate` must be in the future (`null` or absent: never expires).',
         tags: ['licenses'],
         body: CreateLicenseBodySchema,
         response: {
           201: LicenseResourceSchema,
-          ...problemResponses('forbidden', 'product_not_found', 'product_suspended'),
+          ...problemResponses(
+            'forbidden',
+            'product_not_found',
+            'product_suspended',
+            'license_key_taken',
+            'external_id_taken',
+          ),
         },
       },
     },

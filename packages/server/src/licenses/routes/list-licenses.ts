@@ -12,7 +12,7 @@ export function registerListLicenses(api: App, licenses: LicenseService): void {
         operationId: 'listLicenses',
         summary: 'List licenses, a page at a time',
         description:
-          'Sort fields: `createdAt` (default, desc), `updatedAt`, `expirationDate`, `maxActivations`, `key`, `status`. Filter fields: `status`, `productId`, `expirationDate`, `createdAt`, `updatedAt`, `maxActivations`. Example: `filter=status:in:active|expired,expirationDate:lt:2031-01-01T00:00:00Z&sort=expirationDate:asc`. A product key sees only its product.',
+          'Sort fields: `createdAt` (default, desc), `updatedAt`, `expirationDate`, `maxActivations`, `key`, `status`. Filter fields: `status`, `productId`, `expirationDate`, `createdAt`, `updatedAt`, `maxActivations`. Example: `filter=status:in:active|expired,expirationDate:lt:2031-01-01T00:00:00Z&sort=expirationDate:asc`. `externalId=` finds a license by the id it had in the system it was imported from. A product key sees only its product.',
         tags: ['licenses'],
         querystring: ListLicensesQuerySchema,
         response: { 200: LicenseListSchema, ...problemResponses('forbidden', 'invalid_filter') },
