@@ -43,6 +43,8 @@ export const ErrorCodeSchema = Type.Enum([
   'database_unavailable',
   'storage_full',
   'portal_unavailable',
+  'operator_not_found',
+  'operator_email_taken',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -371,6 +373,18 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The customer portal is off (`KEYTURN_PORTAL`) or the server sends no mail (`KEYTURN_SMTP_URL`), so no sign-in code can reach the customer.',
     action: 'Turn the portal on and configure mail, then retry.',
+  },
+  operator_not_found: {
+    status: 404,
+    title: 'Operator not found',
+    meaning: 'No operator account has this id.',
+    action: 'Check the id; list the operators to find it.',
+  },
+  operator_email_taken: {
+    status: 409,
+    title: 'An operator with this email exists',
+    meaning: 'Another operator account has this email (emails are unique, compared case-insensitively).',
+    action: 'Use the existing account, or another email.',
   },
 }
 
