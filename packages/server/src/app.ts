@@ -73,6 +73,8 @@ import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
 import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
+import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
+import { OperatorService } from './operators/operator-service.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -192,6 +194,8 @@ export interface Services {
   readonly sessions: SessionService
   readonly portal: PortalService
   readonly search: SearchService
+  /** Operator accounts: the people who sign in to the dashboard. */
+  readonly operators: OperatorService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -502,10 +506,12 @@ function createServices(deps: AppDeps): Services {
     },
     portalUrl: deps.portal?.url,
   })
+  const operators = new OperatorService({ store: new KyselyOperatorStore(db), sessions, clock })
   return {
     sessions,
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
+    operators,
     customers,
     entitlements,
     policies,
