@@ -75,6 +75,7 @@ import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
 import { OperatorService } from './operators/operator-service.js'
+import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -325,6 +326,7 @@ export function buildApp(deps: AppDeps): {
   if (deps.portal?.enabled === true) {
     registerPortalSite(app, services.portal)
   }
+  registerOperatorAuthRoutes(app, services.operators)
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
-import type { Session } from '../sessions/session.js'
+import type { AudienceSettings, Session } from '../sessions/session.js'
 import type { SessionService, StartedSession } from '../sessions/session-service.js'
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
@@ -197,6 +197,19 @@ export class OperatorService {
       return undefined
     }
     return { operator: publicOperator(operator), session }
+  }
+
+  /** The operator audience's cookie name, path and lifetimes. */
+  sessionSettings(): AudienceSettings {
+    return this.#sessions.settings('operator')
+  }
+
+  csrfMatches(token: string, csrfToken: string | undefined): Promise<boolean> {
+    return this.#sessions.csrfMatches(token, csrfToken)
+  }
+
+  async signOut(sessionId: string): Promise<void> {
+    await this.#sessions.revoke('operator', sessionId)
   }
 
   async list(): Promise<readonly Operator[]> {
