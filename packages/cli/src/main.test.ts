@@ -131,6 +131,29 @@ describeEachServerEnvironment('keyturn migrate', (environment) => {
   })
 })
 
+describeEachServerEnvironment('keyturn operators create', (environment) => {
+  it('creates an invited operator and prints their one-time link once; the email stays unique', async (t) => {
+    const env = await environment.fresh(t)
+
+    const run = await keyturnInProcess(
+      ['operators', 'create', '--email', 'ada@example.com', '--role', 'owner'],
+      env,
+    )
+    assert.deepEqual([run.code, run.signal], [0, null], run.stderr)
+    assert.match(run.stdout, /^Created owner ada@example\.com \(opr_\w+\), invited\./)
+    assert.match(run.stdout, /\/dashboard\/invitation#[A-Za-z0-9_-]{43}\n$/)
+
+    const again = await keyturnInProcess(['operators', 'create', '--email', 'ADA@example.com'], env)
+    assert.notEqual(again.code, 0)
+    assert.match(again.stderr, /Another operator has this email/)
+    const bad = await keyturnInProcess(
+      ['operators', 'create', '--email', 'x@example.com', '--role', 'king'],
+      env,
+    )
+    assert.equal(bad.code, 2, bad.stderr)
+  })
+})
+
 /** Every command but serve and migrate (their own suites above). */
 const apiCommands = [
   'products create',

@@ -7,6 +7,7 @@ import { registerEntitlements } from './commands/entitlements.js'
 import { registerEvents } from './commands/events.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerOperators } from './commands/operators.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerSearch } from './commands/search.js'
@@ -18,6 +19,7 @@ import type { Io } from './io.js'
 export function registerOtherCommands(program: Command, io: Io): void {
   registerMigrate(program, io)
   registerBackup(program, io)
+  registerOperators(program, io)
   registerProducts(program, io)
   registerApiKeys(program, io)
   registerLicenses(program, io)
