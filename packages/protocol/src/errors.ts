@@ -92,7 +92,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 400,
     title: 'The request could not be read',
     meaning:
-      'The request could not be read: malformed JSON or a body that is not UTF-8, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host`, `Authorization` or `Content-Type` headers. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
+      'The request could not be read: malformed JSON or a body that is not UTF-8, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host`, `Authorization` or `Content-Type` headers; or it carries both an API key and the operator session cookie; or a signed-in operator’s request carries an `Idempotency-Key` (kept per API key). (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
     action: 'Fix the request; do not retry it unchanged.',
   },
   validation_failed: {
@@ -147,7 +147,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 401,
     title: 'Authentication required',
     meaning:
-      'No `Authorization: Bearer <key>` header, or the key is unknown or was deleted. The response carries `WWW-Authenticate: Bearer`.',
+      'No `Authorization: Bearer <key>` header, or the key is unknown or was deleted; or the operator session cookie names a session that ended (signed out, expired, revoked) or an operator who was disabled. The response carries `WWW-Authenticate: Bearer`.',
     action:
       'Send a valid API key; if it was deleted, ask an admin for a new one. Do not retry with the same key.',
   },
@@ -155,8 +155,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 403,
     title: 'Not allowed for this API key',
     meaning:
-      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
-    action: 'Use a key with the right role; retrying will not help.',
+      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself. For a signed-in operator: the operator role may not do this (each operation states the least role in its description), or a write came without the session’s CSRF token in `X-Keyturn-Csrf`.',
+    action: 'Use a key or an operator with the right role (or send the CSRF header); retrying will not help.',
   },
   route_not_found: {
     status: 404,

@@ -31,7 +31,7 @@ import { ValidationRecording } from './events/validation-recording.js'
 import { ExpiryNoticeService, expiryNoticeJob } from './expiry-notices/expiry-notice-service.js'
 import { KyselyExpiryNoticeStore } from './expiry-notices/kysely-expiry-notice-store.js'
 import type { App } from './http/app-types.js'
-import { authenticate, forgetGoneKeys } from './http/authenticate.js'
+import { authenticate, forgetGoneKeys, stateOperatorRoles } from './http/authenticate.js'
 import {
   handleClientError,
   refuseConnect,
@@ -592,6 +592,9 @@ function corsOptions(origins: readonly string[]) {
       'Idempotent-Replayed',
     ],
     maxAge: 600,
+    // Browsers of other origins call with API keys only: the operator session cookie never goes
+    // with a cross-origin request the server would answer.
+    credentials: false,
   }
 }
 
@@ -610,12 +613,14 @@ function registerApi(
     'onRequest',
     authenticate(
       services.apiKeys,
+      services.operators,
       limits === undefined
         ? undefined
         : (request, reply) => new Promise<boolean>((resolve) => limits.takeAddress(request, reply, resolve)),
     ),
   )
   api.addHook('onError', forgetGoneKeys(services.apiKeys))
+  stateOperatorRoles(api) // before the routes: its onRoute hook
   registerApiProtection(api, { tokens: services.tokens, clock, limits }) // before the routes: its onRoute hook
   documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
