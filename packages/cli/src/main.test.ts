@@ -151,6 +151,19 @@ describeEachServerEnvironment('keyturn operators create', (environment) => {
       env,
     )
     assert.equal(bad.code, 2, bad.stderr)
+
+    const second = await keyturnInProcess(['operators', 'create', '--email', 'bo@example.com'], env)
+    assert.equal(second.code, 0, second.stderr)
+    const promoted = await keyturnInProcess(['operators', 'update', 'BO@example.com', '--role', 'admin'], env)
+    assert.equal(promoted.code, 0, promoted.stderr)
+    assert.match(promoted.stdout, /^bo@example\.com \(opr_\w+\): admin, invited\.\n$/)
+    const list = await keyturnInProcess(['operators', 'list'], env)
+    assert.equal(list.code, 0, list.stderr)
+    assert.match(list.stdout, /^ID +EMAIL +ROLE +STATUS +NAME\nopr_\w+ +ada@example\.com +owner +invited/)
+    assert.match(list.stdout, /bo@example\.com +admin +invited/)
+    const nothing = await keyturnInProcess(['operators', 'update', 'bo@example.com'], env)
+    assert.equal(nothing.code, 2, nothing.stderr)
+    assert.match(nothing.stderr, /give --role, --disable or --enable/)
   })
 })
 

@@ -76,6 +76,7 @@ import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
 import { OperatorService } from './operators/operator-service.js'
 import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
+import { registerOperatorsRoutes } from './operators/routes/operators-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -160,6 +161,11 @@ export interface AppDeps {
    * the mails that send customers there (a product's `branding.portalUrl` wins).
    */
   readonly portal?: { readonly enabled: boolean; readonly url: string }
+  /**
+   * KEYTURN_PUBLIC_URL: where people reach the server, for the links handed to them (invitations);
+   * absent: the request's own origin.
+   */
+  readonly publicUrl?: string
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -298,7 +304,13 @@ export function buildApp(deps: AppDeps): {
   if (deps.corsOrigins !== undefined && deps.corsOrigins.length > 0) {
     app.register(cors, corsOptions(deps.corsOrigins))
   }
-  const protectedApi = { services, limits, clock: deps.clock, portalEnabled: deps.portal?.enabled === true }
+  const protectedApi = {
+    services,
+    limits,
+    clock: deps.clock,
+    portalEnabled: deps.portal?.enabled === true,
+    publicUrl: deps.publicUrl,
+  }
 
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, swaggerUiOptions)
@@ -606,7 +618,14 @@ function registerApi(
     limits,
     clock,
     portalEnabled,
-  }: { services: Services; limits: Limits | undefined; clock: Clock; portalEnabled: boolean },
+    publicUrl,
+  }: {
+    services: Services
+    limits: Limits | undefined
+    clock: Clock
+    portalEnabled: boolean
+    publicUrl: string | undefined
+  },
 ): void {
   registerSecurityHeaders(api, apiSecurityHeaders, apiCacheControl)
   api.addHook(
@@ -640,4 +659,5 @@ function registerApi(
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)
   registerApiKeysRoutes(api, services.apiKeys)
+  registerOperatorsRoutes(api, services.operators, publicUrl)
 }

@@ -1,7 +1,10 @@
 import { type Command, Option } from 'commander'
 import type { Io } from '../io.js'
 
-/** `keyturn operators create`: an invited operator account, made in the database directly. */
+/**
+ * `keyturn operators create|list|update`: operator accounts, in the database directly (like
+ * migrate and backup: the way back in when no owner can sign in).
+ */
 export function registerOperators(program: Command, io: Io): void {
   const operators = program
     .command('operators')
@@ -40,4 +43,52 @@ export function registerOperators(program: Command, io: Io): void {
         )
       },
     )
+  operators
+    .command('list')
+    .description('List the operator accounts: id, email, role, status, name')
+    .option('--database-url <url>', 'sqlite:<path> or postgres://… (KEYTURN_DATABASE_URL)')
+    .action(async (options: { databaseUrl?: string }) => {
+      const { listOperators } = await import('@keyturn/server')
+      await listOperators(withDatabase(io, options.databaseUrl), { print: io.print })
+    })
+  operators
+    .command('update')
+    .description("Change an operator's role, or disable or enable it (ends its sessions)")
+    .argument('<operator>', 'the operator’s id or email')
+    .addOption(new Option('--role <role>', 'the new role').choices(['owner', 'admin', 'support', 'viewer']))
+    .addOption(new Option('--disable', 'refuse its sign-ins and end its sessions').conflicts('enable'))
+    .option('--enable', 'allow its sign-ins again')
+    .option('--database-url <url>', 'sqlite:<path> or postgres://… (KEYTURN_DATABASE_URL)')
+    .addHelpText('after', '\nExample:\n  keyturn operators update ada@example.com --role admin')
+    .action(
+      async (
+        operator: string,
+        options: {
+          role?: 'owner' | 'admin' | 'support' | 'viewer'
+          disable?: boolean
+          enable?: boolean
+          databaseUrl?: string
+        },
+        command: Command,
+      ) => {
+        if (options.role === undefined && options.disable !== true && options.enable !== true) {
+          command.error('error: give --role, --disable or --enable', { exitCode: 2 })
+        }
+        const { updateOperator } = await import('@keyturn/server')
+        await updateOperator(
+          withDatabase(io, options.databaseUrl),
+          operator,
+          {
+            ...(options.role === undefined ? {} : { role: options.role }),
+            ...(options.disable === true ? { status: 'disabled' as const } : {}),
+            ...(options.enable === true ? { status: 'active' as const } : {}),
+          },
+          { print: io.print },
+        )
+      },
+    )
+}
+
+function withDatabase(io: Io, databaseUrl: string | undefined) {
+  return { ...io.env, ...(databaseUrl === undefined ? {} : { KEYTURN_DATABASE_URL: databaseUrl }) }
 }

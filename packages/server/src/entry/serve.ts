@@ -85,6 +85,7 @@ export async function serve(
         leaseSeconds: config.webhookLeaseSeconds,
       },
       eventRetentionDays: config.eventRetentionDays,
+      ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
       ...(config.mail === undefined ? {} : { mail: config.mail }),
       expiryNoticeDays: config.expiryNoticeDays,
       portal: {

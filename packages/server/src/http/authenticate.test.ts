@@ -4,6 +4,7 @@ import {
   apiPrefixes,
   apiRoutes,
   catalogueAppOptions,
+  operatorRoutes,
   requestFor,
   seedRouteFixture,
 } from '../testing/api-routes.js'
@@ -28,14 +29,15 @@ describeEachDatabase('authentication', (database) => {
 
     // Registered once, under /api/v0; /v0 is rewritten to it before routing (app.ts).
     const api = served.filter((route) => / \/(api\/)?v0\//.test(route)).sort()
-    const catalogue = apiRoutes
-      .map(
+    const catalogue = [
+      ...apiRoutes.map(
         (route) => `${route.method} /api/v0${route.path}${route.confirmsApiKey ? ' (confirms its key)' : ''}`,
-      )
-      .sort()
+      ),
+      ...operatorRoutes.map((route) => `${route.method} /api/v0${route.path}`),
+    ].sort()
     assert.deepEqual(api, catalogue)
     for (const prefix of apiPrefixes) {
-      for (const route of apiRoutes) {
+      for (const route of [...apiRoutes, ...operatorRoutes]) {
         const path = route.path.replace(/:(\w+)/g, 'x$1')
         const res = await app.inject({ method: route.method, url: `${prefix}${path}` })
         assert.equal(res.statusCode, 401, `${route.method} ${prefix}${route.path} is served: ${res.body}`)

@@ -48,7 +48,7 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'GET /licenses/:id/activations': 'viewer',
   'GET /activations': 'viewer',
   'GET /activations/:id': 'viewer',
-  'POST /activations/:id/heartbeat': 'none',
+  'POST /activations/:id/heartbeat': 'admin',
   'DELETE /activations/:id': 'support',
   // Products
   'GET /products': 'viewer',
@@ -100,6 +100,11 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'GET /webhook-endpoints/:id/deliveries': 'viewer',
   'POST /webhook-deliveries/:id/retry': 'admin',
   'DELETE /webhook-endpoints/:id': 'admin',
+  // Operator accounts (operators only: API keys get 403)
+  'GET /operators': 'viewer',
+  'POST /operators': 'owner',
+  'GET /operators/:id': 'viewer',
+  'PATCH /operators/:id': 'owner',
 }
 
 /** The role a route needs, by its method and its path under `/api/v0`; undefined when the table lacks it. */

@@ -242,6 +242,10 @@ export class OperatorService {
     return this.#get(id)
   }
 
+  get(id: string): Promise<Operator> {
+    return this.#get(id)
+  }
+
   async #get(id: string): Promise<Operator> {
     const operator = await this.#store.findById(id)
     if (operator === undefined) {

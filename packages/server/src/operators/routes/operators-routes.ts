@@ -1,0 +1,123 @@
+import {
+  IdParamsSchema,
+  InvitedOperatorSchema,
+  InviteOperatorBodySchema,
+  OperatorIdSchema,
+  OperatorListSchema,
+  type OperatorResource,
+  OperatorResourceSchema,
+  UpdateOperatorBodySchema,
+} from '@keyturn/protocol'
+import type { FastifyRequest } from 'fastify'
+import type { App } from '../../http/app-types.js'
+import { dashboardPath } from '../../http/dashboard.js'
+import { problemResponses } from '../../http/responses.js'
+import type { Operator } from '../operator.js'
+import type { OperatorService } from '../operator-service.js'
+
+export function toOperatorResource(operator: Operator): OperatorResource {
+  return {
+    id: operator.id as OperatorResource['id'],
+    object: 'Operator',
+    email: operator.email,
+    name: operator.name,
+    role: operator.role,
+    status: operator.status,
+    createdAt: operator.createdAt.toISOString(),
+    updatedAt: operator.updatedAt.toISOString(),
+  }
+}
+
+/** Only signed-in operators call these; API keys get 403 (a key could otherwise make its own owner). */
+const config = { operatorsOnly: true }
+
+/**
+ * Operator accounts, on the API scope: everyone signed in reads them (events name operators);
+ * only owners invite, change roles and disable. The last active owner can be neither demoted nor
+ * disabled.
+ */
+export function registerOperatorsRoutes(
+  api: App,
+  operators: OperatorService,
+  publicUrl: string | undefined,
+): void {
+  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`
+
+  api.get(
+    '/operators',
+    {
+      config,
+      schema: {
+        operationId: 'listOperators',
+        summary: 'List operator accounts',
+        description:
+          'Every operator account (a team is small: one answer, no pages). Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        response: { 200: OperatorListSchema, ...problemResponses('forbidden') },
+      },
+    },
+    async () => ({ data: (await operators.list()).map(toOperatorResource) }),
+  )
+
+  api.post(
+    '/operators',
+    {
+      config: { ...config, responseHoldsSecret: true, idempotencyRecovery: 'refuse' as const },
+      schema: {
+        operationId: 'inviteOperator',
+        summary: 'Invite an operator',
+        description:
+          'Creates an invited operator account and answers its one-time invitation link (shown only now): the person opens it, chooses a password and is signed in. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        body: InviteOperatorBodySchema,
+        response: { 201: InvitedOperatorSchema, ...problemResponses('forbidden', 'operator_email_taken') },
+      },
+    },
+    async (request, reply) => {
+      const { operator, invitationToken } = await operators.create(request.body)
+      reply.code(201)
+      return {
+        operator: toOperatorResource(operator),
+        invitationUrl: `${base(request)}${dashboardPath}/invitation#${invitationToken ?? ''}`,
+      }
+    },
+  )
+
+  api.get(
+    '/operators/:id',
+    {
+      config,
+      schema: {
+        operationId: 'getOperator',
+        summary: 'Retrieve an operator account',
+        description: 'Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: IdParamsSchema(OperatorIdSchema),
+        response: { 200: OperatorResourceSchema, ...problemResponses('forbidden', 'operator_not_found') },
+      },
+    },
+    async (request) => toOperatorResource(await operators.get(request.params.id)),
+  )
+
+  api.patch(
+    '/operators/:id',
+    {
+      config,
+      schema: {
+        operationId: 'updateOperator',
+        summary: 'Change an operator’s role, disable or enable it',
+        description:
+          'A new role or disabling ends the operator’s sessions. The last active owner can be neither demoted nor disabled (403): make another operator owner first. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: IdParamsSchema(OperatorIdSchema),
+        body: UpdateOperatorBodySchema,
+        response: { 200: OperatorResourceSchema, ...problemResponses('forbidden', 'operator_not_found') },
+      },
+    },
+    async (request) => toOperatorResource(await operators.update(request.params.id, request.body)),
+  )
+}
