@@ -18,6 +18,8 @@ export type {
   LicenseId,
   LicenseResource,
   LicenseTokenResource,
+  OperatorResource,
+  OperatorRoleName,
   Paginated,
   PolicyId,
   PolicyResource,

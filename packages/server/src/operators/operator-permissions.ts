@@ -2,8 +2,9 @@ import type { OperatorRole } from './operator.js'
 
 /**
  * The least operator role a route needs, or `none` when no operator may call it: the by-key
- * application routes, made for programs holding a client or product key, and the routes about the
- * caller's own API key.
+ * application routes made for programs holding a client key (activate, deactivate, heartbeat,
+ * usage, tokens and license files by key; validation is a read the dashboard offers, so it is
+ * `viewer`), and the route about the caller's own API key.
  */
 export type RequiredOperatorRole = OperatorRole | 'none'
 
@@ -26,7 +27,7 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   // Licenses
   'GET /licenses': 'viewer',
   'POST /licenses': 'admin',
-  'POST /licenses/validate': 'none',
+  'POST /licenses/validate': 'viewer',
   'GET /licenses/:id': 'viewer',
   'PATCH /licenses/:id': 'admin',
   'POST /licenses/:id/tokens': 'admin',

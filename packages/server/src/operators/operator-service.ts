@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import type { AudienceSettings, Session } from '../sessions/session.js'
-import type { SessionService, StartedSession } from '../sessions/session-service.js'
+import { csrfTokenFor, type SessionService, type StartedSession } from '../sessions/session-service.js'
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
 import type { OperatorStore, StoredOperator } from './operator-store.js'
@@ -202,6 +202,11 @@ export class OperatorService {
   /** The operator audience's cookie name, path and lifetimes. */
   sessionSettings(): AudienceSettings {
     return this.#sessions.settings('operator')
+  }
+
+  /** The CSRF token of the session `token` names (authenticate it first): for the dashboard after a reload. */
+  csrfTokenOf(token: string): string {
+    return csrfTokenFor(token)
   }
 
   csrfMatches(token: string, csrfToken: string | undefined): Promise<boolean> {

@@ -98,7 +98,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/validate',
-    operatorRole: 'none',
+    operatorRole: 'viewer',
     confirmsApiKey: true,
     url: () => '/licenses/validate',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),

@@ -15,6 +15,7 @@ import type { StartedSession } from '../../sessions/session-service.js'
 import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import { maxPasswordLength } from '../passwords.js'
+import { toOperatorResource } from './operators-routes.js'
 
 /** Where the dashboard signs operators in and out (outside /api/v0: these take no API key). */
 export const operatorAuthPath = '/operator'
@@ -24,17 +25,7 @@ const Password = Type.String({ minLength: 1, maxLength: maxPasswordLength * 4 })
 const LinkToken = Type.String({ minLength: 1, maxLength: 100 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 
-function operatorBody(operator: Operator) {
-  return {
-    id: operator.id,
-    email: operator.email,
-    name: operator.name,
-    role: operator.role,
-    status: operator.status,
-    createdAt: operator.createdAt.toISOString(),
-    updatedAt: operator.updatedAt.toISOString(),
-  }
-}
+const operatorBody = toOperatorResource
 
 /**
  * Operator sign-in for the dashboard: the session cookie (httpOnly) is set here, and the CSRF token
@@ -115,12 +106,14 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         },
       )
 
+      // The CSRF token again (derived from the cookie): the dashboard keeps it in memory only.
       scope.get('/me', async (request, reply) => {
-        const who = await operators.authenticate(readSessionCookie(settings, request.headers.cookie))
-        if (who === undefined) {
+        const token = readSessionCookie(settings, request.headers.cookie)
+        const who = await operators.authenticate(token)
+        if (who === undefined || token === undefined) {
           return sendProblem(reply, problemFor('unauthenticated', 'Not signed in.', request.id))
         }
-        return { operator: operatorBody(who.operator) }
+        return { operator: operatorBody(who.operator), csrfToken: operators.csrfTokenOf(token) }
       })
 
       scope.post('/sign-out', async (request, reply) => {
