@@ -610,6 +610,9 @@ it('runs the licensing business from the dashboard in Chromium', {
     await page.reload()
     await page.getByLabel('Password').waitFor()
     await signIn(page, base, ownerEmail)
+    // Changes made from the dashboard are the operator's, named when shown.
+    await navigate(page, 'Events')
+    await page.getByRole('cell', { name: 'Olga Owner <olga@example.com>' }).first().waitFor()
   })
 
   await t.test(
