@@ -20,6 +20,7 @@ export type {
   LicenseTokenResource,
   OperatorResource,
   OperatorRoleName,
+  OperatorSession,
   Paginated,
   PolicyId,
   PolicyResource,

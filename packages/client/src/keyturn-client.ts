@@ -38,6 +38,7 @@ import type {
   ListWebhookDeliveriesQuery,
   ListWebhookEndpointsQuery,
   OperatorResource,
+  OperatorSession,
   Paginated,
   PolicyResource,
   PortalSessionList,
@@ -737,6 +738,24 @@ export class KeyturnClient {
     options: RequestOptions = {},
   ): Promise<OperatorResource> {
     return this.#request('PATCH', `/operators/${encodeURIComponent(id)}`, { ...options, body })
+  }
+
+  /** An operator's signed-in browsers (owners only). */
+  listOperatorSessions(id: string, options: RequestOptions = {}): Promise<{ data: OperatorSession[] }> {
+    return this.#request('GET', `/operators/${encodeURIComponent(id)}/sessions`, options)
+  }
+
+  async revokeOperatorSession(id: string, sessionId: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>(
+      'DELETE',
+      `/operators/${encodeURIComponent(id)}/sessions/${encodeURIComponent(sessionId)}`,
+      options,
+    )
+  }
+
+  /** Signs the operator out everywhere (owners only). */
+  async revokeOperatorSessions(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/operators/${encodeURIComponent(id)}/sessions`, options)
   }
 
   // Events (the audit log; an admin key sees every event, a product key its product's)

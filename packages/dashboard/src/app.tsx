@@ -14,6 +14,7 @@ import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
 import { MailScreen } from './mail/mail-screen.js'
 import { OperatorsScreen } from './operators/operators-screen.js'
+import { OwnSessionsScreen } from './operators/own-sessions-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
 import { PoliciesScreen } from './policies/policies-screen.js'
 import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
@@ -102,6 +103,7 @@ function SignedInApp({ signedIn, signOut }: { signedIn: SignedIn; signOut: (reas
   const session: Session = {
     client,
     access: { operator: signedIn.operator },
+    csrfToken: signedIn.csrfToken,
     signOut: () => {
       queryClient.clear()
       operatorRequest('/sign-out', { csrfToken: signedIn.csrfToken }).then(
@@ -169,9 +171,9 @@ function Shell({ session }: { session: Session }) {
             )}
           </ul>
         </nav>
-        <span className="muted">
+        <NavLink to="/sessions" className="muted">
           {session.access.operator.name} ({session.access.operator.role})
-        </span>
+        </NavLink>
         <button
           type="button"
           onClick={() => {
@@ -202,6 +204,7 @@ function Shell({ session }: { session: Session }) {
           <Route path="mail" element={<MailScreen />} />
           <Route path="api-keys" element={<ApiKeysScreen />} />
           {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
+          <Route path="sessions" element={<OwnSessionsScreen />} />
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>

@@ -45,6 +45,7 @@ export const ErrorCodeSchema = Type.Enum([
   'portal_unavailable',
   'operator_not_found',
   'operator_email_taken',
+  'operator_session_not_found',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -385,6 +386,13 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     title: 'An operator with this email exists',
     meaning: 'Another operator account has this email (emails are unique, compared case-insensitively).',
     action: 'Use the existing account, or another email.',
+  },
+  operator_session_not_found: {
+    status: 404,
+    title: 'Operator session not found',
+    meaning:
+      'The operator has no live session with this id (it ended, was revoked, or is another operator’s).',
+    action: 'List the sessions again.',
   },
 }
 

@@ -104,3 +104,44 @@ export const UpdateOperatorBodySchema = Type.Object(
   { additionalProperties: false, minProperties: 1, examples: [{ role: 'admin' }, { status: 'disabled' }] },
 )
 export type UpdateOperatorBody = Static<typeof UpdateOperatorBodySchema>
+
+/** A signed-in browser of an operator. Never carries the cookie's value or the CSRF token. */
+export const OperatorSessionSchema = Type.Object(
+  {
+    id: Type.String({ maxLength: 64, examples: ['3f1c2a9e-6b7d-4e8f-9a0b-1c2d3e4f5a6b'] }),
+    object: Type.Literal('OperatorSession'),
+    createdAt: TimestampSchema,
+    lastSeenAt: TimestampSchema,
+    idleExpiresAt: Type.String({
+      format: 'date-time',
+      description: 'The session ends at this time unless a request comes first (each moves it on).',
+    }),
+    expiresAt: Type.String({
+      format: 'date-time',
+      description: 'The session ends at this time whatever happens.',
+    }),
+    current: Type.Boolean({ description: 'The session this request was made with.' }),
+  },
+  { additionalProperties: false },
+)
+export type OperatorSession = Static<typeof OperatorSessionSchema>
+
+const exampleSession = {
+  id: '3f1c2a9e-6b7d-4e8f-9a0b-1c2d3e4f5a6b',
+  object: 'OperatorSession',
+  createdAt: '2030-01-01T00:00:00.000Z',
+  lastSeenAt: '2030-01-01T00:10:00.000Z',
+  idleExpiresAt: '2030-01-01T00:40:00.000Z',
+  expiresAt: '2030-01-01T12:00:00.000Z',
+  current: false,
+}
+
+export const OperatorSessionListSchema = Type.Object(
+  { data: Type.Array(OperatorSessionSchema) },
+  { additionalProperties: false, examples: [{ data: [exampleSession] }] },
+)
+
+export const OperatorSessionParamsSchema = Type.Object(
+  { id: OperatorIdSchema, sessionId: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+)

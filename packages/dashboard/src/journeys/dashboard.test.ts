@@ -606,7 +606,7 @@ it('runs the licensing business from the dashboard in Chromium', {
 
   await t.test('signs out, and back in with email and password', async () => {
     await signOut(page)
-    await checkScreen(page, '12-sign-in')
+    await checkScreen(page, '24-sign-in')
     await page.reload()
     await page.getByLabel('Password').waitFor()
     await signIn(page, base, ownerEmail)
@@ -626,7 +626,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByRole('button', { name: 'Invite' }).click()
       const invitation = await page.getByLabel('Link', { exact: true }).inputValue()
       assert.match(invitation, /\/dashboard\/invitation#[\w-]{43}$/)
-      await checkScreen(page, '13-operators')
+      await checkScreen(page, '25-operators')
       await page.getByRole('button', { name: 'Done' }).click()
       await page.getByRole('cell', { name: 'sam@example.com', exact: true }).waitFor()
       await signOut(page)
@@ -649,7 +649,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       for (const hidden of ['Save changes', 'Move license', 'Renew license', 'Issue token', 'Record usage']) {
         assert.equal(await page.getByRole('button', { name: hidden }).count(), 0, hidden)
       }
-      await checkScreen(page, '14-license-as-support')
+      await checkScreen(page, '26-license-as-support')
       const refused = await inPage<{ status: number; code: string }>(
         page,
         `fetch('/operator/me').then((me) => me.json()).then(({ csrfToken }) =>
@@ -657,6 +657,19 @@ it('runs the licensing business from the dashboard in Chromium', {
           .then(async (res) => ({ status: res.status, code: (await res.json()).code }))`,
       )
       assert.deepEqual(refused, { status: 403, code: 'forbidden' })
+
+      // The same person in a second browser; ending that session from the first signs it out.
+      const other = await (await browser.newContext()).newPage()
+      other.setDefaultTimeout(10_000)
+      await signIn(other, base, 'sam@example.com')
+      await page.getByRole('link', { name: 'Sam Support (support)' }).click()
+      await page.getByRole('heading', { name: 'Your sessions', level: 1 }).waitFor()
+      await page.getByText('This browser').waitFor()
+      await checkScreen(page, '27-own-sessions')
+      await page.getByRole('button', { name: /^End session from/ }).click()
+      await page.getByRole('button', { name: /^End session from/ }).waitFor({ state: 'detached' })
+      await navigate(other, 'Licenses')
+      await other.getByText('Your session has ended. Sign in again.').waitFor()
       assert.equal((await admin.getCustomer(customer.id)).id, customer.id, 'the customer is still there')
       // The dashboard itself asked nothing the support role is refused.
       assert.deepEqual(

@@ -17,6 +17,7 @@ export function OperatorsScreen() {
       client.updateOperator(id, body),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['operators'] }),
   })
+  const signOutEverywhere = useMutation({ mutationFn: (id: string) => client.revokeOperatorSessions(id) })
   return (
     <>
       <h1>Operators</h1>
@@ -24,7 +25,8 @@ export function OperatorsScreen() {
         The people who sign in to this dashboard. A new role or disabling someone ends their sessions.
       </p>
       <InviteOperatorForm />
-      <ProblemMessage error={operators.error ?? update.error} />
+      <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error} />
+      {signOutEverywhere.isSuccess && <p role="status">Signed out everywhere.</p>}
       {operators.data && (
         <table>
           <caption className="visually-hidden">Operators</caption>
@@ -46,6 +48,7 @@ export function OperatorsScreen() {
                 operator={operator}
                 isYou={operator.id === access.operator.id}
                 onChange={(change) => update.mutate({ id: operator.id, ...change })}
+                onSignOutEverywhere={() => signOutEverywhere.mutate(operator.id)}
               />
             ))}
           </tbody>
@@ -59,10 +62,12 @@ function OperatorRow({
   operator,
   isYou,
   onChange,
+  onSignOutEverywhere,
 }: {
   operator: OperatorResource
   isYou: boolean
   onChange: (change: { role?: OperatorRoleName; status?: 'active' | 'disabled' }) => void
+  onSignOutEverywhere: () => void
 }) {
   const id = useId()
   return (
@@ -90,6 +95,11 @@ function OperatorRow({
       </td>
       <td>{operator.status}</td>
       <td>
+        {operator.status === 'active' && !isYou && (
+          <button type="button" onClick={onSignOutEverywhere}>
+            Sign {operator.email} out everywhere
+          </button>
+        )}{' '}
         {operator.status === 'disabled' ? (
           <button type="button" onClick={() => onChange({ status: 'active' })}>
             Enable {operator.email}

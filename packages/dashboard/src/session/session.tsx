@@ -15,6 +15,8 @@ export interface Access {
 export interface Session {
   readonly client: KeyturnClient
   readonly access: Access
+  /** For the sign-in routes' writes (`/operator/…`), which the client does not cover. */
+  readonly csrfToken: string
   signOut(): void
 }
 
@@ -38,10 +40,10 @@ export function clientFor(signedIn: SignedIn): KeyturnClient {
  */
 export async function operatorRequest<T>(
   path: string,
-  init: { readonly body?: unknown; readonly csrfToken?: string } = {},
+  init: { readonly body?: unknown; readonly csrfToken?: string; readonly method?: 'DELETE' } = {},
 ): Promise<T> {
   const response = await fetch(`/operator${path}`, {
-    method: init.body === undefined && init.csrfToken === undefined ? 'GET' : 'POST',
+    method: init.method ?? (init.body === undefined && init.csrfToken === undefined ? 'GET' : 'POST'),
     credentials: 'same-origin',
     headers: {
       accept: 'application/json',

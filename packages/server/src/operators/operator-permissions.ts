@@ -106,6 +106,9 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'POST /operators': 'owner',
   'GET /operators/:id': 'viewer',
   'PATCH /operators/:id': 'owner',
+  'GET /operators/:id/sessions': 'owner',
+  'DELETE /operators/:id/sessions/:sessionId': 'owner',
+  'DELETE /operators/:id/sessions': 'owner',
 }
 
 /** The role a route needs, by its method and its path under `/api/v0`; undefined when the table lacks it. */

@@ -213,6 +213,30 @@ export class OperatorService {
     return this.#sessions.csrfMatches(token, csrfToken)
   }
 
+  /** The live sessions of an operator (signed-in browsers), newest first as the store lists them. */
+  async sessionsOf(operatorId: string): Promise<readonly Session[]> {
+    await this.#get(operatorId)
+    return this.#sessions.listOf('operator', operatorId)
+  }
+
+  /** Ends one session of the operator; `operator_session_not_found` if it has no such live session. */
+  async revokeSession(operatorId: string, sessionId: string): Promise<void> {
+    const sessions = await this.sessionsOf(operatorId)
+    if (!sessions.some((session) => session.id === sessionId)) {
+      throw new DomainError(
+        'operator_session_not_found',
+        `Operator ${operatorId} has no live session ${sessionId}.`,
+      )
+    }
+    await this.#sessions.revoke('operator', sessionId)
+  }
+
+  /** Ends every session of the operator: signed out everywhere. */
+  async revokeAllSessions(operatorId: string): Promise<void> {
+    await this.#get(operatorId)
+    await this.#sessions.revokeAllOf('operator', operatorId)
+  }
+
   async signOut(sessionId: string): Promise<void> {
     await this.#sessions.revoke('operator', sessionId)
   }

@@ -474,12 +474,12 @@ export const apiRoutes: readonly ApiRoute[] = [
 
 /** A route only signed-in operators call (operator accounts): API keys get 403 there. */
 export interface OperatorRoute {
-  readonly method: 'GET' | 'POST' | 'PATCH'
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   /** As registered, relative to the API prefix. */
   readonly path: string
   readonly operatorRole: RequiredOperatorRole
-  /** A concrete path for an existing operator (the one the request may change). */
-  readonly url: (operatorId: string) => string
+  /** A concrete path for an existing operator (the one the request may change) and its session. */
+  readonly url: (target: { readonly id: string; readonly sessionId: string }) => string
   readonly payload?: () => Record<string, unknown>
 }
 
@@ -495,13 +495,32 @@ export const operatorRoutes: readonly OperatorRoute[] = [
     url: () => '/operators',
     payload: () => ({ email: `invited-${invited++}@example.com`, name: 'Invited', role: 'viewer' }),
   },
-  { method: 'GET', path: '/operators/:id', operatorRole: 'viewer', url: (id) => `/operators/${id}` },
+  { method: 'GET', path: '/operators/:id', operatorRole: 'viewer', url: ({ id }) => `/operators/${id}` },
+  {
+    method: 'GET',
+    path: '/operators/:id/sessions',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/sessions`,
+  },
+  {
+    method: 'DELETE',
+    path: '/operators/:id/sessions/:sessionId',
+    operatorRole: 'owner',
+    url: ({ id, sessionId }) => `/operators/${id}/sessions/${sessionId}`,
+  },
+  // After the session routes: a new role ends the operator's sessions.
   {
     method: 'PATCH',
     path: '/operators/:id',
     operatorRole: 'owner',
-    url: (id) => `/operators/${id}`,
+    url: ({ id }) => `/operators/${id}`,
     payload: () => ({ role: 'support' }),
+  },
+  {
+    method: 'DELETE',
+    path: '/operators/:id/sessions',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/sessions`,
   },
 ]
 

@@ -7,6 +7,8 @@ export const testOperatorPassword = 'correct horse battery staple'
 
 export interface SignedInOperator {
   readonly id: string
+  /** The id of its session (listed by the session routes; not a secret). */
+  readonly sessionId: string
   readonly email: string
   /** The request headers of a read: the session cookie. */
   readonly read: { readonly cookie: string }
@@ -30,5 +32,11 @@ export async function signedInOperator(test: TestApp, role: OperatorRole): Promi
   })
   const started = await test.services.sessions.start('operator', operator.id)
   const cookie = `${audienceDefaults.operator.cookieName}=${started.token}`
-  return { id: operator.id, email, read: { cookie }, write: { cookie, [csrfHeader]: started.csrfToken } }
+  return {
+    id: operator.id,
+    sessionId: started.session.id,
+    email,
+    read: { cookie },
+    write: { cookie, [csrfHeader]: started.csrfToken },
+  }
 }

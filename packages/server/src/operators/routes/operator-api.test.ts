@@ -109,4 +109,72 @@ describeEachDatabase('The API with an operator session', (database) => {
     const refused = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: disabled.read })
     assert.equal(refused.statusCode, 401, refused.body)
   })
+
+  it('lists and ends its own sessions; an owner ends anyone’s; an ended session is refused at once', async (t) => {
+    const test = await buildTestApp(t, database)
+    const owner = await signedInOperator(test, 'owner')
+    const laptop = await signedInOperator(test, 'support')
+    const phone = await test.services.sessions.start('operator', laptop.id)
+    const phoneCookie = { cookie: `keyturn_operator_session=${phone.token}` }
+
+    const own = await test.app.inject({ method: 'GET', url: '/operator/sessions', headers: laptop.read })
+    assert.equal(own.statusCode, 200, own.body)
+    assert.deepEqual(
+      own
+        .json()
+        .data.map((s: { id: string; current: boolean }) => [s.id, s.current])
+        .sort(),
+      [
+        [laptop.sessionId, true],
+        [phone.session.id, false],
+      ].sort(),
+    )
+    assert.doesNotMatch(own.body, new RegExp(`${phone.token}|${phone.csrfToken}`))
+
+    const noCsrf = await test.app.inject({
+      method: 'DELETE',
+      url: `/operator/sessions/${phone.session.id}`,
+      headers: laptop.read,
+    })
+    assert.equal(noCsrf.statusCode, 401, noCsrf.body)
+    const others = await test.app.inject({
+      method: 'DELETE',
+      url: `/operator/sessions/${owner.sessionId}`,
+      headers: laptop.write,
+    })
+    assert.equal(others.statusCode, 404, 'another operator’s session is not its own')
+    assert.equal(others.json().code, 'operator_session_not_found')
+    const ended = await test.app.inject({
+      method: 'DELETE',
+      url: `/operator/sessions/${phone.session.id}`,
+      headers: laptop.write,
+    })
+    assert.equal(ended.statusCode, 204, ended.body)
+    const phoneAfter = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: phoneCookie })
+    assert.equal(phoneAfter.statusCode, 401, phoneAfter.body)
+
+    const listed = await test.app.inject({
+      method: 'GET',
+      url: `/api/v0/operators/${laptop.id}/sessions`,
+      headers: owner.read,
+    })
+    assert.deepEqual(
+      listed.json().data.map((s: { id: string }) => s.id),
+      [laptop.sessionId],
+    )
+    const everywhere = await test.app.inject({
+      method: 'DELETE',
+      url: `/api/v0/operators/${laptop.id}/sessions`,
+      headers: owner.write,
+    })
+    assert.equal(everywhere.statusCode, 204, everywhere.body)
+    const laptopAfter = await test.app.inject({
+      method: 'GET',
+      url: '/api/v0/licenses',
+      headers: laptop.read,
+    })
+    assert.equal(laptopAfter.statusCode, 401, laptopAfter.body)
+    const ownerStill = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: owner.read })
+    assert.equal(ownerStill.statusCode, 200, ownerStill.body)
+  })
 })

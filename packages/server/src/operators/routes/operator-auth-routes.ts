@@ -15,7 +15,7 @@ import type { StartedSession } from '../../sessions/session-service.js'
 import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import { maxPasswordLength } from '../passwords.js'
-import { toOperatorResource } from './operators-routes.js'
+import { toOperatorResource, toOperatorSession } from './operators-routes.js'
 
 /** Where the dashboard signs operators in and out (outside /api/v0: these take no API key). */
 export const operatorAuthPath = '/operator'
@@ -115,6 +115,51 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         }
         return { operator: operatorBody(who.operator), csrfToken: operators.csrfTokenOf(token) }
       })
+
+      /** The signed-in operator and its session, or a 401 sent; writes also need the CSRF header. */
+      const signedInOperator = async (request: FastifyRequest, reply: FastifyReply, write: boolean) => {
+        const token = readSessionCookie(settings, request.headers.cookie)
+        const who = await operators.authenticate(token)
+        const csrf = request.headers[csrfHeader]
+        if (
+          who === undefined ||
+          token === undefined ||
+          (write && !(await operators.csrfMatches(token, typeof csrf === 'string' ? csrf : undefined)))
+        ) {
+          await sendProblem(
+            reply,
+            problemFor('unauthenticated', 'Not signed in (or the CSRF header is missing).', request.id),
+          )
+          return undefined
+        }
+        return who
+      }
+
+      // Your own sessions: every operator lists its signed-in browsers and ends any of them.
+      scope.get('/sessions', async (request, reply) => {
+        const who = await signedInOperator(request, reply, false)
+        if (who === undefined) {
+          return reply
+        }
+        return {
+          data: (await operators.sessionsOf(who.operator.id)).map((session) =>
+            toOperatorSession(session, who.session.id),
+          ),
+        }
+      })
+
+      scope.delete(
+        '/sessions/:sessionId',
+        { schema: { params: Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) }) } },
+        async (request, reply) => {
+          const who = await signedInOperator(request, reply, true)
+          if (who === undefined) {
+            return reply
+          }
+          await operators.revokeSession(who.operator.id, request.params.sessionId)
+          return reply.code(204).send()
+        },
+      )
 
       scope.post('/sign-out', async (request, reply) => {
         const token = readSessionCookie(settings, request.headers.cookie)

@@ -57,7 +57,7 @@ describe('Operator roles on every API route (the catalogue × roles)', () => {
       }
     }
 
-    const { id: target } = await signedInOperator(test, 'viewer')
+    const target = await signedInOperator(test, 'viewer')
     for (const route of operatorRoutes) {
       const url = `/api/v0${route.url(target)}`
       const payload = route.payload?.()

@@ -6,12 +6,17 @@ import {
   OperatorListSchema,
   type OperatorResource,
   OperatorResourceSchema,
+  type OperatorSession,
+  OperatorSessionListSchema,
+  OperatorSessionParamsSchema,
   UpdateOperatorBodySchema,
 } from '@keyturn/protocol'
 import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import type { App } from '../../http/app-types.js'
 import { dashboardPath } from '../../http/dashboard.js'
 import { problemResponses } from '../../http/responses.js'
+import type { Session } from '../../sessions/session.js'
 import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 
@@ -25,6 +30,18 @@ export function toOperatorResource(operator: Operator): OperatorResource {
     status: operator.status,
     createdAt: operator.createdAt.toISOString(),
     updatedAt: operator.updatedAt.toISOString(),
+  }
+}
+
+export function toOperatorSession(session: Session, currentId: string | undefined): OperatorSession {
+  return {
+    id: session.id,
+    object: 'OperatorSession',
+    createdAt: session.createdAt.toISOString(),
+    lastSeenAt: session.lastSeenAt.toISOString(),
+    idleExpiresAt: session.idleExpiresAt.toISOString(),
+    expiresAt: session.expiresAt.toISOString(),
+    current: session.id === currentId,
   }
 }
 
@@ -119,5 +136,74 @@ export function registerOperatorsRoutes(
       },
     },
     async (request) => toOperatorResource(await operators.update(request.params.id, request.body)),
+  )
+
+  api.get(
+    '/operators/:id/sessions',
+    {
+      config,
+      schema: {
+        operationId: 'listOperatorSessions',
+        summary: 'List an operator’s sessions',
+        description:
+          'The operator’s signed-in browsers (never a cookie’s value). Owners see anyone’s; every operator lists its own at `GET /operator/sessions`. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: IdParamsSchema(OperatorIdSchema),
+        response: { 200: OperatorSessionListSchema, ...problemResponses('forbidden', 'operator_not_found') },
+      },
+    },
+    async (request) => ({
+      data: (await operators.sessionsOf(request.params.id)).map((session) =>
+        toOperatorSession(session, undefined),
+      ),
+    }),
+  )
+
+  api.delete(
+    '/operators/:id/sessions/:sessionId',
+    {
+      config,
+      schema: {
+        operationId: 'revokeOperatorSession',
+        summary: 'End one of an operator’s sessions',
+        description:
+          'That browser is signed out at its next request. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: OperatorSessionParamsSchema,
+        response: {
+          204: Type.Null({ description: 'Ended.' }),
+          ...problemResponses('forbidden', 'operator_not_found', 'operator_session_not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await operators.revokeSession(request.params.id, request.params.sessionId)
+      return reply.code(204).send(null)
+    },
+  )
+
+  api.delete(
+    '/operators/:id/sessions',
+    {
+      config,
+      schema: {
+        operationId: 'revokeOperatorSessions',
+        summary: 'Sign an operator out everywhere',
+        description: 'Ends every session of the operator. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: IdParamsSchema(OperatorIdSchema),
+        response: {
+          204: Type.Null({ description: 'Ended.' }),
+          ...problemResponses('forbidden', 'operator_not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await operators.revokeAllSessions(request.params.id)
+      return reply.code(204).send(null)
+    },
   )
 }
