@@ -119,7 +119,7 @@ export function printBanner(
     rule,
     `  Keyturn is listening on ${url}`,
     `  API: ${url}/api/v0    Reference: ${url}/docs`,
-    `  Dashboard: ${url}${dashboardPath} (sign in with the key below)`,
+    `  Dashboard: ${url}${dashboardPath} (people sign in there as operators)`,
     `  Database: ${database}`,
     '',
     '  First start: Keyturn created an admin API key. It is shown only this once:',

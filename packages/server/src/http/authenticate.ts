@@ -79,7 +79,7 @@ export function authenticate(
         request,
         reply,
         header === undefined
-          ? 'Send the header Authorization: Bearer <API key>, or sign in to the dashboard.'
+          ? 'Send the header Authorization: Bearer <API key>.'
           : secret === undefined
             ? 'The Authorization header must read Bearer <API key>.'
             : apiKeyNotValid,

@@ -21,7 +21,8 @@ export function operatorMay(role: OperatorRole, required: RequiredOperatorRole):
  * document states. `viewer` reads everything; `support` also revokes and reinstates licenses,
  * deactivates machines and sends customers their portal links; `admin` does everything else but
  * operator accounts (creates, changes, deletes, API keys, webhooks); `owner` manages operators.
- * A route missing here is refused when it is registered: every new route states its role.
+ * A route missing here is refused when it is registered: every new route states its role
+ * (docs/decisions/0045-operators-at-the-api.md).
  */
 export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole>> = {
   // Licenses
