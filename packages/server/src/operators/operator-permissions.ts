@@ -22,7 +22,7 @@ export function operatorMay(role: OperatorRole, required: RequiredOperatorRole):
  * deactivates machines and sends customers their portal links; `admin` does everything else but
  * operator accounts (creates, changes, deletes, API keys, webhooks); `owner` manages operators.
  * A route missing here is refused when it is registered: every new route states its role
- * (docs/decisions/0045-operators-at-the-api.md).
+ * (docs/decisions/0046-operators-at-the-api.md).
  */
 export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole>> = {
   // Licenses
