@@ -613,6 +613,15 @@ it('runs the licensing business from the dashboard in Chromium', {
     // Changes made from the dashboard are the operator's, named when shown.
     await navigate(page, 'Events')
     await page.getByRole('cell', { name: 'Olga Owner <olga@example.com>' }).first().waitFor()
+    await page.getByLabel('By operator').selectOption({ label: 'Olga Owner (olga@example.com)' })
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.waitForURL(/operatorId=opr_/)
+    // Only the operator's events are left: no API key's.
+    await page
+      .getByRole('cell', { name: /^admin key / })
+      .first()
+      .waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Olga Owner <olga@example.com>' }).first().waitFor()
   })
 
   await t.test(
