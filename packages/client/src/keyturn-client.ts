@@ -740,6 +740,11 @@ export class KeyturnClient {
     return this.#request('PATCH', `/operators/${encodeURIComponent(id)}`, { ...options, body })
   }
 
+  /** A one-time password-reset link for an operator (owners only; shown only in this answer). */
+  createOperatorPasswordReset(id: string, options: RequestOptions = {}): Promise<{ resetUrl: string }> {
+    return this.#request('POST', `/operators/${encodeURIComponent(id)}/password-reset`, options)
+  }
+
   /** An operator's signed-in browsers (owners only). */
   listOperatorSessions(id: string, options: RequestOptions = {}): Promise<{ data: OperatorSession[] }> {
     return this.#request('GET', `/operators/${encodeURIComponent(id)}/sessions`, options)

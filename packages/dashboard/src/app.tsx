@@ -29,7 +29,7 @@ import {
   SessionContext,
   type SignedIn,
 } from './session/session.js'
-import { InvitationScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
+import { InvitationScreen, PasswordResetScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
 import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
 import { WebhooksScreen } from './webhooks/webhooks-screen.js'
 
@@ -63,6 +63,16 @@ export function App() {
   }
   if (location.pathname === '/invitation') {
     return <InvitationScreen onSignedIn={enter} />
+  }
+  if (location.pathname === '/password-reset') {
+    return (
+      <PasswordResetScreen
+        onDone={() => {
+          signOut('Your password was changed: sign in with it.')
+          void navigate('/', { replace: true })
+        }}
+      />
+    )
   }
   if (failure !== undefined) {
     return (

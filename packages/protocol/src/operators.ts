@@ -91,6 +91,20 @@ export const InvitedOperatorSchema = Type.Object(
   },
 )
 
+export const PasswordResetLinkSchema = Type.Object(
+  {
+    resetUrl: Type.String({
+      maxLength: 2048,
+      description:
+        'The one-time link where the operator chooses a new password: works once, for one hour, and is shown only in this answer. Using it ends every session of the operator.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ resetUrl: 'https://licenses.example.com/dashboard/password-reset#Qk7Lp2…' }],
+  },
+)
+
 export const UpdateOperatorBodySchema = Type.Object(
   {
     role: Type.Optional(OperatorRoleSchema),

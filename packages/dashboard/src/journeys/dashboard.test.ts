@@ -691,5 +691,23 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
+  await t.test('an owner hands a forgotten password a reset link, which sets a new one', async () => {
+    await signIn(page, base, ownerEmail)
+    await navigate(page, 'Operators')
+    await page.getByRole('button', { name: 'Reset link for sam@example.com' }).click()
+    const resetLink = await page.getByRole('textbox', { name: 'Reset link' }).inputValue()
+    assert.match(resetLink, /\/dashboard\/password-reset#[\w-]{43}$/)
+    await signOut(page)
+    await page.goto(resetLink)
+    await page.getByLabel('New password').fill('sam has a new passphrase')
+    await page.getByRole('button', { name: 'Set password' }).click()
+    await page.getByText('Your password was changed: sign in with it.').waitFor()
+    await page.getByLabel('Email').fill('sam@example.com')
+    await page.getByLabel('Password').fill('sam has a new passphrase')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByText('Sam Support (support)').waitFor()
+    await signOut(page)
+  })
+
   assert.deepEqual(cspViolations, [], 'the dashboard itself breaks none of its CSP')
 })

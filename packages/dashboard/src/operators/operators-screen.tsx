@@ -18,14 +18,38 @@ export function OperatorsScreen() {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['operators'] }),
   })
   const signOutEverywhere = useMutation({ mutationFn: (id: string) => client.revokeOperatorSessions(id) })
+  const reset = useMutation({ mutationFn: (id: string) => client.createOperatorPasswordReset(id) })
   return (
     <>
       <h1>Operators</h1>
       <p className="muted">
         The people who sign in to this dashboard. A new role or disabling someone ends their sessions.
       </p>
-      <InviteOperatorForm />
-      <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error} />
+      {reset.data !== undefined ? (
+        <section className="secret" aria-label="Password reset link">
+          <h2>Password reset link</h2>
+          <p role="alert">
+            <strong>Hand this link to the person now. It is shown only once</strong> and works once, for one
+            hour.
+          </p>
+          <input
+            readOnly
+            value={reset.data.resetUrl}
+            className="wide"
+            spellCheck={false}
+            aria-label="Reset link"
+          />
+          <CopyButton value={reset.data.resetUrl} label="Copy link" />
+          <div className="actions">
+            <button type="button" onClick={() => reset.reset()}>
+              Done
+            </button>
+          </div>
+        </section>
+      ) : (
+        <InviteOperatorForm />
+      )}
+      <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error ?? reset.error} />
       {signOutEverywhere.isSuccess && <p role="status">Signed out everywhere.</p>}
       {operators.data && (
         <table>
@@ -49,6 +73,7 @@ export function OperatorsScreen() {
                 isYou={operator.id === access.operator.id}
                 onChange={(change) => update.mutate({ id: operator.id, ...change })}
                 onSignOutEverywhere={() => signOutEverywhere.mutate(operator.id)}
+                onPasswordReset={() => reset.mutate(operator.id)}
               />
             ))}
           </tbody>
@@ -63,11 +88,13 @@ function OperatorRow({
   isYou,
   onChange,
   onSignOutEverywhere,
+  onPasswordReset,
 }: {
   operator: OperatorResource
   isYou: boolean
   onChange: (change: { role?: OperatorRoleName; status?: 'active' | 'disabled' }) => void
   onSignOutEverywhere: () => void
+  onPasswordReset: () => void
 }) {
   const id = useId()
   return (
@@ -95,6 +122,11 @@ function OperatorRow({
       </td>
       <td>{operator.status}</td>
       <td>
+        {operator.status === 'active' && !isYou && (
+          <button type="button" onClick={onPasswordReset}>
+            Reset link for {operator.email}
+          </button>
+        )}{' '}
         {operator.status === 'active' && !isYou && (
           <button type="button" onClick={onSignOutEverywhere}>
             Sign {operator.email} out everywhere

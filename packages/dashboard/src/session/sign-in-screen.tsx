@@ -147,6 +147,44 @@ export function SetupScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) =
   )
 }
 
+/** A reset link an owner handed over (`/dashboard/password-reset#<token>`): a new password, then sign in. */
+export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState<unknown>()
+  const [isSending, setIsSending] = useState(false)
+  return (
+    <main className="centered sign-in">
+      <h1>Choose a new password</h1>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          setIsSending(true)
+          setError(undefined)
+          const password = text(new FormData(event.currentTarget), 'password')
+          operatorRequest('/password-reset', { body: { token: linkToken(), password } }).then(
+            onDone,
+            (failure) => {
+              setIsSending(false)
+              setError(failure)
+            },
+          )
+        }}
+      >
+        <Field
+          label="New password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          help={newPasswordHelp}
+        />
+        <button type="submit" className="primary" disabled={isSending}>
+          Set password
+        </button>
+        <ProblemMessage error={error} />
+      </form>
+    </main>
+  )
+}
+
 /** An invitation's one-time link (`/dashboard/invitation#<token>`): the invited person chooses a password. */
 export function InvitationScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) => void }) {
   return (

@@ -107,6 +107,7 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'POST /operators': 'owner',
   'GET /operators/:id': 'viewer',
   'PATCH /operators/:id': 'owner',
+  'POST /operators/:id/password-reset': 'owner',
   'GET /operators/:id/sessions': 'owner',
   'DELETE /operators/:id/sessions/:sessionId': 'owner',
   'DELETE /operators/:id/sessions': 'owner',

@@ -147,6 +147,25 @@ export class OperatorService {
     return { operator: publicOperator(operator), token: await this.#newToken('reset', operator.id) }
   }
 
+  /**
+   * A password-reset link for an operator an owner names (a forgotten password): the operator must
+   * be active (409-like refusal otherwise, as `forbidden`). Earlier reset links stop working.
+   */
+  async passwordResetFor(operatorId: string): Promise<string> {
+    const operator = await this.#get(operatorId)
+    if (operator.status !== 'active') {
+      throw new DomainError(
+        'forbidden',
+        'Only an active operator gets a reset link: an invited one uses its invitation, a disabled one is enabled first.',
+      )
+    }
+    const reset = await this.requestPasswordReset(operator.email)
+    if (reset === undefined) {
+      throw new DomainError('operator_not_found', `No operator ${operatorId} exists.`)
+    }
+    return reset.token
+  }
+
   /** Uses a reset link: a new password, and every session of the operator ends. */
   async resetPassword(token: string, password: string): Promise<Operator> {
     checkPassword(password)

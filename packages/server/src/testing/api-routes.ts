@@ -508,6 +508,12 @@ export const operatorRoutes: readonly OperatorRoute[] = [
     operatorRole: 'owner',
     url: ({ id, sessionId }) => `/operators/${id}/sessions/${sessionId}`,
   },
+  {
+    method: 'POST',
+    path: '/operators/:id/password-reset',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/password-reset`,
+  },
   // After the session routes: a new role ends the operator's sessions.
   {
     method: 'PATCH',

@@ -177,4 +177,47 @@ describeEachDatabase('The API with an operator session', (database) => {
     const ownerStill = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: owner.read })
     assert.equal(ownerStill.statusCode, 200, ownerStill.body)
   })
+
+  it('an owner hands a forgotten password a one-time reset link; using it ends the old sessions', async (t) => {
+    const test = await buildTestApp(t, database)
+    const owner = await signedInOperator(test, 'owner')
+    const forgetful = await signedInOperator(test, 'viewer')
+
+    const link = await test.app.inject({
+      method: 'POST',
+      url: `/api/v0/operators/${forgetful.id}/password-reset`,
+      headers: owner.write,
+    })
+    assert.equal(link.statusCode, 201, link.body)
+    const { resetUrl } = link.json()
+    assert.match(resetUrl, /^http:\/\/localhost(:\d+)?\/dashboard\/password-reset#[\w-]{43}$/)
+    const byViewer = await test.app.inject({
+      method: 'POST',
+      url: `/api/v0/operators/${owner.id}/password-reset`,
+      headers: forgetful.write,
+    })
+    assert.equal(byViewer.statusCode, 403, byViewer.body)
+
+    const token = resetUrl.split('#')[1]
+    const reset = await test.app.inject({
+      method: 'POST',
+      url: '/operator/password-reset',
+      payload: { token, password: 'a brand new long passphrase' },
+    })
+    assert.equal(reset.statusCode, 204, reset.body)
+    const old = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: forgetful.read })
+    assert.equal(old.statusCode, 401, 'the sessions from before the reset ended')
+    const again = await test.app.inject({
+      method: 'POST',
+      url: '/operator/password-reset',
+      payload: { token, password: 'another long passphrase here' },
+    })
+    assert.equal(again.statusCode, 401, 'the link works once')
+    const signIn = await test.app.inject({
+      method: 'POST',
+      url: '/operator/sign-in',
+      payload: { email: forgetful.email, password: 'a brand new long passphrase' },
+    })
+    assert.equal(signIn.statusCode, 200, signIn.body)
+  })
 })

@@ -9,6 +9,7 @@ import {
   type OperatorSession,
   OperatorSessionListSchema,
   OperatorSessionParamsSchema,
+  PasswordResetLinkSchema,
   UpdateOperatorBodySchema,
 } from '@keyturn/protocol'
 import type { FastifyRequest } from 'fastify'
@@ -136,6 +137,28 @@ export function registerOperatorsRoutes(
       },
     },
     async (request) => toOperatorResource(await operators.update(request.params.id, request.body)),
+  )
+
+  api.post(
+    '/operators/:id/password-reset',
+    {
+      config: { ...config, responseHoldsSecret: true, idempotencyRecovery: 'refuse' as const },
+      schema: {
+        operationId: 'createOperatorPasswordReset',
+        summary: 'Make a password-reset link for an operator',
+        description:
+          'For an operator who forgot their password: a one-time link (one hour, shown only now) to hand to them. Earlier reset links of the operator stop working. Only for signed-in operators: API keys get 403.',
+        tags: ['operators'],
+        security: [{ operatorSession: [] }],
+        params: IdParamsSchema(OperatorIdSchema),
+        response: { 201: PasswordResetLinkSchema, ...problemResponses('forbidden', 'operator_not_found') },
+      },
+    },
+    async (request, reply) => {
+      const token = await operators.passwordResetFor(request.params.id)
+      reply.code(201)
+      return { resetUrl: `${base(request)}${dashboardPath}/password-reset#${token}` }
+    },
   )
 
   api.get(
