@@ -4,6 +4,7 @@
  * `{ unavailable: reason }` when the server does not have the feature yet.
  */
 import { randomBytes } from 'node:crypto'
+import { writeActivationRequest } from '../packages/server/dist/offline/offline-formats.js'
 import { measureDeliveries, withoutEventRows } from './events.mjs'
 import { holdIdleConnections } from './idle-connections.mjs'
 import { api, apiOk, freshValue } from './net.mjs'
@@ -20,6 +21,8 @@ function listQuery(now) {
 /** Activate by key: how many machines come back, and the share of requests that are new machines. */
 const returningMachines = 5_000
 const newMachineShare = 0.25
+/** Offline requests answered before the load (each costs a signed file to prepare). */
+const offlineReturning = 1_500
 
 /** How deep the deep-page scenarios go: the page at 90% of the matching licenses. */
 const deepFraction = 0.9
@@ -141,6 +144,31 @@ export const scenarios = [
     },
   },
   {
+    // The dashboard's overview: the daily counters of 30 and 90 days (one product and all), plus
+    // the "now" figures (active machines, licenses expiring within 30 days) counted from indexes.
+    id: 'stats',
+    title: 'stats (30 and 90 days, one product and all)',
+    ceiling: 'http',
+    prepare: async ({ url, adminKey, productId }) => {
+      const probe = await api(url, adminKey, 'GET', '/api/v0/stats')
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return { unavailable: 'GET /api/v0/stats does not exist yet (404 route_not_found)' }
+      }
+      const today = new Date()
+      const daysBack = (days) => new Date(today.getTime() - days * 86_400_000).toISOString().slice(0, 10)
+      return {
+        method: 'GET',
+        connections: 10,
+        requests: [
+          { path: '/api/v0/stats' },
+          { path: `/api/v0/stats?productId=${productId}` },
+          { path: `/api/v0/stats?from=${daysBack(89)}` },
+          { path: `/api/v0/stats?from=${daysBack(89)}&productId=${productId}` },
+        ],
+      }
+    },
+  },
+  {
     id: 'create',
     title: 'create license',
     ceiling: 'insertCommit',
@@ -213,6 +241,50 @@ export const scenarios = [
         method: 'POST',
         requests: [...activated.map((body) => ({ path, body })), ...newMachines],
         note: `${Math.round(newMachineShare * 100)}% new machines`,
+      }
+    },
+  },
+  {
+    // Offline activation, next to `activate`: request files made on "machines" (HMAC keyed by the
+    // license key), answered with an encrypted machine file each (HKDF, AES-GCM, an Ed25519 signature).
+    id: 'activate-offline',
+    title: 'activate offline (request file → machine file)',
+    ceiling: 'insertCommit',
+    prepare: async ({ url, adminKey, productId, pools, now }) => {
+      const path = '/api/v0/licenses/activate-offline'
+      const request = (key) =>
+        writeActivationRequest(key, {
+          productId,
+          fingerprint: randomBytes(16).toString('hex'),
+          nonce: randomBytes(16).toString('base64url'),
+          created: new Date(now).toISOString(),
+        })
+      const probe = await api(url, adminKey, 'POST', path, { request: request(pools.unlimitedKeys[0]) })
+      if (probe.status === 404 && probe.body?.code === 'route_not_found') {
+        return {
+          unavailable: 'POST /api/v0/licenses/activate-offline does not exist yet (404 route_not_found)',
+        }
+      }
+      if (probe.status !== 201) {
+        throw new Error(`activate-offline probe answered ${probe.status}: ${JSON.stringify(probe.body)}`)
+      }
+      // As `activate`: requests answered before the load come back (the same activation and file),
+      // and one in four is a machine never seen, on its first pass through the list.
+      const answered = pools.unlimitedKeys
+        .slice(0, offlineReturning)
+        .map((key) => ({ request: request(key) }))
+      for (let start = 0; start < answered.length; start += 25) {
+        await Promise.all(
+          answered.slice(start, start + 25).map((body) => apiOk(url, adminKey, 'POST', path, body, 201)),
+        )
+      }
+      const fresh = pools.unlimitedKeys
+        .slice(0, Math.round((answered.length * newMachineShare) / (1 - newMachineShare)))
+        .map((key) => ({ request: request(key) }))
+      return {
+        method: 'POST',
+        requests: [...answered, ...fresh].map((body) => ({ path, body })),
+        note: `${answered.length} answered requests again, ${fresh.length} new machines (new on their first pass only)`,
       }
     },
   },

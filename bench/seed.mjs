@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
+import { licenseKeyHint } from '../packages/server/dist/offline/offline-formats.js'
 import { connect } from '../packages/server/dist/storage/connect.js'
 import { migrateToLatest } from '../packages/server/dist/storage/migrate.js'
 import { licenseCountsFill } from '../packages/server/dist/storage/migrations/2026-11-23-90-license-counts.js'
@@ -155,8 +156,8 @@ function sqliteInserter(database) {
   }
   const statement = db.prepare(
     `insert into licenses (id, product_id, key, max_activations, expiration_date, revoked_at,
-       activation_count, created_at, updated_at, customer_id, metadata)
-     values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+       activation_count, created_at, updated_at, customer_id, metadata, key_hint)
+     values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
   )
   const customer = db.prepare(
     'insert into customers (id, email, email_lower, name, metadata, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
@@ -186,6 +187,7 @@ function sqliteInserter(database) {
         batch.updatedAt[i],
         batch.customerId[i],
         batch.metadata[i],
+        batch.keyHint[i],
       )
     }
   })
@@ -236,13 +238,13 @@ async function postgresInserter(database) {
       )
       await client.query(
         `insert into licenses (id, product_id, key, max_activations, expiration_date, revoked_at,
-           created_at, updated_at, customer_id, metadata)
+           created_at, updated_at, customer_id, metadata, key_hint)
          select id, $2, key, max_activations, expiration_date, revoked_at, created_at, updated_at,
-           customer_id, metadata
+           customer_id, metadata, key_hint
          from unnest($1::text[], $3::text[], $4::int[], $5::timestamptz[], $6::timestamptz[],
-           $7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[])
+           $7::timestamptz[], $8::timestamptz[], $9::text[], $10::jsonb[], $11::text[])
            as t(id, key, max_activations, expiration_date, revoked_at, created_at, updated_at,
-             customer_id, metadata)`,
+             customer_id, metadata, key_hint)`,
         [
           batch.id,
           batch.productId,
@@ -254,6 +256,7 @@ async function postgresInserter(database) {
           batch.updatedAt,
           batch.customerId,
           batch.metadata,
+          batch.keyHint,
         ],
       )
     },
@@ -283,6 +286,8 @@ function licenseBatch(first, size, productId, now) {
     productId,
     id: new Array(size),
     key: new Array(size),
+    /** How offline activation requests name the license (the server's licenseKeyHint). */
+    keyHint: new Array(size),
     maxActivations: new Array(size),
     expirationDate: new Array(size),
     revokedAt: new Array(size),
@@ -301,6 +306,7 @@ function licenseBatch(first, size, productId, now) {
     const revoked = n % 25 === 7 ? created + 3_600_000 : null
     batch.id[i] = `lic_${random.base62(22)}`
     batch.key[i] = random.licenseKey()
+    batch.keyHint[i] = licenseKeyHint(batch.key[i])
     batch.maxActivations[i] = [null, 1, 3, 5][n % 4]
     batch.expirationDate[i] = expires === null ? null : new Date(expires).toISOString()
     batch.revokedAt[i] = revoked === null ? null : new Date(revoked).toISOString()

@@ -11,7 +11,8 @@ mkdirSync(directory, { recursive: true })
 const target = resolve(directory, 'vectors.json')
 const json = await conformanceVectorsJson()
 writeFileSync(target, json)
-const { tokens, signedAnswers, webhooks, fingerprints } = JSON.parse(json)
+const { tokens, signedAnswers, webhooks, fingerprints, activationRequests, deactivationCodes } =
+  JSON.parse(json)
 console.log(
-  `Wrote ${target}: ${tokens.length} tokens, ${signedAnswers.length} signed answers, ${webhooks.length} webhooks, ${fingerprints.length} fingerprints.`,
+  `Wrote ${target}: ${tokens.length} tokens, ${signedAnswers.length} signed answers, ${webhooks.length} webhooks, ${fingerprints.length} fingerprints, ${activationRequests.length} activation requests, ${deactivationCodes.length} deactivation codes.`,
 )

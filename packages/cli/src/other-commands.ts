@@ -5,12 +5,15 @@ import { registerBackup } from './commands/backup.js'
 import { registerCustomers } from './commands/customers.js'
 import { registerEntitlements } from './commands/entitlements.js'
 import { registerEvents } from './commands/events.js'
+import { registerIntegrations } from './commands/integrations.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerOffline } from './commands/offline.js'
 import { registerOperators } from './commands/operators.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerSearch } from './commands/search.js'
+import { registerStats } from './commands/stats.js'
 import { registerToken } from './commands/token.js'
 import { registerWebhooks } from './commands/webhooks.js'
 import type { Io } from './io.js'
@@ -24,11 +27,14 @@ export function registerOtherCommands(program: Command, io: Io): void {
   registerApiKeys(program, io)
   registerLicenses(program, io)
   registerActivations(program, io)
+  registerOffline(program, io)
   registerCustomers(program, io)
   registerSearch(program, io)
+  registerStats(program, io)
   registerEntitlements(program, io)
   registerPolicies(program, io)
   registerToken(program, io)
   registerEvents(program, io)
   registerWebhooks(program, io)
+  registerIntegrations(program, io)
 }

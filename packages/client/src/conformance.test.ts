@@ -11,6 +11,7 @@ import { describe, it } from 'node:test'
 import { KeyturnSignatureError, LicenseFileError, LicenseTokenError } from './errors.js'
 import { createLicenseGuard } from './guard/license-guard.js'
 import { KeyturnClient } from './keyturn-client.js'
+import { createDeactivationCode, encodeActivationRequest } from './offline-activation.js'
 import { checkSignedAnswer } from './signed-answers.js'
 import { validateLicenseToken } from './validate-license-token.js'
 import { verifyLicenseFile } from './verify-license-file.js'
@@ -48,6 +49,21 @@ interface Vectors {
     expect: Expect
   }[]
   fingerprints: { salt: string; machineId: string; fingerprint: string }[]
+  activationRequests: {
+    name: string
+    licenseKey: string
+    payload: {
+      productId: string
+      fingerprint: string
+      name?: string
+      platform?: string
+      nonce: string
+      created: string
+    }
+    keyHint: string
+    request: string
+  }[]
+  deactivationCodes: { name: string; activationId: string; secret: string; now: string; code: string }[]
   licenseFiles: {
     name: string
     file: string
@@ -244,6 +260,23 @@ describe('conformance vectors: the license guard offline', () => {
           validUntil: result.validUntil?.toISOString() ?? null,
         },
         vector.expect,
+      )
+    })
+  }
+})
+
+describe('conformance vectors: activation requests and deactivation codes', () => {
+  for (const vector of vectors.activationRequests) {
+    it(`request ${vector.name}`, async () => {
+      assert.equal(await encodeActivationRequest(vector.licenseKey, vector.payload), vector.request)
+    })
+  }
+  for (const vector of vectors.deactivationCodes) {
+    it(`code ${vector.name}`, async () => {
+      const { activationId, secret } = vector
+      assert.equal(
+        await createDeactivationCode({ activationId, secret, now: new Date(vector.now) }),
+        vector.code,
       )
     })
   }

@@ -15,6 +15,8 @@ export type {
   EventId,
   EventResource,
   EventType,
+  IntegrationEventResource,
+  IntegrationResource,
   LicenseId,
   LicenseResource,
   LicenseTokenResource,
@@ -30,6 +32,10 @@ export type {
   ProductResource,
   SearchHit,
   SearchResult,
+  Stats,
+  StatsCounts,
+  StatsDay,
+  StatsQuery,
   ValidationResult,
   WebhookDeliveryId,
   WebhookDeliveryResource,
@@ -87,6 +93,12 @@ export {
   type RequestOptions,
   type ValidationWithProof,
 } from './keyturn-client.js'
+export {
+  type CreateActivationRequestOptions,
+  type CreateDeactivationCodeOptions,
+  createActivationRequest,
+  createDeactivationCode,
+} from './offline-activation.js'
 export {
   maxLicenseTokenLength,
   type OfflineValidationResult,

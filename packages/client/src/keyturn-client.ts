@@ -1,13 +1,17 @@
 import type {
   ActivateByKeyBody,
   ActivateLicenseBody,
+  ActivateOfflineBody,
   ActivationResource,
   ApiKeyResource,
   CreateApiKeyBody,
   CreateCustomerBody,
   CreatedApiKeyResource,
   CreateEntitlementBody,
+  CreateIntegrationBody,
   CreateLicenseBody,
+  CreateLicenseFileBody,
+  CreateLicenseFileByKeyBody,
   CreateLicenseTokenBody,
   CreateLicenseTokenByKeyBody,
   CreatePolicyBody,
@@ -15,13 +19,17 @@ import type {
   CreateWebhookEndpointBody,
   CustomerResource,
   DeactivateByKeyBody,
+  DeactivateOfflineBody,
   EmailResource,
   EntitlementResource,
   EventResource,
   HeartbeatByKeyBody,
   IncrementUsageBody,
   IncrementUsageByKeyBody,
+  IntegrationEventResource,
+  IntegrationResource,
   InviteOperatorBody,
+  LicenseFileResource,
   LicenseResource,
   LicenseTokenResource,
   ListActivationsQuery,
@@ -37,6 +45,7 @@ import type {
   ListProductsQuery,
   ListWebhookDeliveriesQuery,
   ListWebhookEndpointsQuery,
+  OfflineActivationResource,
   OperatorResource,
   OperatorSession,
   Paginated,
@@ -47,8 +56,11 @@ import type {
   ProductResource,
   RenewLicenseBody,
   SearchResult,
+  Stats,
+  StatsQuery,
   UpdateCustomerBody,
   UpdateEntitlementBody,
+  UpdateIntegrationBody,
   UpdateLicenseBody,
   UpdateOperatorBody,
   UpdatePolicyBody,
@@ -343,6 +355,54 @@ export class KeyturnClient {
     return this.#request('POST', '/licenses/tokens', { body, ...options, isSigned: true })
   }
 
+  // License files and offline activation
+
+  /** A signed license file for offline use (docs/guides/offline.md). */
+  createLicenseFile(
+    id: string,
+    body: Loose<CreateLicenseFileBody> = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', `/licenses/${encodeURIComponent(id)}/license-file`, { body, ...options })
+  }
+
+  /** A machine license file, bound to the activation's machine. */
+  createActivationLicenseFile(
+    id: string,
+    body: Loose<CreateLicenseFileBody> = {},
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', `/activations/${encodeURIComponent(id)}/license-file`, { body, ...options })
+  }
+
+  /** A license file for the license whose key is presented (for applications). */
+  createLicenseFileByKey(
+    body: Loose<CreateLicenseFileByKeyBody>,
+    options: RequestOptions = {},
+  ): Promise<LicenseFileResource> {
+    return this.#request('POST', '/licenses/license-file', { body, ...options })
+  }
+
+  /** Activates a machine from its activation request file; answers the activation and its license file. */
+  activateOffline(
+    body: Loose<ActivateOfflineBody>,
+    options: RequestOptions = {},
+  ): Promise<OfflineActivationResource> {
+    return this.#request('POST', '/licenses/activate-offline', { body, ...options })
+  }
+
+  /** Frees a machine's seat by the deactivation code it printed; rejects with `deactivation_code_invalid` when wrong. */
+  async deactivateOffline(
+    id: string,
+    body: Loose<DeactivateOfflineBody>,
+    options: RequestOptions = {},
+  ): Promise<void> {
+    await this.#request<undefined>('POST', `/activations/${encodeURIComponent(id)}/deactivate-offline`, {
+      body,
+      ...options,
+    })
+  }
+
   // Activations
 
   /** Resolves for a new activation and for a repeat of an activated fingerprint; rejects with `activation_limit_reached` when full. */
@@ -533,6 +593,18 @@ export class KeyturnClient {
    */
   search(q: string, options: RequestOptions = {}): Promise<SearchResult> {
     return this.#request('GET', '/search', { query: { q }, ...options })
+  }
+
+  // Statistics (admin and product keys; a product key sees its own product)
+
+  /**
+   * Daily counts per UTC day from `from` to `to` (default: the last 30 days; at most 366), for one
+   * product or every product the key sees, summed: validations (valid and not), machines activated
+   * and deactivated, licenses created, renewed and revoked; and the figures of now (active
+   * machines, licenses expiring within 30 days).
+   */
+  stats(query: StatsQuery = {}, options: RequestOptions = {}): Promise<Stats> {
+    return this.#request('GET', '/stats', { query: { ...query }, ...options })
   }
 
   // Customers (global; a product key sees those owning a license of its product)
@@ -852,6 +924,44 @@ export class KeyturnClient {
 
   retryWebhookDelivery(id: string, options: RequestOptions = {}): Promise<WebhookDeliveryResource> {
     return this.#request('POST', `/webhook-deliveries/${encodeURIComponent(id)}/retry`, options)
+  }
+
+  // Payment-provider integrations (admin keys)
+
+  listIntegrations(options: RequestOptions = {}): Promise<{ object: 'list'; data: IntegrationResource[] }> {
+    return this.#request('GET', '/integrations', options)
+  }
+
+  /** The signing secret is stored encrypted and never returned. */
+  createIntegration(
+    body: Loose<CreateIntegrationBody>,
+    options: RequestOptions = {},
+  ): Promise<IntegrationResource> {
+    return this.#request('POST', '/integrations', { body, ...options })
+  }
+
+  getIntegration(id: string, options: RequestOptions = {}): Promise<IntegrationResource> {
+    return this.#request('GET', `/integrations/${encodeURIComponent(id)}`, options)
+  }
+
+  updateIntegration(
+    id: string,
+    body: Loose<UpdateIntegrationBody>,
+    options: RequestOptions = {},
+  ): Promise<IntegrationResource> {
+    return this.#request('PATCH', `/integrations/${encodeURIComponent(id)}`, { body, ...options })
+  }
+
+  async deleteIntegration(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/integrations/${encodeURIComponent(id)}`, options)
+  }
+
+  /** The latest provider events the integration received, newest first, with what each did. */
+  listIntegrationEvents(
+    id: string,
+    options: RequestOptions = {},
+  ): Promise<{ object: 'list'; data: IntegrationEventResource[] }> {
+    return this.#request('GET', `/integrations/${encodeURIComponent(id)}/events`, options)
   }
 
   async *#iterate<T extends { id: string }>(

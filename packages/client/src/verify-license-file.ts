@@ -56,6 +56,11 @@ export interface LicenseFileResult {
   readonly fingerprint?: string
   /** The activation the file is bound to, when it is. */
   readonly activationId?: string
+  /**
+   * A file from offline activation: the secret that keys this machine's deactivation codes
+   * (`createDeactivationCode`). Keep it with the file; never show it.
+   */
+  readonly deactivationSecret?: string
   readonly entitlements: readonly string[]
   /** When the application must next validate online (ISO 8601); absent: no check-in required. */
   readonly checkInBy?: string
@@ -146,7 +151,11 @@ export async function verifyLicenseFile(
     customFields: {},
     ...(machine === undefined
       ? {}
-      : { fingerprint: machine.fingerprint, activationId: machine.activationId }),
+      : {
+          fingerprint: machine.fingerprint,
+          activationId: machine.activationId,
+          ...(machine.secret === undefined ? {} : { deactivationSecret: machine.secret }),
+        }),
     entitlements: license.entitlements,
     ...(payload.checkInBy === undefined ? {} : { checkInBy: payload.checkInBy }),
     ...(payload.gracePeriod === undefined ? {} : { gracePeriod: payload.gracePeriod }),

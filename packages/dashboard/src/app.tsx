@@ -9,9 +9,12 @@ import { CustomersScreen } from './customers/customers-screen.js'
 import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
 import { EntitlementsScreen } from './entitlements/entitlements-screen.js'
 import { EventsScreen } from './events/events-screen.js'
+import { IntegrationDetailScreen } from './integrations/integration-detail-screen.js'
+import { IntegrationsScreen } from './integrations/integrations-screen.js'
 import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
 import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
+import { OfflineScreen } from './licenses/offline-screen.js'
 import { MailScreen } from './mail/mail-screen.js'
 import { OperatorsScreen } from './operators/operators-screen.js'
 import { OwnSessionsScreen } from './operators/own-sessions-screen.js'
@@ -20,9 +23,11 @@ import { PoliciesScreen } from './policies/policies-screen.js'
 import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
 import { ProductDetailScreen } from './products/product-detail-screen.js'
 import { ProductsScreen } from './products/products-screen.js'
+import { GlobalSearch } from './search/global-search.js'
 import {
   clientFor,
   currentOperator,
+  isAdmin,
   may,
   operatorRequest,
   type Session,
@@ -168,6 +173,11 @@ function Shell({ session }: { session: Session }) {
             <li>
               <NavLink to="/webhooks">Webhooks</NavLink>
             </li>
+            {isAdmin(session) && (
+              <li>
+                <NavLink to="/integrations">Payment providers</NavLink>
+              </li>
+            )}
             <li>
               <NavLink to="/mail">Mail</NavLink>
             </li>
@@ -181,6 +191,7 @@ function Shell({ session }: { session: Session }) {
             )}
           </ul>
         </nav>
+        <GlobalSearch />
         <NavLink to="/sessions" className="muted">
           {session.access.operator.name} ({session.access.operator.role})
         </NavLink>
@@ -201,6 +212,7 @@ function Shell({ session }: { session: Session }) {
           <Route path="products/:id" element={<ProductDetailScreen />} />
           <Route path="licenses" element={<LicensesScreen />} />
           <Route path="licenses/new" element={<NewLicenseScreen />} />
+          <Route path="licenses/offline" element={<OfflineScreen />} />
           <Route path="licenses/:id" element={<LicenseDetailScreen />} />
           <Route path="customers" element={<CustomersScreen />} />
           <Route path="customers/:id" element={<CustomerDetailScreen />} />
@@ -215,6 +227,8 @@ function Shell({ session }: { session: Session }) {
           <Route path="api-keys" element={<ApiKeysScreen />} />
           {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
           <Route path="sessions" element={<OwnSessionsScreen />} />
+          {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}
+          {isAdmin(session) && <Route path="integrations/:id" element={<IntegrationDetailScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>

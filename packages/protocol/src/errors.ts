@@ -21,6 +21,8 @@ export const ErrorCodeSchema = Type.Enum([
   'event_not_found',
   'webhook_endpoint_not_found',
   'webhook_delivery_not_found',
+  'integration_not_found',
+  'provider_signature_invalid',
   'customer_not_found',
   'policy_not_found',
   'entitlement_not_found',
@@ -46,6 +48,10 @@ export const ErrorCodeSchema = Type.Enum([
   'operator_not_found',
   'operator_email_taken',
   'operator_session_not_found',
+  'activation_request_invalid',
+  'license_floating',
+  'deactivation_code_invalid',
+  'deactivation_locked',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -220,6 +226,20 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning: 'No webhook delivery with this id is visible to the API key.',
     action: 'Check the id; deliveries go with their endpoint and with their event (retention).',
   },
+  integration_not_found: {
+    status: 404,
+    title: 'Integration not found',
+    meaning: 'No integration with this id exists (it may have been deleted).',
+    action:
+      'Check the id; a provider sending to a deleted integration gets this answer until its webhook is removed.',
+  },
+  provider_signature_invalid: {
+    status: 400,
+    title: 'Provider signature invalid',
+    meaning:
+      'A payment provider webhook whose signature does not verify with the integration’s signing secret (or is missing). Nothing was recorded or changed.',
+    action: 'Check that the integration holds the signing secret the provider shows for this webhook.',
+  },
   customer_not_found: {
     status: 404,
     title: 'Customer not found',
@@ -393,6 +413,35 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The operator has no live session with this id (it ended, was revoked, or is another operator’s).',
     action: 'List the sessions again.',
+  },
+  activation_request_invalid: {
+    status: 400,
+    title: 'The activation request is not valid',
+    meaning:
+      'The offline activation request is not a request file (armour, parts, base64url, JSON, fields, over 8 KiB), was made in the future, or was altered: its HMAC does not match the key of the license it names. `detail` says which.',
+    action: 'Ask for a new request file from the machine, sent unchanged (as a file, not retyped).',
+  },
+  license_floating: {
+    status: 409,
+    title: 'The license is floating',
+    meaning:
+      'The license has a `heartbeatTtl` (floating seats), and a machine activated offline cannot send heartbeats, so it cannot be activated offline.',
+    action: 'Activate the machine online, or use a license without `heartbeatTtl` for air-gapped machines.',
+  },
+  deactivation_code_invalid: {
+    status: 422,
+    title: 'The deactivation code is not valid',
+    meaning:
+      "The deactivation code is not one the activation's machine made: mistyped, for another activation, or dated more than a day before the activation or after now (a wrong clock on the machine). Nothing was freed. `triesLeft` says how many wrong codes remain before the activation's offline deactivation locks.",
+    action: 'Check the code with the user (it is read in groups of four) and try again.',
+  },
+  deactivation_locked: {
+    status: 409,
+    title: 'Offline deactivation is locked',
+    meaning:
+      'Five wrong deactivation codes in a row were given for this activation, so its offline deactivation is locked for an hour (`retryAfter`, seconds; also the `Retry-After` header).',
+    action:
+      'Wait until the lock ends, then enter the code again; or delete the activation (`DELETE /activations/:id`).',
   },
 }
 

@@ -24,6 +24,7 @@ import {
   examplePublicKeyJwk,
   exampleTime,
 } from './examples.js'
+import { exampleIntegrationResource } from './integrations.js'
 
 const exampleProduct = {
   id: exampleProductId,
@@ -55,6 +56,14 @@ export const eventTypeExamples = {
   'license.reinstated': exampleLicense,
   /** `POST /licenses/:id/renew`: the license with its new expiration date. */
   'license.renewed': { ...exampleLicense, expirationDate: '2032-01-01T00:00:00.000Z' },
+  /**
+   * A payment provider reported a failed payment for the subscription that pays for the license
+   * (integrations): it keeps working until `paymentGraceEndsAt` (the integration's
+   * `paymentGraceDays` later), then validates `payment_overdue` until the next payment.
+   */
+  'license.payment_overdue': { ...exampleLicense, paymentGraceEndsAt: '2030-01-08T00:00:00.000Z' },
+  /** The next payment arrived after a failed one: the payment grace is lifted. */
+  'license.payment_restored': exampleLicense,
   /**
    * A license made from a `firstActivation` policy was activated for the first time: its expiry
    * started, in the same transaction as the `activation.created` recorded beside it.
@@ -205,6 +214,10 @@ export const eventTypeExamples = {
   'portal.signed_out': { customerId: exampleCustomer.id, sessionId: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90' },
   /** The customer had the license key mailed to them again. */
   'portal.key_resent': { customerId: exampleCustomer.id, licenseId: exampleLicenseId },
+  /** Never the signing secret. */
+  'integration.created': exampleIntegrationResource(),
+  'integration.updated': exampleIntegrationResource(),
+  'integration.deleted': exampleIntegrationResource(),
 } as const satisfies Record<string, unknown>
 
 function exampleWebhookEndpoint() {
@@ -325,7 +338,10 @@ export const EventResourceSchema = Type.Object(
       type,
       occurredAt: exampleTime,
       productId:
-        type.startsWith('webhook_endpoint.') || type.startsWith('api_key.') || type.startsWith('portal.')
+        type.startsWith('webhook_endpoint.') ||
+        type.startsWith('api_key.') ||
+        type.startsWith('portal.') ||
+        type.startsWith('integration.')
           ? null
           : exampleProductId,
       actor:

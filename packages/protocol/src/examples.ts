@@ -97,4 +97,5 @@ export const examplePolicy = {
   transferPeriod: 2_592_000,
   checkInInterval: 604_800,
   gracePeriod: 259_200,
+  seatsPerQuantity: false,
 } as const

@@ -261,13 +261,16 @@ export type ValidateLicenseBody = Static<typeof ValidateLicenseBodySchema>
  * Why a known license is not valid; `suspended` means its product is suspended (never a license
  * status); `not_activated` (our extension) answers a validation with a `fingerprint` that holds no
  * seat (also a lapsed floating seat); `entitlements_missing` (our extension) one with `entitlements`
- * the license lacks; `usage_exceeded` a metered license whose `uses` reached `maxUses`.
- * Precedence: revoked > expired > suspended > not_activated > entitlements_missing > usage_exceeded (docs/decisions/0001-licenses.md).
+ * the license lacks; `usage_exceeded` a metered license whose `uses` reached `maxUses`;
+ * `payment_overdue` (our extension) a license whose subscription payment failed and whose payment
+ * grace is over (during the grace it stays valid).
+ * Precedence: revoked > expired > suspended > payment_overdue > not_activated > entitlements_missing > usage_exceeded (docs/decisions/0001-licenses.md).
  */
 export const ValidationReasonSchema = Type.Enum([
   'expired',
   'revoked',
   'suspended',
+  'payment_overdue',
   'not_activated',
   'entitlements_missing',
   'usage_exceeded',

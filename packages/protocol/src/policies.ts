@@ -57,6 +57,11 @@ export const LicenseFileMetadataSchema = Type.Boolean({
     "Whether license files made for its licenses carry the license's metadata (default false: metadata may hold what the vendor does not want on customers' disks). Read live from the policy.",
 })
 
+export const SeatsPerQuantitySchema = Type.Boolean({
+  description:
+    'Whether a license a payment provider sells for a quantity of N gets N times `maxActivations` (default false: one license, `maxActivations` whatever the quantity). Read live: at each purchase and each subscription change.',
+})
+
 /** Portal transfers of a license made from a policy without the fields, or of a license without a policy. */
 export const defaultMaxTransfers = 3
 /** Seconds: 30 days. */
@@ -128,6 +133,7 @@ export const PolicyResourceSchema = Type.Object(
     transferPeriod: TransferPeriodSchema,
     checkInInterval: CheckInIntervalSchema,
     gracePeriod: GracePeriodSchema,
+    seatsPerQuantity: SeatsPerQuantitySchema,
   },
   { additionalProperties: false, examples: [examplePolicy] },
 )
@@ -151,6 +157,7 @@ export const CreatePolicyBodySchema = Type.Object(
     transferPeriod: Type.Optional(TransferPeriodSchema),
     checkInInterval: Type.Optional(CheckInIntervalSchema),
     gracePeriod: Type.Optional(GracePeriodSchema),
+    seatsPerQuantity: Type.Optional(SeatsPerQuantitySchema),
   },
   {
     additionalProperties: false,
@@ -185,6 +192,7 @@ export const UpdatePolicyBodySchema = Type.Object(
     transferPeriod: Type.Optional(TransferPeriodSchema),
     checkInInterval: Type.Optional(CheckInIntervalSchema),
     gracePeriod: Type.Optional(GracePeriodSchema),
+    seatsPerQuantity: Type.Optional(SeatsPerQuantitySchema),
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

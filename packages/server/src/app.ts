@@ -59,6 +59,13 @@ import { IdempotencyService } from './idempotency/idempotency-service.js'
 import type { IdempotencyStore } from './idempotency/idempotency-store.js'
 import { KyselyIdempotencyStore } from './idempotency/kysely-idempotency-store.js'
 import { registerIdempotency } from './idempotency/routes/idempotency-hooks.js'
+import type { ActionStorage } from './integrations/integration-actions.js'
+import { IntegrationReceiver } from './integrations/integration-receiver.js'
+import { IntegrationRetries, integrationRetryJob } from './integrations/integration-retries.js'
+import { IntegrationService } from './integrations/integration-service.js'
+import { KyselyIntegrationStore } from './integrations/kysely-integration-store.js'
+import { registerIntegrationsRoutes } from './integrations/routes/integrations-routes.js'
+import { registerReceiveWebhook } from './integrations/routes/receive-webhook.js'
 import { LicenseFileService } from './license-files/license-file-service.js'
 import { registerLicenseFilesRoutes } from './license-files/routes/license-files-routes.js'
 import { LicenseStatementGroups } from './licenses/kysely-license-statement-groups.js'
@@ -73,6 +80,9 @@ import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
 import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
+import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
+import { OfflineActivationService } from './offline/offline-activation-service.js'
+import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
 import { OperatorService } from './operators/operator-service.js'
 import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
@@ -88,7 +98,12 @@ import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
-import { Limits, limitOutsideApi, type ProtectionOptions } from './protection/routes/rate-limits.js'
+import {
+  Limits,
+  limitOutsideApi,
+  limitReceiverRequest,
+  type ProtectionOptions,
+} from './protection/routes/rate-limits.js'
 import { KyselySearchStore } from './search/kysely-search-store.js'
 import { registerSearchRoutes } from './search/routes/search-routes.js'
 import { SearchService } from './search/search-service.js'
@@ -97,6 +112,10 @@ import { SeatSweepService } from './seat-sweep/seat-sweep-service.js'
 import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
 import { KyselySessionStore } from './sessions/kysely-session-store.js'
 import { SessionService } from './sessions/session-service.js'
+import { DailyCounters } from './stats/daily-counters.js'
+import { KyselyStatsStore } from './stats/kysely-stats-store.js'
+import { registerStatsRoutes } from './stats/routes/stats-routes.js'
+import { StatsService, statsFlushJob } from './stats/stats-service.js'
 import type { Database } from './storage/database.js'
 import { EventGroup } from './storage/event-group.js'
 import { queueMailFromEvents } from './storage/event-writer.js'
@@ -179,6 +198,7 @@ export interface Services {
   readonly tokens: TokenService
   readonly licenseFiles: LicenseFileService
   readonly activations: ActivationService
+  readonly offline: OfflineActivationService
   readonly idempotency: IdempotencyService
   readonly events: EventService
   readonly validationRecording: ValidationRecording
@@ -187,6 +207,11 @@ export interface Services {
   readonly entitlements: EntitlementService
   readonly policies: PolicyService
   readonly webhooks: WebhookService
+  readonly integrations: IntegrationService
+  /** The receivers' transaction: the event recorded and what it asks for done together. */
+  readonly integrationActions: ActionStorage
+  /** Tries again the provider events that could not be acted on yet. */
+  readonly integrationRetries: IntegrationRetries
   /** Background work (`background` below runs their ticks; tests call `tick` themselves). */
   readonly deliveries: DeliveryWorker
   /** Mail sending; undefined while mail is off. */
@@ -203,6 +228,8 @@ export interface Services {
   readonly search: SearchService
   /** Operator accounts: the people who sign in to the dashboard. */
   readonly operators: OperatorService
+  /** Daily counts (`GET /stats`); `background` flushes them, tests call `flush` themselves. */
+  readonly stats: StatsService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -229,6 +256,8 @@ export function buildApp(deps: AppDeps): {
     seatSweepJob(services.seatSweep),
     expiryNoticeJob(services.expiryNotices),
     portalPurgeJob(services.portal),
+    statsFlushJob(services.stats),
+    integrationRetryJob(services.integrationRetries),
     ...(services.mail === undefined ? [] : [mailJob(services.mail)]),
   ]
   const compiledSchemas = deps.compiledSchemas ?? new CompiledSchemas()
@@ -343,6 +372,26 @@ export function buildApp(deps: AppDeps): {
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
   app.register(async (scope: App) => registerApi(scope, protectedApi), { prefix: '/api/v0' })
+  // Fastify runs onClose hooks once the requests in flight have finished: their counts too are
+  // stored before the database closes (`keyturn serve` closes it after the app).
+  app.addHook('onClose', async () => {
+    try {
+      await services.stats.flush()
+    } catch (error) {
+      app.log.error({ err: error }, 'statistics flush failed while stopping')
+    }
+  })
+  // Payment providers authenticate by signature, not API key: a scope of their own, beside the API's.
+  const receiver = new IntegrationReceiver({
+    integrations: new KyselyIntegrationStore(deps.db),
+    clock: deps.clock,
+    secretEncryption: deps.secretKeys.integrationSecretEncryption,
+    actions: services.integrationActions,
+  })
+  const receiverLimit = limits === undefined ? undefined : limitReceiverRequest(limits)
+  app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, receiverLimit), {
+    prefix: '/api/v0',
+  })
   return { app, services, background }
 }
 
@@ -391,6 +440,7 @@ function createServices(deps: AppDeps): Services {
   const unitOfWork = <Stores>(stores: (trx: Kysely<Database>) => Stores) =>
     new KyselyUnitOfWork({ db, clock, stores, group: eventGroup })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
+  const counts = new DailyCounters(clock)
   let tokens: TokenService | undefined
   const mailOutbox = new KyselyMailOutbox(db, deps.secretKeys.mailPayloadEncryption)
   if (deps.mail !== undefined) {
@@ -460,11 +510,18 @@ function createServices(deps: AppDeps): Services {
   })
   // On PostgreSQL, creates and reads of licenses that arrive together share statements.
   const licenseGroups = new LicenseStatementGroups(db)
+  const integrationActions = unitOfWork((trx) => ({
+    integrations: new KyselyIntegrationStore(trx),
+    customers: new KyselyCustomerStore(trx),
+    licenses: new KyselyLicenseStore(trx, licenseGroups),
+    policies: new KyselyPolicyStore(trx),
+  }))
   const licenseStore = new KyselyLicenseStore(deps.db, licenseGroups)
   const licenses = new LicenseService({
     licenses: licenseStore,
     storage: unitOfWork((trx) => ({ licenses: new KyselyLicenseStore(trx, licenseGroups) })),
     recordsValidations: () => validationRecording.isWanted(),
+    counts,
     products,
     activations: activationCheck,
     policies,
@@ -499,6 +556,7 @@ function createServices(deps: AppDeps): Services {
     activations: activationStore,
     storage: unitOfWork((trx) => ({ activations: new KyselyActivationStore(trx, activationGroups) })),
     licenses,
+    counts,
     clock: deps.clock,
   })
   const portal = new PortalService({
@@ -519,6 +577,7 @@ function createServices(deps: AppDeps): Services {
       issueForCustomerMachine: (by, view, machine) => licenseFiles.issueForCustomerMachine(by, view, machine),
     },
     portalUrl: deps.portal?.url,
+    counts,
   })
   const operators = new OperatorService({ store: new KyselyOperatorStore(db), sessions, clock })
   return {
@@ -526,6 +585,7 @@ function createServices(deps: AppDeps): Services {
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
     operators,
+    stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
     customers,
     entitlements,
     policies,
@@ -534,6 +594,15 @@ function createServices(deps: AppDeps): Services {
     activations,
     tokens,
     licenseFiles,
+    offline: new OfflineActivationService({
+      offline: new KyselyOfflineStore(db),
+      storage: unitOfWork((trx) => ({ offline: new KyselyOfflineStore(trx) })),
+      activations,
+      licenses,
+      files: licenseFiles,
+      secretKey: deps.secretKeys.offlineDeactivation,
+      clock,
+    }),
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),
@@ -562,6 +631,19 @@ function createServices(deps: AppDeps): Services {
       secretEncryption: deps.secretKeys.webhookSecretEncryption,
       allowHttp: deps.webhooks?.allowHttp ?? false,
       onEndpointsChanged: () => deliveries.refreshSubscriptions(),
+    }),
+    integrationActions,
+    integrationRetries: new IntegrationRetries({
+      integrations: new KyselyIntegrationStore(deps.db),
+      actions: integrationActions,
+      clock,
+    }),
+    integrations: new IntegrationService({
+      integrations: new KyselyIntegrationStore(deps.db),
+      storage: unitOfWork((trx) => ({ integrations: new KyselyIntegrationStore(trx) })),
+      policies,
+      clock,
+      secretEncryption: deps.secretKeys.integrationSecretEncryption,
     }),
     deliveries,
     mail,
@@ -649,12 +731,15 @@ function registerApi(
   registerLicenseFilesRoutes(api, services.licenseFiles)
   registerUsageRoutes(api, services.usage)
   registerActivationsRoutes(api, services.activations)
+  registerOfflineRoutes(api, services.offline)
   registerProductsRoutes(api, services.products)
   registerWebhooksRoutes(api, services.webhooks)
+  registerIntegrationsRoutes(api, services.integrations)
   registerEventsRoutes(api, services.events)
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
   registerSearchRoutes(api, services.search)
+  registerStatsRoutes(api, services.stats)
   registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)

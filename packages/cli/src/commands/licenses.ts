@@ -28,6 +28,7 @@ import { exportLicenses } from '../license-export.js'
 import { importLicenses } from '../license-import.js'
 import { type ListOptions, printList, withListOptions } from '../list.js'
 import { printFields, printJson, show } from '../output.js'
+import { registerLicenseFileCommand } from './offline.js'
 
 const fieldFlags = {
   productId: '--product',
@@ -348,6 +349,8 @@ export function registerLicenses(program: Command, io: Io): void {
         }
       },
     )
+
+  registerLicenseFileCommand(licenses, io)
 
   apiCommand(licenses, 'usage <id>', 'Count uses of a metered license; refused (exit 1) past maxUses', [
     'keyturn licenses usage lic_7fQx2mNc4RtYp9LkWv3bHs --increment 5',

@@ -25,6 +25,7 @@ const fieldFlags = {
   licenseFileMetadata: '--license-file-metadata',
   checkInInterval: '--check-in-interval',
   gracePeriod: '--grace-period',
+  seatsPerQuantity: '--seats-per-quantity',
 }
 const nullWords = {
   maxActivations: 'unlimited',
@@ -49,6 +50,12 @@ interface PolicyOptions {
   readonly licenseFileMetadata?: string
   readonly checkInInterval?: string
   readonly gracePeriod?: string
+  readonly seatsPerQuantity?: string
+}
+
+/** A `true|false` flag: the boolean, or the text as given (the schema check names the flag). */
+function booleanFlag(value: string | undefined): boolean | string | undefined {
+  return value === undefined ? undefined : value === 'true' ? true : value === 'false' ? false : value
 }
 
 function policyFields(options: PolicyOptions) {
@@ -75,6 +82,7 @@ function policyFields(options: PolicyOptions) {
     checkInInterval:
       options.checkInInterval === undefined ? undefined : orNull(options.checkInInterval, 'none', integer),
     gracePeriod: options.gracePeriod === undefined ? undefined : orNull(options.gracePeriod, 'none', integer),
+    seatsPerQuantity: booleanFlag(options.seatsPerQuantity),
   })
 }
 
@@ -111,6 +119,10 @@ export function registerPolicies(program: Command, io: Io): void {
       .option(
         '--grace-period <seconds>',
         'how long after a missed check-in applications keep working offline, or "none" (the application decides)',
+      )
+      .option(
+        '--seats-per-quantity <true|false>',
+        'whether a payment provider sale of quantity N gets N times --max-activations',
       )
 
   withPolicyOptions(

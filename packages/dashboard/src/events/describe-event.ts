@@ -37,6 +37,8 @@ const verbs: Readonly<Record<string, string>> = {
   'activation.expired': 'lapsed (no heartbeat)',
   'license.expiration_started': 'started its expiry (first activation)',
   'license.expiring_soon': 'expires soon',
+  'license.payment_overdue': 'payment overdue (grace started)',
+  'license.payment_restored': 'payment restored',
   'license.validation_failed': 'failed validation',
   'license.usage_incremented': 'usage recorded',
   'license.usage_reset': 'usage reset',

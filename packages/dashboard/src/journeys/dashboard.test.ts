@@ -5,12 +5,19 @@
  * artifacts/dashboard/ (docs/guides/dashboard.md; not committed).
  */
 import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { KeyturnClient, validateLicenseToken } from '@keyturn/client'
+import {
+  createActivationRequest,
+  createDeactivationCode,
+  KeyturnClient,
+  validateLicenseToken,
+  verifyLicenseFile,
+} from '@keyturn/client'
 import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
@@ -500,6 +507,45 @@ it('runs the licensing business from the dashboard in Chromium', {
     await checkScreen(page, '23-mail')
   })
 
+  await t.test('shows what the last payment-provider events did', async () => {
+    const secret = 'lemon-squeezy-journey-secret'
+    const integration = await admin.createIntegration({
+      provider: 'lemonsqueezy',
+      signingSecret: secret,
+      mappings: [],
+    })
+    const order = JSON.stringify({
+      meta: { event_name: 'order_created' },
+      data: {
+        type: 'orders',
+        id: '7',
+        attributes: {
+          user_email: 'ada@example.com',
+          first_order_item: { variant_id: 42 },
+          updated_at: '2030-01-01T00:00:00.000000Z',
+        },
+      },
+    })
+    const delivered = await fetch(`${base}${integration.webhookPath}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-signature': createHmac('sha256', secret).update(order).digest('hex'),
+      },
+      body: order,
+    })
+    assert.equal(delivered.status, 200, await delivered.text())
+    await navigate(page, 'Payment providers')
+    await page.getByRole('link', { name: 'Lemon Squeezy' }).click()
+    const events = page.getByRole('table', { name: 'Received provider events' })
+    await events
+      .getByRole('row', { name: /order_created/ })
+      .getByText('ignored', { exact: true })
+      .waitFor()
+    await events.getByText('Item 42 is not mapped; nothing was created.').waitFor()
+    await checkScreen(page, '24-payment-provider-events')
+  })
+
   await t.test("meters a license's usage and resets it after a confirmation", async () => {
     await page.goto(`${base}/dashboard/licenses/${licenseId}`)
     await page.getByLabel('Maximum uses').fill('5')
@@ -554,6 +600,127 @@ it('runs the licensing business from the dashboard in Chromium', {
   )
 
   await t.test(
+    'draws the activity per day and finds anything from the search box (/ or Ctrl-K)',
+    async () => {
+      const soon = await admin.createLicense({
+        productId: other.id, // another product's: the product key's view below counts Acme's licenses
+        expirationDate: new Date(Date.now() + 10 * 86_400_000).toISOString(),
+      })
+      // Counts only grow and reach the table every few seconds: what the page draws lies between two reads.
+      const before = await admin.stats()
+      await navigate(page, 'Overview')
+      const created = page.getByRole('img', { name: /^New licenses per day, .*: [\d,]+ created$/ })
+      await created.waitFor()
+      const after = await admin.stats()
+      const name = (await created.locator('title').first().textContent()) ?? ''
+      const shown = Number(/([\d,]+) created$/.exec(name)?.[1]?.replaceAll(',', '') ?? Number.NaN)
+      assert.ok(
+        before.totals.licensesCreated <= shown && shown <= after.totals.licensesCreated,
+        `${before.totals.licensesCreated} <= ${shown} <= ${after.totals.licensesCreated}`,
+      )
+      await page
+        .getByRole('img', { name: /^Validations per day, .*: [\d,]+ valid, [\d,]+ not valid$/ })
+        .waitFor()
+      const expiring = page.getByRole('region', { name: 'Expiring within 30 days' })
+      await expiring.getByRole('link', { name: soon.key }).waitFor()
+      assert.equal(after.now.licensesExpiringSoon, 1)
+      await page
+        .locator('dl.cards > div')
+        .filter({ has: page.getByText('Expiring within 30 days', { exact: true }) })
+        .getByRole('definition')
+        .getByText('1', { exact: true })
+        .waitFor()
+      await page.getByRole('combobox', { name: 'Period' }).selectOption('90')
+      const from = new Date(Date.now() - 89 * 86_400_000).toISOString().slice(0, 10)
+      await page.getByRole('img', { name: new RegExp(`^Machines per day, ${from} to `) }).waitFor()
+      // One product's activity: the request names it.
+      const asked = page.waitForRequest((request) =>
+        request.url().includes(`/stats?from=${from}&productId=${productId}`),
+      )
+      await page
+        .getByRole('combobox', { name: 'Product', exact: true })
+        .selectOption({ label: 'Acme Photo Editor' })
+      await asked
+      await checkScreen(page, '24-overview-activity')
+
+      // `/` from anywhere but a text field: a key typed loosely, then Enter opens the first hit.
+      await page.locator('body').click({ position: { x: 5, y: 5 } })
+      await page.keyboard.press('/')
+      const search = page.getByRole('dialog', { name: 'Search' })
+      const box = search.getByLabel('Find a license, customer or machine')
+      await box.waitFor()
+      await box.fill(soon.key.replaceAll('-', '').toLowerCase())
+      await search.getByRole('link', { name: new RegExp(`License: ${soon.key}`) }).waitFor()
+      await checkScreen(page, '25-search')
+      await box.press('Enter')
+      await page.waitForURL(new RegExp(`/licenses/${soon.id}$`))
+      await page.getByRole('heading', { name: /^License / }).waitFor()
+      // Ctrl-K works from inside a text field too.
+      await page.getByLabel('Custom fields (JSON object, optional)').focus()
+      await page.keyboard.press('Control+k')
+      await box.fill('ADA@example.com')
+      // The arrow keys move from the box to the hits; Enter follows the one in focus.
+      const hit = search.getByRole('link', { name: /Customer: ada@example\.com/ })
+      await hit.waitFor()
+      await box.press('ArrowDown')
+      assert.match(String(await inPage(page, 'document.activeElement?.textContent')), /^Customer: ada@/)
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: hostileName, level: 1 }).waitFor()
+      assert.equal(await search.isVisible(), false)
+    },
+  )
+
+  await t.test(
+    'activates an air-gapped machine from its request file and frees its seat by its code',
+    async () => {
+      const license = await admin.createLicense({
+        productId: productId as `prd_${string}`,
+        maxActivations: 2,
+      })
+      const fingerprint = 'lab-pc-4'
+      const request = await createActivationRequest({
+        licenseKey: license.key,
+        productId,
+        fingerprint,
+        name: 'Lab PC 4',
+      })
+      await navigate(page, 'Licenses')
+      await page.getByRole('link', { name: 'Offline activation' }).click()
+      await page.getByRole('heading', { name: 'Offline activation', level: 1 }).waitFor()
+      await page.getByLabel('Or paste the request').fill(request)
+      await page.getByRole('button', { name: 'Activate machine', exact: true }).click()
+      await page.getByText(/^Activated Lab PC 4 \(act_\w+\) on lic_\w+\. Its license file expires/).waitFor()
+      await checkScreen(page, '26-offline-activation')
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('link', { name: 'Download license file' }).click(),
+      ])
+      assert.equal(download.suggestedFilename(), 'lab-pc-4.license')
+      const file = await verifyLicenseFile(readFileSync(await download.path(), 'utf8'), {
+        productId,
+        publicKey: (await admin.getProduct(productId as `prd_${string}`)).publicKey,
+        licenseKey: license.key,
+        fingerprint,
+      })
+      const activationId = file.activationId ?? ''
+      const form = page.getByRole('form', { name: 'Enter a deactivation code' })
+      await form.getByLabel('Activation id').fill(activationId)
+      await form.getByLabel('Deactivation code').fill('AAAA-AAAA-AAAA-AAAA')
+      await form.getByRole('button', { name: 'Deactivate machine' }).click()
+      await form
+        .getByRole('alert')
+        .getByText(/4 more wrong codes/)
+        .waitFor()
+      const code = await createDeactivationCode({ activationId, secret: file.deactivationSecret ?? '' })
+      await form.getByLabel('Deactivation code').fill(code.toLowerCase())
+      await form.getByRole('button', { name: 'Deactivate machine' }).click()
+      await form.getByText(`Deactivated ${activationId}: its seat is free.`).waitFor()
+      assert.equal((await admin.listActivations(license.id)).totalCount, 0)
+      await checkScreen(page, '27-offline-deactivation')
+    },
+  )
+
+  await t.test(
     'manages a webhook endpoint: secret shown once, edit, test event delivered after a retry, rotate, delete',
     async () => {
       const receiver = await startWebhookReceiver(t, 503) // down at first: the delivery waits for a retry
@@ -601,6 +768,68 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByRole('table', { name: 'Webhook endpoints' }).waitFor()
       assert.equal(await page.getByRole('link', { name: receiver.url }).count(), 0)
       assert.equal((await admin.listWebhookEndpoints()).data.length, 0)
+    },
+  )
+
+  await t.test(
+    'sells through a Lemon Squeezy integration: a signed order becomes a license, shown among the received events',
+    async () => {
+      await navigate(page, 'Payment providers')
+      await page.getByText('Add an integration').click()
+      const form = page.getByRole('form', { name: 'Add an integration' })
+      await form.getByLabel('Provider').selectOption({ label: 'Lemon Squeezy' })
+      await form.getByLabel('Webhook signing secret').fill('ls-dashboard-secret')
+      await form.getByLabel('Lemon Squeezy variant id').fill('4711')
+      await form
+        .getByLabel('Sells (product — policy)')
+        .selectOption({ label: 'Acme Photo Editor — Pro yearly' })
+      await form.getByLabel('Days a license keeps working after a failed payment').fill('5')
+      await form.getByRole('button', { name: 'Add integration' }).click()
+      await page.getByRole('heading', { name: 'Lemon Squeezy', level: 1 }).waitFor()
+      await page.getByText('The license keeps working 5 days').waitFor()
+      await page.getByText('Nothing received yet.', { exact: false }).waitFor()
+      const receiverUrl = await page.locator('dd code', { hasText: '/webhook' }).textContent()
+      assert.match(receiverUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/api\/v0\/integrations\/int_\w+\/webhook$/)
+
+      // Lemon Squeezy's order_created, as it documents it: signed with the secret (X-Signature).
+      const order = JSON.stringify({
+        meta: { test_mode: true, event_name: 'order_created', custom_data: {} },
+        data: {
+          type: 'orders',
+          id: '9001',
+          attributes: {
+            customer_id: 77,
+            identifier: 'f1c4a6e2-0d6b-4c53-9a4e-2b1f7f0e9a11',
+            order_number: 9001,
+            user_name: 'Lena Buyer',
+            user_email: 'lena@example.com',
+            status: 'paid',
+            refunded: false,
+            first_order_item: { id: 1, order_id: 9001, product_id: 1, variant_id: 4711, price: 4900 },
+            created_at: '2026-11-20T09:00:00.000000Z',
+            updated_at: '2026-11-20T09:00:00.000000Z',
+          },
+        },
+      })
+      const delivered = await fetch(receiverUrl ?? '', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-signature': createHmac('sha256', 'ls-dashboard-secret').update(order).digest('hex'),
+        },
+        body: order,
+      })
+      assert.equal(delivered.status, 200, await delivered.text())
+      await page.reload()
+      const received = page.getByRole('table', { name: 'Received provider events' })
+      await received.getByText('order_created').waitFor()
+      await received.getByText('processed', { exact: true }).waitFor()
+      const [customer] = (await admin.listCustomers({ filter: 'email:eq:lena@example.com' })).data
+      assert.ok(customer !== undefined, 'the buyer became a customer')
+      const licenses = await admin.listLicenses({ filter: `customerId:eq:${customer.id}` })
+      assert.equal(licenses.data.length, 1)
+      assert.equal(licenses.data[0]?.productId, productId)
+      await checkScreen(page, '22-integration')
     },
   )
 

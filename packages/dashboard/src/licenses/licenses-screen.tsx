@@ -33,6 +33,9 @@ export function LicensesScreen() {
       <div className="title-row">
         <h1>Licenses</h1>
         <Allowed least="admin">
+          <Link to="/licenses/offline" className="button">
+            Offline activation
+          </Link>
           <Link to="/licenses/new" className="button primary">
             Create license
           </Link>

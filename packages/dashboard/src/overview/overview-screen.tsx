@@ -1,4 +1,5 @@
 import { useQueries, useQuery } from '@tanstack/react-query'
+import { lazy, Suspense } from 'react'
 import { Link } from 'react-router'
 import { ProblemMessage } from '../components/problem-message.js'
 import { EventTable } from '../events/event-table.js'
@@ -6,7 +7,10 @@ import { useSession } from '../session/session.js'
 
 const licenseStatuses = ['active', 'expired', 'revoked'] as const
 
-/** Counts only: each is one list request with limit=1, read from its totalCount. */
+/** The charts load after the first page: their code is not in the initial JavaScript. */
+const Activity = lazy(async () => ({ default: (await import('./activity.js')).Activity }))
+
+/** Counts (each one list request with limit=1, read from its totalCount), the activity charts, the latest events. */
 export function OverviewScreen() {
   const { client } = useSession()
   const counts = useQueries({
@@ -60,6 +64,9 @@ export function OverviewScreen() {
           </div>
         </dl>
       </section>
+      <Suspense fallback={<p role="status">Loading activity…</p>}>
+        <Activity />
+      </Suspense>
       <LatestEvents />
     </>
   )

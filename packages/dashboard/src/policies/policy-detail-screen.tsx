@@ -35,7 +35,10 @@ export function PolicyDetailScreen() {
               <ProductLink id={data.productId} />
             </dd>
             <dt>Activations</dt>
-            <dd>{data.maxActivations ?? 'Unlimited'}</dd>
+            <dd>
+              {data.maxActivations ?? 'Unlimited'}
+              {data.seatsPerQuantity && data.maxActivations !== null ? ' per seat bought' : ''}
+            </dd>
             <dt>Duration</dt>
             <dd>
               {durationInDays(data.duration)}, counted from{' '}

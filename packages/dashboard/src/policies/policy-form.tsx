@@ -31,6 +31,7 @@ export function toPolicyFields(form: FormData): PolicyFields {
     licenseFileTtl: fileDays === '' ? null : Math.round(Number(fileDays) * secondsPerDay),
     tokenTtlMax: tokenDays === '' ? null : Math.round(Number(tokenDays) * secondsPerDay),
     licenseFileMetadata: form.get('licenseFileMetadata') === 'on',
+    seatsPerQuantity: form.get('seatsPerQuantity') === 'on',
     maxTransfers: maxTransfers === '' ? null : Number(maxTransfers),
     ...(transferDays === '' ? {} : { transferPeriod: Math.round(Number(transferDays) * secondsPerDay) }),
     heartbeatTtl: leaseMinutes === '' ? null : Math.round(Number(leaseMinutes) * 60),
@@ -181,6 +182,15 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
           defaultChecked={policy?.licenseFileMetadata ?? false}
         />
         <label htmlFor={`${id}-file-metadata`}>License files carry the license&apos;s metadata</label>
+      </div>
+      <div className="checkbox">
+        <input
+          id={`${id}-seats`}
+          name="seatsPerQuantity"
+          type="checkbox"
+          defaultChecked={policy?.seatsPerQuantity ?? false}
+        />
+        <label htmlFor={`${id}-seats`}>A payment provider sale of quantity N gets N × the activations</label>
       </div>
       <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
       <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />

@@ -11,6 +11,7 @@ import {
   type Paginated,
   type ProductId,
 } from '@keyturn/protocol'
+import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
@@ -48,6 +49,8 @@ export interface ActivationServiceDeps {
   /** Writes: the change and its event in one transaction. */
   readonly storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly licenses: LicenseFinder
+  /** Daily statistics: machines activated and deactivated; default none. */
+  readonly counts?: ActivityCounts
   readonly clock: Clock
 }
 
@@ -55,12 +58,14 @@ export class ActivationService {
   readonly #activations: ActivationStore
   readonly #storage: UnitOfWork<{ readonly activations: ActivationStore }>
   readonly #licenses: LicenseFinder
+  readonly #counts: ActivityCounts
   readonly #clock: Clock
 
   constructor(deps: ActivationServiceDeps) {
     this.#activations = deps.activations
     this.#storage = deps.storage
     this.#licenses = deps.licenses
+    this.#counts = deps.counts ?? countNothing
     this.#clock = deps.clock
   }
 
@@ -85,6 +90,18 @@ export class ActivationService {
     )
   }
 
+  /**
+   * Takes a seat of a license the caller found usable, for a machine activated offline (offline/):
+   * the same path, limit and transaction as online; its `activation.created` says `mode: "offline"`.
+   */
+  async activateOffline(
+    principal: Principal,
+    view: LicenseView,
+    input: ActivateLicenseBody,
+  ): Promise<ActivationResult> {
+    return this.#activate(principal, view, input, 'offline')
+  }
+
   /** Frees the seat. */
   async deactivate(principal: Principal, id: ActivationId): Promise<void> {
     requireManagementKey(principal)
@@ -107,13 +124,15 @@ export class ActivationService {
   }
 
   async #deactivate(principal: Principal, id: ActivationId, notFound: string): Promise<void> {
-    await this.#storage.write(principal, async ({ activations, events }) => {
+    const deleted = await this.#storage.write(principal, async ({ activations, events }) => {
       const deleted = await activations.deactivate(id, this.#clock.now())
       if (deleted === undefined) {
         throw activationNotFound(notFound)
       }
       events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
+      return deleted
     })
+    this.#counts.count(deleted.productId, 'deactivations')
   }
 
   /**
@@ -188,7 +207,12 @@ export class ActivationService {
     principal: Principal,
     view: LicenseView,
     input: ActivateLicenseBody,
+    mode?: 'offline',
   ): Promise<ActivationResult> {
+    const createdEvent = (activation: Activation) => ({
+      ...toActivationResource(activation),
+      ...(mode === undefined ? {} : { mode }),
+    })
     // After the read that confirms the API key (config.confirmsApiKey): a deleted key hears 401.
     if (input.metadata !== undefined && byteLength(input.metadata) > maxActivationMetadataBytes) {
       throw new InvalidInputError(
@@ -221,10 +245,11 @@ export class ActivationService {
       // statements and COMMIT were (docs/decisions/0017-fewer-round-trips-postgresql.md). Any other case goes on below.
       const created = newActivationAt(activation, activation.at, activation.heartbeatTtl)
       const done = await this.#storage.writeOne(principal, ({ activations, events }) => {
-        events.record('activation.created', license.productId, toActivationResource(created))
+        events.record('activation.created', license.productId, createdEvent(created))
         return activations.activateAlone(activation, events.take())
       })
       if (done === 'done') {
+        this.#counts.count(license.productId, 'activations')
         return { outcome: 'created', activation: created, expirationStarted: null }
       }
     }
@@ -235,7 +260,7 @@ export class ActivationService {
       }
       // A repeat activation only refreshes lastSeenAt: not an event (it is a heartbeat, not a change).
       if (outcome.kind === 'created') {
-        events.record('activation.created', license.productId, toActivationResource(outcome.activation))
+        events.record('activation.created', license.productId, createdEvent(outcome.activation))
         if (outcome.expirationStarted !== null) {
           // The license's first activation ever: it had none, now it has this one.
           const started = {
@@ -259,6 +284,9 @@ export class ActivationService {
         `License ${license.id} has all ${outcome.limit} activations in use; deactivate a machine first.`,
         { extensions: { maxActivations: outcome.limit, activationCount: outcome.count } },
       )
+    }
+    if (outcome.kind === 'created') {
+      this.#counts.count(license.productId, 'activations')
     }
     return {
       outcome: outcome.kind,

@@ -13,6 +13,7 @@ import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObje
 import {
   answerSignatureBase,
   answerSignatureParams,
+  canonicalLicenseKey,
   EventResourceSchema,
   licenseTokenIssuer,
   licenseTokenType,
@@ -20,6 +21,12 @@ import {
 } from '@keyturn/protocol'
 import { Webhook } from 'standardwebhooks'
 import { writeLicenseFile } from '../license-files/license-file-format.js'
+import {
+  deactivationCodeMac,
+  formatDeactivationCode,
+  licenseKeyHint,
+  writeActivationRequest,
+} from '../offline/offline-formats.js'
 import { signJwt } from '../tokens/ed25519.js'
 
 /** A test-only Ed25519 key: its seed is the SHA-256 of a public label, so anyone can re-derive it. */
@@ -1078,6 +1085,87 @@ function fingerprintVectors() {
   ]
 }
 
+/** Activation request files as `createActivationRequest` writes them, with the nonce and time fixed. */
+function activationRequestVectors() {
+  const vector = (
+    name: string,
+    description: string,
+    licenseKey: string,
+    payload: Parameters<typeof writeActivationRequest>[1],
+  ) => ({
+    name,
+    description,
+    licenseKey,
+    payload,
+    keyHint: licenseKeyHint(canonicalLicenseKey(licenseKey)),
+    request: writeActivationRequest(licenseKey, payload),
+  })
+  const nonce = createHash('sha256')
+    .update('keyturn conformance: request nonce')
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url')
+  return [
+    vector(
+      'keyturn-key-typed-loosely',
+      'A Keyturn key typed in lower case without dashes: canonicalised before the hint and the HMAC; with name and platform.',
+      '7k3qd m9xtb 2vhcr 8pnwf 4zj6a'.replace(/ /g, ''),
+      {
+        productId,
+        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+        name: 'Lab PC 4',
+        platform: 'linux-x64',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+    vector(
+      'custom-key-exact',
+      'A custom key, used exactly as given (case kept); no name or platform.',
+      'Acme-Pro-2024-000183',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        nonce,
+        created: '2030-06-15T12:30:45.123Z',
+      },
+    ),
+    vector(
+      'unicode-name',
+      'A machine name outside ASCII: the payload is UTF-8 JSON.',
+      '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        name: 'Poste de Zoé ✓',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+  ]
+}
+
+/** Deactivation codes as `createDeactivationCode` prints them. */
+function deactivationCodeVectors() {
+  const secret = createHash('sha256').update('keyturn conformance: deactivation secret').digest('base64url')
+  const vector = (name: string, activationId: string, now: string) => {
+    const minute = Math.floor(Date.parse(now) / 60_000)
+    return {
+      name,
+      activationId,
+      secret,
+      now,
+      minute,
+      code: formatDeactivationCode(minute, deactivationCodeMac(secret, activationId, minute)),
+    }
+  }
+  return [
+    vector('at-a-whole-minute', 'act_9pLm3xQv7TbN2cRw5KsYdA', '2030-01-01T00:00:00.000Z'),
+    vector('seconds-dropped', 'act_9pLm3xQv7TbN2cRw5KsYdA', '2030-01-01T00:00:59.999Z'),
+    vector('another-activation', 'act_2Hq8RtYvN4mLp7XcKb3WsD', '2031-07-04T18:22:10.000Z'),
+  ]
+}
+
 /** Every vector, as the JSON written to conformance/vectors.json. */
 export async function conformanceVectors(): Promise<unknown> {
   const keyEntry = (key: ConformanceKey) => ({
@@ -1096,6 +1184,8 @@ export async function conformanceVectors(): Promise<unknown> {
     fingerprints: fingerprintVectors(),
     licenseFiles: await licenseFileVectors(),
     guard: guardVectors(),
+    activationRequests: activationRequestVectors(),
+    deactivationCodes: deactivationCodeVectors(),
   }
 }
 

@@ -19,6 +19,7 @@ const idPrefixes = {
   transfer: 'trf_',
   operator: 'opr_',
   operatorToken: 'otk_',
+  integration: 'int_',
 } as const
 
 type IdKind = keyof typeof idPrefixes

@@ -23,6 +23,10 @@ export interface SecretKeys {
   readonly mailPayloadEncryption: Buffer
   /** Keys the HMAC-SHA256 digests of customer portal sign-in codes and of the addresses they are for. */
   readonly portalCodeDigest: Buffer
+  /** Encrypts payment-provider signing secrets at rest (AES-256-GCM). */
+  readonly integrationSecretEncryption: Buffer
+  /** Derives each offline activation's deactivation secret (HMAC-SHA256 of its id). */
+  readonly offlineDeactivation: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -35,6 +39,8 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     idempotencyResponseEncryption: derive('idempotency-response-encryption'),
     mailPayloadEncryption: derive('mail-payload-encryption'),
     portalCodeDigest: derive('portal-code-digest'),
+    integrationSecretEncryption: derive('integration-secret-encryption'),
+    offlineDeactivation: derive('offline-deactivation'),
   }
 }
 

@@ -4,7 +4,15 @@
  * transactional outbox, docs/decisions/0012-events-and-unit-of-work.md). Services receive a `UnitOfWork` whose `write` hands them
  * stores bound to the transaction plus an `EventRecorder`.
  */
-import type { CustomerId, EventActor, EventId, EventType, ProductId, SystemActorId } from '@keyturn/protocol'
+import type {
+  CustomerId,
+  EventActor,
+  EventId,
+  EventType,
+  IntegrationId,
+  ProductId,
+  SystemActorId,
+} from '@keyturn/protocol'
 import type { Principal } from './principal.js'
 
 /** Who made a change, as the event records it: `{ type, id }` (protocol's EventActor). */
@@ -35,8 +43,17 @@ export interface SystemActor {
   readonly id: SystemActorId
 }
 
-/** Who made a change: the calling API key (with its request), a portal customer, or a part of the server. */
-export type ChangeActor = Principal | CustomerActor | SystemActor
+/** A payment-provider integration acting on a provider's webhook (integrations/), or on its retry. */
+export interface IntegrationActor {
+  readonly type: 'integration'
+  readonly id: IntegrationId
+}
+
+/**
+ * Who made a change: the calling API key (with its request), a portal customer, a payment-provider
+ * integration, or a part of the server.
+ */
+export type ChangeActor = Principal | CustomerActor | IntegrationActor | SystemActor
 
 /** A change the server makes on its own, from one of its parts. */
 export function systemActor(id: SystemActorId): SystemActor {

@@ -139,6 +139,8 @@ export function handleError(
   if (problem.status === 503) {
     // The outage is logged once by the connection (storage/connect.ts), not with every request.
     reply.header('Retry-After', String(databaseRetryAfterSeconds))
+  } else if (typeof extensions?.retryAfter === 'number') {
+    reply.header('Retry-After', String(extensions.retryAfter))
   } else if (problem.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   }

@@ -104,9 +104,14 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
       { name: 'customers', description: 'Customers: who owns licenses' },
       { name: 'search', description: 'Search: find licenses, customers and machines from one box' },
+      { name: 'stats', description: 'Statistics: daily counts per product, and figures of now' },
       { name: 'entitlements', description: 'Entitlements: the features of a product that licenses unlock' },
       { name: 'policies', description: 'Policies: plans that licenses are made from' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries (Standard Webhooks)' },
+      {
+        name: 'integrations',
+        description: 'Stripe, Paddle and Lemon Squeezy: their webhooks create, renew and end licenses',
+      },
       {
         name: 'emails',
         description: 'The mail delivery log: what was queued and sent, never a message body',

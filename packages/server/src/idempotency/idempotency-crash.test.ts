@@ -164,6 +164,8 @@ const rerunTables: Record<string, readonly string[]> = {
   '/licenses/:id/license-file': ['events'],
   '/activations/:id/license-file': ['events'],
   '/licenses/license-file': ['events'],
+  // The same request again: the same activation (no new one) and file; the file's issue is recorded again.
+  '/licenses/activate-offline': ['events'],
   '/licenses/heartbeat': ['activations'],
   '/activations/:id/heartbeat': ['activations'],
   '/webhook-endpoints/:id/test': ['events', 'webhook_deliveries'],

@@ -532,6 +532,11 @@ function checkAnswer(
   }
 }
 
+/** Tables a refused request is meant to change: what counts refusals to lock a resource. */
+const countsRefusals: Record<string, string> = {
+  offline_deactivation_locks: 'wrong deactivation codes in a row lock offline deactivation',
+}
+
 describeEachDatabase('hostile requests on every route', (database) => {
   it('answers every generated hostile request below 500 with problem details, and a refused one changes nothing', async (t) => {
     const scene = await setUp(t, database)
@@ -555,7 +560,7 @@ describeEachDatabase('hostile requests on every route', (database) => {
           const after = await digestData(connection)
           if (res.statusCode >= 400) {
             const changed = Object.keys(after.tables).filter(
-              (table) => after.tables[table] !== data.tables[table],
+              (table) => after.tables[table] !== data.tables[table] && !(table in countsRefusals),
             )
             assert.deepEqual(
               changed,

@@ -34,6 +34,8 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'POST /licenses/:id/license-file': { own: 201, foreign: noLicense },
   'POST /licenses/license-file': { own: 201, foreign: noLicense },
   'POST /activations/:id/license-file': { own: 201, foreign: noActivation },
+  'POST /licenses/activate-offline': { own: 201, foreign: noLicense },
+  'POST /activations/:id/deactivate-offline': { own: 204, foreign: noActivation },
   'POST /licenses/:id/revoke': { own: 200, foreign: noLicense },
   'POST /licenses/:id/reinstate': { own: 200, foreign: noLicense },
   'POST /licenses/:id/renew': { own: 200, foreign: noLicense },
@@ -61,6 +63,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /customers': { own: 200, foreign: 200 },
   // Search answers 200 with an empty list for what the key may not see.
   'GET /search': { own: 200, foreign: 200 },
+  'GET /stats': { own: 200, foreign: noProduct },
   'POST /customers': { own: 201, foreign: 201 },
   'GET /customers/:id': { own: 200, foreign: noCustomer },
   'PATCH /customers/:id': { own: 200, foreign: noCustomer },
@@ -97,6 +100,12 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   'GET /webhook-endpoints/:id/deliveries': { own: 200, foreign: noEndpoint },
   'POST /webhook-deliveries/:id/retry': { own: 200, foreign: [404, 'webhook_delivery_not_found'] },
   'DELETE /webhook-endpoints/:id': { own: 204, foreign: noEndpoint },
+  'GET /integrations': { own: forbidden, foreign: forbidden },
+  'POST /integrations': { own: forbidden, foreign: forbidden },
+  'GET /integrations/:id': { own: forbidden, foreign: forbidden },
+  'PATCH /integrations/:id': { own: forbidden, foreign: forbidden },
+  'GET /integrations/:id/events': { own: forbidden, foreign: forbidden },
+  'DELETE /integrations/:id': { own: forbidden, foreign: forbidden },
 }
 
 const routeKey = (route: ApiRoute) => `${route.method} ${route.path}`

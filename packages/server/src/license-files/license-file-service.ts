@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import {
   type ActivationId,
   type CreateLicenseFileBody,
@@ -75,6 +76,23 @@ export interface IssuedLicenseFile {
 export interface Machine {
   readonly activationId: ActivationId
   readonly fingerprint: string
+  /** Offline activation only: keys the machine's deactivation codes. */
+  readonly secret?: string
+}
+
+/** Salt, then iv, taken in turn from HMAC-SHA256(secret, content): fresh whenever the content differs. */
+function derivedRandom(secret: string, content: string): (size: number) => Buffer {
+  const stream = createHmac('sha256', Buffer.from(secret, 'base64url'))
+    .update(`keyturn-license-file/1 random\n${content}`, 'utf8')
+    .digest()
+  let used = 0
+  return (size) => {
+    if (used + size > stream.length) {
+      throw new Error('derivedRandom: more bytes than a license file takes')
+    }
+    used += size
+    return stream.subarray(used - size, used)
+  }
 }
 
 const noFile = 'a license file is issued only for an active license.'
@@ -172,6 +190,21 @@ export class LicenseFileService {
     return this.#issue(by, view, machine, undefined, undefined, true)
   }
 
+  /**
+   * For offline activation (offline/): a machine file carrying the machine's deactivation secret,
+   * always encrypted, issued at `issued` (when its request was first answered). Its salt and iv
+   * come from an HMAC of its content under the secret, so the same request answered again, for an
+   * unchanged license, gets the same file byte for byte, and a changed one never reuses an iv.
+   */
+  async issueForOfflineActivation(
+    principal: Principal,
+    view: LicenseView,
+    machine: Machine & { readonly secret: string },
+    issued: Date,
+  ): Promise<IssuedLicenseFile> {
+    return this.#issue(principal, view, machine, undefined, undefined, true, issued)
+  }
+
   async #issue(
     by: Principal | CustomerActor,
     view: LicenseView,
@@ -179,9 +212,10 @@ export class LicenseFileService {
     requested: number | null | undefined,
     cap: number | undefined,
     encrypt: boolean,
+    issuedAt?: Date,
   ): Promise<IssuedLicenseFile> {
     const { license, state } = view
-    const issued = state.determinedAt
+    const issued = issuedAt ?? state.determinedAt
     const policy =
       license.policyId === null ? undefined : await this.#deps.policies.findPolicy(license.policyId)
     // The request's lifetime, else the policy's (read live), else a year; a client key's at most `cap`.
@@ -214,6 +248,14 @@ export class LicenseFileService {
       ...checkInAt(policy, issued),
     }
     const signer = await this.#deps.signers.productSigner(license.productId)
+    const secret = machine?.secret
+    const random =
+      secret === undefined
+        ? undefined
+        : derivedRandom(
+            secret,
+            `${signer.keyId}\n${issued.toISOString()}\n${expiry?.toISOString()}\n${JSON.stringify(payload)}`,
+          )
     const licenseFile = await writeLicenseFile(
       {
         keyId: signer.keyId,
@@ -223,6 +265,7 @@ export class LicenseFileService {
         payload,
         licenseKey: license.key,
         ...(encrypt ? { encrypt: machine === undefined ? {} : { fingerprint: machine.fingerprint } } : {}),
+        ...(random === undefined ? {} : { random }),
       },
       signer.sign,
     )

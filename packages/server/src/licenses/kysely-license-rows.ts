@@ -28,6 +28,7 @@ export function rowToLicense(row: LicenseRow): License {
     metadata: readMetadata(row.metadata),
     firstActivationDuration:
       row.first_activation_duration === null ? null : Number(row.first_activation_duration),
+    paymentGraceEndsAt: toNullableDate(row.payment_grace_ends_at ?? null),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   }

@@ -2,6 +2,7 @@ import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } fro
 import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
+import { licenseKeyHint } from '../offline/offline-formats.js'
 import { apiKeyLive, confirmedRow } from '../storage/api-key-confirmation.js'
 import {
   isForeignKeyViolation,
@@ -246,6 +247,7 @@ export class KyselyLicenseStore implements LicenseStore {
       product_id:
         onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor.apiKeyId),
       key: license.key,
+      key_hint: licenseKeyHint(license.key),
       max_activations: license.maxActivations,
       expiration_date: license.expirationDate?.toISOString() ?? null,
       revoked_at: license.revokedAt?.toISOString() ?? null,
@@ -389,6 +391,9 @@ export class KyselyLicenseStore implements LicenseStore {
       ...(changes.firstActivationDuration === undefined
         ? {}
         : { first_activation_duration: changes.firstActivationDuration }),
+      ...(changes.paymentGraceEndsAt === undefined
+        ? {}
+        : { payment_grace_ends_at: changes.paymentGraceEndsAt?.toISOString() ?? null }),
     }
     try {
       return await writeTransaction(this.#db, async (trx) => {

@@ -16,6 +16,7 @@ import {
   type ValidationReason,
 } from '@keyturn/protocol'
 import type { ActivationCheck } from '../core/activation-check.js'
+import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
 import type { Clock } from '../core/clock.js'
 import type { EntitlementResolver } from '../core/entitlement-resolver.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
@@ -72,6 +73,8 @@ export interface LicenseServiceDeps {
    * subscribes): a synchronous in-memory check, so validation pays nothing when nobody wants them.
    */
   readonly recordsValidations: () => boolean
+  /** Daily statistics: licenses created, renewed and revoked, validations; default none. */
+  readonly counts?: ActivityCounts
   readonly products: ProductLookup
   readonly activations: ActivationCheck
   readonly policies: PolicyLookup
@@ -84,6 +87,7 @@ export class LicenseService {
   readonly #licenses: LicenseStore
   readonly #storage: UnitOfWork<{ readonly licenses: LicenseStore }>
   readonly #recordsValidations: () => boolean
+  readonly #counts: ActivityCounts
   readonly #products: ProductLookup
   readonly #activations: ActivationCheck
   readonly #policies: PolicyLookup
@@ -95,6 +99,7 @@ export class LicenseService {
     this.#licenses = deps.licenses
     this.#storage = deps.storage
     this.#recordsValidations = deps.recordsValidations
+    this.#counts = deps.counts ?? countNothing
     this.#products = deps.products
     this.#activations = deps.activations
     this.#policies = deps.policies
@@ -114,7 +119,7 @@ export class LicenseService {
     if (readsNothing && principal.role !== 'client' && canSeeProduct(principal, input.productId)) {
       const created = await this.#insert(
         principal,
-        this.#newLicense(input, undefined, now),
+        newLicenseFrom(input, undefined, now),
         noEntitlements,
         now,
       )
@@ -130,7 +135,7 @@ export class LicenseService {
       ids: own.map((entitlement) => entitlement.id),
       codes: [...new Set([...own.map((entitlement) => entitlement.code), ...(policy?.entitlements ?? [])])],
     }
-    const created = await this.#insert(principal, this.#newLicense(input, policy, now), entitlements, now)
+    const created = await this.#insert(principal, newLicenseFrom(input, policy, now), entitlements, now)
     if (created === 'product_refused') {
       // Suspended, deleted, or the API key deleted, between the read above and the insert.
       await this.#creatableProduct(principal, input.productId)
@@ -166,45 +171,6 @@ export class LicenseService {
     requireActiveProduct(product, 'no license is created for it')
   }
 
-  /** The license `input` asks for: what the request gives wins, then the policy, then the defaults. */
-  #newLicense(input: CreateLicenseBody, policy: Policy | undefined, now: Date): NewLicense {
-    // Not `??`: null means unlimited (or never expires) and must not become the default.
-    const maxActivations =
-      input.maxActivations !== undefined
-        ? input.maxActivations
-        : policy !== undefined
-          ? policy.maxActivations
-          : defaultMaxActivations
-    const expiry =
-      input.expirationDate !== undefined || policy === undefined || policy.duration === null
-        ? { expirationDate: futureDate(input.expirationDate ?? null, now), firstActivationDuration: null }
-        : policy.expirationBasis === 'firstActivation'
-          ? { expirationDate: null, firstActivationDuration: policy.duration }
-          : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
-    return {
-      id: newId('license'),
-      productId: input.productId,
-      // A key of the vendor's own, canonical if shaped like Keyturn's; else 125 random bits (a
-      // collision of those is not a case to handle; a given key may be taken: license_key_taken).
-      key: input.key === undefined ? newLicenseKey() : normalizeLicenseKey(input.key),
-      maxActivations,
-      ...expiry,
-      revokedAt: null,
-      activationCount: 0,
-      // What the request gives wins, then the policy; absent and null both mean "none" here: no
-      // lease, unmetered.
-      heartbeatTtl: input.heartbeatTtl !== undefined ? input.heartbeatTtl : (policy?.heartbeatTtl ?? null),
-      maxUses: input.maxUses !== undefined ? input.maxUses : (policy?.maxUses ?? null),
-      uses: 0,
-      usesResetAt: null,
-      customerId: input.customerId ?? null,
-      policyId: input.policyId ?? null,
-      metadata: newMetadata(input.metadata),
-      createdAt: now,
-      updatedAt: now,
-    }
-  }
-
   /**
    * Writes the license, the links to its own entitlements (`ids`; `codes` adds its policy's) and its
    * `license.created` event (one statement on PostgreSQL), only while its product is active and the
@@ -234,6 +200,7 @@ export class LicenseService {
           throw new Refused(inserted) // undoes the transaction's other writes, on SQLite
         }
       })
+      this.#counts.count(license.productId, 'licensesCreated')
       return view
     } catch (error) {
       if (error instanceof Refused) {
@@ -350,7 +317,7 @@ export class LicenseService {
     }
     // Read and changed under the license's row lock: simultaneous renewals take turns and each
     // counts (with a compare-and-set and five attempts, ten at once on PostgreSQL gave 500s).
-    return this.#storage.write(principal, async ({ licenses, events }) => {
+    const renewed = await this.#storage.write(principal, async ({ licenses, events }) => {
       const current = await licenses.findForUpdate(id)
       if (current === undefined) {
         throw licenseNotFound(id)
@@ -391,6 +358,8 @@ export class LicenseService {
       events.record('license.renewed', updated.productId, toLicenseResource(view))
       return view
     })
+    this.#counts.count(renewed.license.productId, 'licensesRenewed')
+    return renewed
   }
 
   /** Idempotent: revoking a revoked license changes nothing. */
@@ -401,7 +370,15 @@ export class LicenseService {
     if (current.revokedAt !== null) {
       return this.viewOf(current, now)
     }
-    return this.#apply(principal, 'license.revoked', current, { revokedAt: now, updatedAt: now }, now)
+    const revoked = await this.#apply(
+      principal,
+      'license.revoked',
+      current,
+      { revokedAt: now, updatedAt: now },
+      now,
+    )
+    this.#counts.count(revoked.license.productId, 'licensesRevoked')
+    return revoked
   }
 
   /** Idempotent; the status afterwards is `expired` if the expiration date has passed, else `active`. */
@@ -463,7 +440,7 @@ export class LicenseService {
 
   /**
    * The online check (docs/decisions/0001-licenses.md): a known key gets a verdict, reason revoked > expired > suspended
-   * (product) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
+   * (product) > payment_overdue (grace over) > not_activated (only when a fingerprint is given and holds no seat, also a lapsed
    * floating seat) > entitlements_missing (only when entitlements are asked for; read with the
    * license, no query) > usage_exceeded (a metered license whose uses reached maxUses).
    */
@@ -495,6 +472,7 @@ export class LicenseService {
     // The check-in deadline: the policy's fields, read live in the same statement; valid answers only.
     const checkIn = reason === null ? checkInAt(found?.policyCheckIn, state.determinedAt) : {}
     const validation = { isValid: reason === null, reason, view, checkIn }
+    this.#counts.count(license.productId, reason === null ? 'validationsValid' : 'validationsInvalid')
     if (this.#recordsValidations()) {
       const type = reason === null ? 'license.validated' : 'license.validation_failed'
       // A full disk costs the record, never the answer: applications keep validating.
@@ -719,22 +697,36 @@ function requireActiveProduct(
   }
 }
 
-type UnusableReason = 'revoked' | 'expired' | 'suspended'
+type UnusableReason = 'revoked' | 'expired' | 'suspended' | 'payment_overdue'
 
 /** Throws 409 `license_not_active` for a reason not to use the license; `refusal` ends the detail. */
 function refuseUnusable(view: LicenseView, reason: UnusableReason | null, refusal: string): void {
   if (reason !== null) {
-    const why = reason === 'suspended' ? 'belongs to a suspended product' : `is ${reason}`
+    const why =
+      reason === 'suspended'
+        ? 'belongs to a suspended product'
+        : reason === 'payment_overdue'
+          ? 'unpaid past its payment grace'
+          : `is ${reason}`
     throw new DomainError('license_not_active', `License ${view.license.id} ${why}; ${refusal}.`)
   }
 }
 
 /**
  * The one rule for whether a license can be used now (validated, activated, given a token, its
- * uses counted): why not, as revoked > expired > suspended (its product), or null.
+ * uses counted): why not, as revoked > expired > suspended (its product) > payment_overdue (a
+ * failed subscription payment whose grace is over; during the grace it stays usable), or null.
  */
-function unusableReasonOf({ state }: LicenseView, productUsable: boolean): UnusableReason | null {
-  return state.isRevoked ? 'revoked' : state.isExpired ? 'expired' : productUsable ? null : 'suspended'
+function unusableReasonOf({ license, state }: LicenseView, productUsable: boolean): UnusableReason | null {
+  return state.isRevoked
+    ? 'revoked'
+    : state.isExpired
+      ? 'expired'
+      : !productUsable
+        ? 'suspended'
+        : license.paymentGraceEndsAt !== null && license.paymentGraceEndsAt <= state.determinedAt
+          ? 'payment_overdue'
+          : null
 }
 
 /** A license found by key, as the caller may see it: an unknown key, or one of another product, is not found. */
@@ -751,4 +743,44 @@ function requireKeyOfProduct(
     throw new DomainError('license_not_found', 'No license with this key exists for this product.')
   }
   return license
+}
+
+/** The license `input` asks for: what the request gives wins, then the policy, then the defaults. */
+export function newLicenseFrom(input: CreateLicenseBody, policy: Policy | undefined, now: Date): NewLicense {
+  // Not `??`: null means unlimited (or never expires) and must not become the default.
+  const maxActivations =
+    input.maxActivations !== undefined
+      ? input.maxActivations
+      : policy !== undefined
+        ? policy.maxActivations
+        : defaultMaxActivations
+  const expiry =
+    input.expirationDate !== undefined || policy === undefined || policy.duration === null
+      ? { expirationDate: futureDate(input.expirationDate ?? null, now), firstActivationDuration: null }
+      : policy.expirationBasis === 'firstActivation'
+        ? { expirationDate: null, firstActivationDuration: policy.duration }
+        : { expirationDate: afterSeconds(now, policy.duration), firstActivationDuration: null }
+  return {
+    id: newId('license'),
+    productId: input.productId,
+    // A key of the vendor's own, canonical if shaped like Keyturn's; else 125 random bits (a
+    // collision of those is not a case to handle; a given key may be taken: license_key_taken).
+    key: input.key === undefined ? newLicenseKey() : normalizeLicenseKey(input.key),
+    maxActivations,
+    ...expiry,
+    revokedAt: null,
+    activationCount: 0,
+    // What the request gives wins, then the policy; absent and null both mean "none" here: no
+    // lease, unmetered.
+    heartbeatTtl: input.heartbeatTtl !== undefined ? input.heartbeatTtl : (policy?.heartbeatTtl ?? null),
+    maxUses: input.maxUses !== undefined ? input.maxUses : (policy?.maxUses ?? null),
+    uses: 0,
+    usesResetAt: null,
+    customerId: input.customerId ?? null,
+    policyId: input.policyId ?? null,
+    metadata: newMetadata(input.metadata),
+    paymentGraceEndsAt: null,
+    createdAt: now,
+    updatedAt: now,
+  }
 }

@@ -83,6 +83,7 @@ export type LicenseChanges = Partial<
     | 'metadata'
     | 'firstActivationDuration'
     | 'policyId'
+    | 'paymentGraceEndsAt'
   >
 > & {
   readonly updatedAt: Date

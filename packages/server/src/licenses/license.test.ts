@@ -23,6 +23,7 @@ function aLicense(fields: Partial<License> = {}): License {
     entitlements: [],
     metadata: {},
     firstActivationDuration: null,
+    paymentGraceEndsAt: null,
     createdAt: created,
     updatedAt: created,
     ...fields,

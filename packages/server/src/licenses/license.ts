@@ -43,6 +43,11 @@ export interface License {
    * to its time to make `expirationDate` (null until then). null once that happened, or otherwise.
    */
   readonly firstActivationDuration: number | null
+  /**
+   * A payment provider reported a failed payment (integrations/): the license keeps working until
+   * this instant, then validates `payment_overdue` until the next payment. null: nothing overdue.
+   */
+  readonly paymentGraceEndsAt: Date | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }

@@ -22,7 +22,7 @@ export function operatorMay(role: OperatorRole, required: RequiredOperatorRole):
  * deactivates machines and sends customers their portal links; `admin` does everything else but
  * operator accounts (creates, changes, deletes, API keys, webhooks); `owner` manages operators.
  * A route missing here is refused when it is registered: every new route states its role
- * (docs/decisions/0046-operators-at-the-api.md).
+ * (docs/decisions/0049-operators-at-the-api.md).
  */
 export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole>> = {
   // Licenses
@@ -102,6 +102,18 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'GET /webhook-endpoints/:id/deliveries': 'viewer',
   'POST /webhook-deliveries/:id/retry': 'admin',
   'DELETE /webhook-endpoints/:id': 'admin',
+  // Payment-provider integrations (they hold signing secrets: admins change them)
+  'GET /integrations': 'viewer',
+  'POST /integrations': 'admin',
+  'GET /integrations/:id': 'viewer',
+  'PATCH /integrations/:id': 'admin',
+  'GET /integrations/:id/events': 'viewer',
+  'DELETE /integrations/:id': 'admin',
+  // Daily statistics
+  'GET /stats': 'viewer',
+  // Offline activation (air-gapped machines): activating is an admin's, freeing a seat support's too
+  'POST /licenses/activate-offline': 'admin',
+  'POST /activations/:id/deactivate-offline': 'support',
   // Operator accounts (operators only: API keys get 403)
   'GET /operators': 'viewer',
   'POST /operators': 'owner',

@@ -28,6 +28,7 @@ function rowToPolicy(row: PolicyRow, entitlements: readonly string[]): Policy {
     licenseFileTtl: row.license_file_ttl === null ? null : Number(row.license_file_ttl),
     tokenTtlMax: row.token_ttl_max === null ? null : Number(row.token_ttl_max),
     licenseFileMetadata: Number(row.license_file_metadata) === 1,
+    seatsPerQuantity: Number(row.seats_per_quantity) === 1,
     maxTransfers: row.max_transfers === null ? null : Number(row.max_transfers),
     transferPeriod: Number(row.transfer_period),
     checkInInterval: row.check_in_interval === null ? null : Number(row.check_in_interval),
@@ -108,6 +109,7 @@ export class KyselyPolicyStore implements PolicyStore {
             license_file_ttl: policy.licenseFileTtl,
             token_ttl_max: policy.tokenTtlMax,
             license_file_metadata: policy.licenseFileMetadata ? 1 : 0,
+            seats_per_quantity: policy.seatsPerQuantity ? 1 : 0,
             max_transfers: policy.maxTransfers,
             check_in_interval: policy.checkInInterval,
             grace_period: policy.gracePeriod,
@@ -170,6 +172,9 @@ export class KyselyPolicyStore implements PolicyStore {
             ...(changes.metadata === undefined ? {} : { metadata: JSON.stringify(changes.metadata) }),
             ...(changes.licenseFileTtl === undefined ? {} : { license_file_ttl: changes.licenseFileTtl }),
             ...(changes.tokenTtlMax === undefined ? {} : { token_ttl_max: changes.tokenTtlMax }),
+            ...(changes.seatsPerQuantity === undefined
+              ? {}
+              : { seats_per_quantity: changes.seatsPerQuantity ? 1 : 0 }),
             ...(changes.licenseFileMetadata === undefined
               ? {}
               : { license_file_metadata: changes.licenseFileMetadata ? 1 : 0 }),

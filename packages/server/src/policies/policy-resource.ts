@@ -24,5 +24,6 @@ export function toPolicyResource(policy: Policy): PolicyResource {
     checkInInterval: policy.checkInInterval,
     gracePeriod: policy.gracePeriod,
     transferPeriod: policy.transferPeriod,
+    seatsPerQuantity: policy.seatsPerQuantity,
   }
 }

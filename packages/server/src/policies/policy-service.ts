@@ -87,6 +87,7 @@ export class PolicyService {
       // Absent and null both mean none: no check-in, the application's own grace period.
       checkInInterval: input.checkInInterval ?? null,
       gracePeriod: input.gracePeriod ?? null,
+      seatsPerQuantity: input.seatsPerQuantity ?? false,
       createdAt: now,
       updatedAt: now,
     }

@@ -33,6 +33,7 @@ export type PolicyChanges = Partial<
     | 'checkInInterval'
     | 'gracePeriod'
     | 'transferPeriod'
+    | 'seatsPerQuantity'
   >
 > & {
   readonly updatedAt: Date

@@ -31,6 +31,8 @@ export interface Policy {
   readonly checkInInterval: number | null
   /** Seconds of grace after a missed check-in (read live); null: the application's own setting. */
   readonly gracePeriod: number | null
+  /** A provider sale of quantity N gets N × maxActivations (integrations/; read live). */
+  readonly seatsPerQuantity: boolean
   readonly createdAt: Date
   readonly updatedAt: Date
 }

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto'
 import type { ActivationId, CustomerId, LicenseId, ProductId } from '@keyturn/protocol'
 import { toActivationResource } from '../activations/activation-resource.js'
 import type { ActivationStore } from '../activations/activation-store.js'
+import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
 import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
@@ -107,6 +108,8 @@ export interface PortalServiceDeps {
   readonly licenseFiles: PortalLicenseFiles
   /** The portal's address for mails (a product's `branding.portalUrl` wins); undefined: none given. */
   readonly portalUrl?: string | undefined
+  /** Daily statistics: machines deactivated; default none. */
+  readonly counts?: ActivityCounts
 }
 
 /**
@@ -123,6 +126,7 @@ export class PortalService {
   readonly #key: Buffer
   readonly #portalUrl: string | null
   readonly #licenseFiles: PortalLicenseFiles
+  readonly #counts: ActivityCounts
   readonly sessions: SessionService
   /** Code requests per IP address: 30 within 15 minutes (per address: counted in the database). */
   readonly #requestLimits: SignInLimits
@@ -138,6 +142,7 @@ export class PortalService {
     this.#key = deps.digestKey
     this.#portalUrl = deps.portalUrl ?? null
     this.#licenseFiles = deps.licenseFiles
+    this.#counts = deps.counts ?? countNothing
     this.sessions = deps.sessions
     this.#requestLimits = new SignInLimits(deps.clock, {
       accountFailures: Number.POSITIVE_INFINITY,
@@ -445,31 +450,42 @@ export class PortalService {
    */
   async deactivate(customerId: CustomerId, id: ActivationId, caller: Caller): Promise<DeactivateOutcome> {
     const now = this.#clock.now()
-    return this.#storage.write(this.#actor(customerId, caller), async ({ portal, activations, events }) => {
-      const found = await portal.findOwnedMachine(customerId, id, now)
-      if (found === undefined) {
-        return { kind: 'not_found' }
-      }
-      const { license, machine } = found
-      await portal.lockLicense(license.id)
-      if (license.maxTransfers !== null) {
-        const since = new Date(now.getTime() - license.transferPeriod * 1000)
-        if ((await portal.countTransfers(license.id, since)) >= license.maxTransfers) {
-          return {
-            kind: 'transfer_limit_reached',
-            maxTransfers: license.maxTransfers,
-            transferPeriod: license.transferPeriod,
+    // Counted once the transaction committed (a retried attempt starts again from nothing).
+    let deactivated: ProductId | undefined
+    const outcome = await this.#storage.write<DeactivateOutcome>(
+      this.#actor(customerId, caller),
+      async ({ portal, activations, events }) => {
+        deactivated = undefined
+        const found = await portal.findOwnedMachine(customerId, id, now)
+        if (found === undefined) {
+          return { kind: 'not_found' }
+        }
+        const { license, machine } = found
+        await portal.lockLicense(license.id)
+        if (license.maxTransfers !== null) {
+          const since = new Date(now.getTime() - license.transferPeriod * 1000)
+          if ((await portal.countTransfers(license.id, since)) >= license.maxTransfers) {
+            return {
+              kind: 'transfer_limit_reached',
+              maxTransfers: license.maxTransfers,
+              transferPeriod: license.transferPeriod,
+            }
           }
         }
-      }
-      const deleted = await activations.deactivate(machine.id, now)
-      if (deleted === undefined) {
-        return { kind: 'not_found' }
-      }
-      await portal.recordTransfer({ licenseId: license.id, activationId: machine.id, customerId, at: now })
-      events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
-      return { kind: 'deactivated', machine }
-    })
+        const deleted = await activations.deactivate(machine.id, now)
+        if (deleted === undefined) {
+          return { kind: 'not_found' }
+        }
+        await portal.recordTransfer({ licenseId: license.id, activationId: machine.id, customerId, at: now })
+        events.record('activation.deleted', deleted.productId, toActivationResource(deleted))
+        deactivated = deleted.productId
+        return { kind: 'deactivated', machine }
+      },
+    )
+    if (deactivated !== undefined) {
+      this.#counts.count(deactivated, 'deactivations')
+    }
+    return outcome
   }
 
   /**

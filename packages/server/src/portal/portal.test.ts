@@ -123,6 +123,10 @@ describeEachDatabase('Customer portal', (database) => {
     const deleted = await events(test, 'activation.deleted')
     assert.equal(deleted.length, 2)
     assert.deepEqual(deleted[0].actor, { type: 'customer', id: ada.customer.id })
+    // Counted as deactivations in the daily statistics; the refused one is not.
+    await test.services.stats.flush()
+    const stats = await call(test.app, test.headers, 'GET', `/stats?productId=${test.productId}`, 200)
+    assert.equal(stats.totals.deactivations, 2)
 
     // The window rolls: a week later one more transfer is allowed.
     test.clock.advance(7 * 86_400_000 + 1000)

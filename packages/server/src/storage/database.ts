@@ -63,8 +63,12 @@ export interface LicensesTable {
   metadata: JsonObject
   /** Seconds the first activation adds to its time to make `expiration_date`; null once it happened. */
   first_activation_duration: number | null
+  /** When the payment grace a failed provider payment began ends; null: no payment overdue (2026-11-30-51). */
+  payment_grace_ends_at: ColumnType<Date | string | null, string | null | undefined, string | null>
   created_at: Timestamp
   updated_at: Timestamp
+  /** base64url of SHA-256(key)[0..12]: how an offline activation request names its license (2026-11-30-10). */
+  key_hint: string | null
 }
 
 export interface CustomersTable {
@@ -106,6 +110,8 @@ export interface PoliciesTable {
   token_ttl_max: number | string | null
   /** 0 or 1. */
   license_file_metadata: number
+  /** 0 or 1 (2026-11-30-52): a provider sale of quantity N gets N × max_activations. */
+  seats_per_quantity: ColumnType<number, number | undefined, number>
   /** Migration 2026-11-29-42-portal: portal deactivations per `transfer_period` seconds; null: unlimited. */
   max_transfers: number | null
   transfer_period: number
@@ -266,6 +272,75 @@ export interface ExpiryNoticeCursorsTable {
   through_id: string
 }
 
+/** Per product and UTC day (`YYYY-MM-DD`); bigint in PostgreSQL, read back as strings. */
+export interface DailyStatsTable {
+  product_id: ProductId
+  day: string
+  validations_valid: number | string
+  validations_invalid: number | string
+  activations: number | string
+  deactivations: number | string
+  licenses_created: number | string
+  licenses_renewed: number | string
+  licenses_revoked: number | string
+}
+
+/** Payment-provider integrations (migration 2026-11-30-50-integrations). */
+export interface IntegrationsTable {
+  id: string
+  provider: string
+  description: string | null
+  /** AES-256-GCM: base64url of iv || tag || ciphertext of the provider's signing secret. */
+  signing_secret_encrypted: string
+  /** JSON array of `{ providerItemId, productId, policyId }`. */
+  mappings: Json
+  on_refund: string
+  payment_grace_days: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** A provider object (customer, subscription, order, transaction) linked to Keyturn's customer or license. */
+export interface IntegrationLinksTable {
+  integration_id: string
+  object_kind: string
+  object_id: string
+  customer_id: CustomerId | null
+  license_id: LicenseId | null
+  created_at: Timestamp
+}
+
+/** Provider events received, one per (integration, dedupe key), with what each did or why not. */
+export interface IntegrationEventsTable {
+  integration_id: string
+  dedupe_key: string
+  event_type: string
+  /** `processed`, `ignored`, `pending` (waiting for an earlier event; retried), `failed`. */
+  status: string
+  outcome: string
+  /** The parsed body while the event is pending; null once handled. */
+  payload: Json | null
+  attempts: Generated<number>
+  next_attempt_at: Timestamp | null
+  received_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** The activation an offline request (license, nonce) made, and when it was first answered (2026-11-30-10). */
+export interface OfflineRequestsTable {
+  license_id: LicenseId
+  nonce: string
+  activation_id: ActivationId
+  issued_at: Timestamp
+}
+
+/** Wrong offline deactivation codes in a row for an activation, and the lock they set (2026-11-30-10). */
+export interface OfflineDeactivationLocksTable {
+  activation_id: ActivationId
+  failures: number
+  locked_until: Timestamp | null
+}
+
 export interface Database {
   products: ProductsTable
   product_keys: ProductKeysTable
@@ -285,6 +360,12 @@ export interface Database {
   secret_check: SecretCheckTable
   mail_outbox: MailOutboxTable
   expiry_notice_cursors: ExpiryNoticeCursorsTable
+  daily_stats: DailyStatsTable
+  integrations: IntegrationsTable
+  integration_links: IntegrationLinksTable
+  integration_events: IntegrationEventsTable
+  offline_requests: OfflineRequestsTable
+  offline_deactivation_locks: OfflineDeactivationLocksTable
 }
 
 export type DatabaseKind = 'sqlite' | 'postgres'

@@ -149,5 +149,5 @@ function actorOf(by: ChangeActor): Actor {
   if ('apiKeyId' in by && by.apiKeyId !== undefined) {
     return { type: 'apiKey', id: by.apiKeyId, role: by.role }
   }
-  return { type: by.type, id: by.id } as Actor // a customer or a part of the server, as given
+  return { type: by.type, id: by.id } as Actor // a customer, an integration or a part of the server, as given
 }

@@ -27,7 +27,12 @@ import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 import { portal } from './migrations/2026-11-29-42-portal.js'
 import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
+import { offlineActivation } from './migrations/2026-11-30-10-offline-activation.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
+import { integrations } from './migrations/2026-11-30-50-integrations.js'
+import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
+import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
+import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -64,7 +69,12 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-29-42-portal': portal(kind),
     '2026-11-29-80-search-indexes': searchIndexes(kind),
     '2026-11-30-05-event-actors': eventActors(),
+    '2026-11-30-10-offline-activation': offlineActivation(kind),
     '2026-11-30-20-policy-check-in': policyCheckIn(kind),
+    '2026-11-30-80-daily-stats': dailyStats(kind),
+    '2026-11-30-50-integrations': integrations(kind),
+    '2026-11-30-51-payment-grace': paymentGrace(kind),
+    '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
   }
 }
 

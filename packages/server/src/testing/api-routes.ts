@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type {
   ActivationId,
   ApiKeyId,
@@ -9,7 +10,14 @@ import type {
 } from '@keyturn/protocol'
 import type { HTTPMethods } from 'fastify'
 import type { App } from '../http/app-types.js'
+import {
+  deactivationCodeMac,
+  deactivationSecret,
+  formatDeactivationCode,
+  writeActivationRequest,
+} from '../offline/offline-formats.js'
 import type { RequiredOperatorRole } from '../operators/operator-permissions.js'
+import { testSecretKeys } from './build-test-app.js'
 
 /**
  * App options under which every catalogue route can succeed for an admin key: the customer portal
@@ -33,6 +41,10 @@ export interface RouteFixture {
   readonly apiKeyId: ApiKeyId
   /** An activation of the license (fingerprint `fixture-machine`). */
   readonly activationId: ActivationId
+  /** Another activation of the license (fingerprint `fixture-offline-machine`), for offline deactivation. */
+  readonly offlineActivationId: ActivationId
+  /** When it was made: a deactivation code is dated at or after it. */
+  readonly offlineActivationCreatedAt: string
   /** The event of the license's creation. */
   readonly eventId: string
   /** The customer owning the license. */
@@ -48,6 +60,8 @@ export interface RouteFixture {
   readonly webhookEndpointId: string
   /** A delivery of that endpoint (`dlv_none` when the fixture was seeded without a delivery worker). */
   readonly webhookDeliveryId: string
+  /** A Stripe integration mapping a price to the policy (admin keys only). */
+  readonly integrationId: string
 }
 
 let unique = 0
@@ -261,6 +275,33 @@ export const apiRoutes: readonly ApiRoute[] = [
     operatorRole: 'support',
     url: (f) => `/activations/${f.activationId}`,
   },
+  {
+    method: 'POST',
+    path: '/licenses/activate-offline',
+    operatorRole: 'admin',
+    url: () => '/licenses/activate-offline',
+    payload: (f) => ({
+      request: writeActivationRequest(f.licenseKey, {
+        productId: f.productId,
+        fingerprint: `offline-${nextUnique()}`,
+        nonce: randomBytes(16).toString('base64url'),
+        created: f.offlineActivationCreatedAt,
+      }),
+    }),
+  },
+  {
+    method: 'POST',
+    path: '/activations/:id/deactivate-offline',
+    operatorRole: 'support',
+    url: (f) => `/activations/${f.offlineActivationId}/deactivate-offline`,
+    payload: (f) => {
+      const minute = Math.floor(Date.parse(f.offlineActivationCreatedAt) / 60_000)
+      const secret = deactivationSecret(testSecretKeys.offlineDeactivation, f.offlineActivationId)
+      return {
+        code: formatDeactivationCode(minute, deactivationCodeMac(secret, f.offlineActivationId, minute)),
+      }
+    },
+  },
 
   { method: 'GET', path: '/products', operatorRole: 'viewer', url: () => '/products' },
   {
@@ -310,6 +351,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     operatorRole: 'viewer',
     url: (f) => `/search?q=${encodeURIComponent(f.licenseKey)}`,
   },
+  { method: 'GET', path: '/stats', operatorRole: 'viewer', url: (f) => `/stats?productId=${f.productId}` },
   {
     method: 'POST',
     path: '/customers',
@@ -463,6 +505,39 @@ export const apiRoutes: readonly ApiRoute[] = [
     operatorRole: 'admin',
     url: (f) => `/webhook-deliveries/${f.webhookDeliveryId}/retry`,
   },
+  { method: 'GET', path: '/integrations', operatorRole: 'viewer', url: () => '/integrations' },
+  {
+    method: 'POST',
+    path: '/integrations',
+    operatorRole: 'admin',
+    url: () => '/integrations',
+    payload: () => ({ provider: 'lemonsqueezy', signingSecret: 'catalogue-secret' }),
+  },
+  {
+    method: 'GET',
+    path: '/integrations/:id',
+    operatorRole: 'viewer',
+    url: (f) => `/integrations/${f.integrationId}`,
+  },
+  {
+    method: 'PATCH',
+    path: '/integrations/:id',
+    operatorRole: 'admin',
+    url: (f) => `/integrations/${f.integrationId}`,
+    payload: () => ({ paymentGraceDays: 3 }),
+  },
+  {
+    method: 'GET',
+    path: '/integrations/:id/events',
+    operatorRole: 'viewer',
+    url: (f) => `/integrations/${f.integrationId}/events`,
+  },
+  {
+    method: 'DELETE',
+    path: '/integrations/:id',
+    operatorRole: 'admin',
+    url: (f) => `/integrations/${f.integrationId}`,
+  },
   // Last: the routes above use the endpoint.
   {
     method: 'DELETE',
@@ -611,6 +686,15 @@ export async function seedRouteFixture(
   if (activation.statusCode !== 201) {
     throw new Error(`creating an activation failed: ${activation.body}`)
   }
+  const offlineActivation = await app.inject({
+    method: 'POST',
+    url: `/api/v0/licenses/${license.json().id}/activations`,
+    headers: admin,
+    payload: { fingerprint: 'fixture-offline-machine' },
+  })
+  if (offlineActivation.statusCode !== 201) {
+    throw new Error(`creating an activation failed: ${offlineActivation.body}`)
+  }
   const apiKey = await app.inject({
     method: 'POST',
     url: '/api/v0/api-keys',
@@ -654,15 +738,31 @@ export async function seedRouteFixture(
     })
     webhookDeliveryId = list.json().data?.[0]?.id ?? 'dlv_none'
   }
+  const integration = await app.inject({
+    method: 'POST',
+    url: '/api/v0/integrations',
+    headers: admin,
+    payload: {
+      provider: 'stripe',
+      signingSecret: 'whsec_fixture_secret',
+      mappings: [{ providerItemId: 'price_fixture', productId, policyId: policy.id }],
+    },
+  })
+  if (integration.statusCode !== 201) {
+    throw new Error(`creating an integration failed: ${integration.body}`)
+  }
   return {
     productId,
     eventId,
     webhookEndpointId,
+    integrationId: integration.json().id,
     webhookDeliveryId,
     licenseId: license.json().id,
     licenseKey: license.json().key,
     apiKeyId: apiKey.json().id,
     activationId: activation.json().id,
+    offlineActivationId: offlineActivation.json().id,
+    offlineActivationCreatedAt: offlineActivation.json().createdAt,
     customerId: customer.id,
     policyId: policy.id,
     entitlementId: entitlement.id,

@@ -113,6 +113,7 @@ export function aLicense(fields: Partial<License> & { readonly productId: Produc
     entitlements: [],
     metadata: {},
     firstActivationDuration: null,
+    paymentGraceEndsAt: null,
     createdAt: at,
     updatedAt: at,
     ...fields,

@@ -36,6 +36,7 @@ describeEachDatabase('/api/v0/policies', (database) => {
       transferPeriod: 30 * 86_400,
       checkInInterval: null,
       gracePeriod: null,
+      seatsPerQuantity: false,
     })
     assert.deepEqual(await call(app, headers, 'GET', `/policies/${basic.id}`, 200), basic)
 
@@ -49,6 +50,7 @@ describeEachDatabase('/api/v0/policies', (database) => {
       metadata: { stripePriceId: 'price_1' },
       maxTransfers: null,
       transferPeriod: 7 * 86_400,
+      seatsPerQuantity: true,
     })
     assert.deepEqual(updated, {
       ...basic,
@@ -61,6 +63,7 @@ describeEachDatabase('/api/v0/policies', (database) => {
       updatedAt: '2030-01-01T00:00:01.000Z',
       maxTransfers: null,
       transferPeriod: 7 * 86_400,
+      seatsPerQuantity: true,
     })
     const listed = await call(app, headers, 'GET', `/policies?productId=${productId}&sort=name:asc`, 200)
     assert.deepEqual(listed.data, [updated])

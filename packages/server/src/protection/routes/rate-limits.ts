@@ -5,6 +5,9 @@
  *   `keyPerMinute` for the application-facing routes, whatever address it calls from;
  * - a client key (embedded in applications, shared by every installation) and every
  *   unauthenticated request: `ipPerMinute` per client IP (an IPv6 /64 counts as one address).
+ * - a payment provider's webhook receiver (`/integrations/:id/webhook`): `receiverPerMinute` per
+ *   integration, whatever address the provider sends from, so a burst of provider events neither
+ *   spends nor is refused by the budget of the addresses it shares.
  * `/healthz`, `/readyz` and `/metrics` are exempt.
  */
 import { normalizeIP } from '@fastify/rate-limit'
@@ -21,8 +24,13 @@ export interface ProtectionOptions {
   /** `license_not_found` answers to one IP within `guessWindowSeconds` before it is blocked; 0: off. */
   readonly guessLimit: number
   readonly guessBlockSeconds: number
+  /** Deliveries per payment-provider integration per minute; default `defaultReceiverPerMinute`; 0: off. */
+  readonly receiverPerMinute?: number
   readonly counters: CounterStore
 }
+
+/** A provider's renewal run or redelivery backlog arrives in bursts: ten a second, per integration. */
+export const defaultReceiverPerMinute = 600
 
 /** The guard counts `license_not_found` answers over this window. */
 export const guessWindowSeconds = 600
@@ -171,13 +179,34 @@ export class Limits {
 export function limitOutsideApi(app: App, limits: Limits): void {
   app.addHook('onRequest', (request, reply, done) => {
     const { config, url } = request.routeOptions
-    if (config?.keyturnApi === true || (url !== undefined && exemptRoutes.has(url))) {
+    if (
+      config?.keyturnApi === true ||
+      config?.providerReceiver === true ||
+      (url !== undefined && exemptRoutes.has(url))
+    ) {
       done()
       return
     }
     // A 429 is sent by takeAddress; the hook chain then stops here.
     limits.takeAddress(request, reply, (allowed) => allowed && done())
   })
+}
+
+/**
+ * The onRequest hook of a provider webhook receiver (route config `providerReceiver`): the
+ * integration in the path picks the budget.
+ */
+export function limitReceiverRequest(limits: Limits) {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const max = limits.options.receiverPerMinute ?? defaultReceiverPerMinute
+    if (max === 0) {
+      done()
+      return
+    }
+    const { id } = request.params as { id?: unknown }
+    const key = `receiver:${typeof id === 'string' ? id.slice(0, 64) : ''}`
+    limits.take(request, reply, key, max, (allowed) => allowed && done())
+  }
 }
 
 /** The onRequest hook of every API route, after authentication: the principal picks the budget. */
@@ -216,5 +245,7 @@ declare module 'fastify' {
      * One line in a route's options: `config: { applicationFacing: true }`.
      */
     applicationFacing?: boolean
+    /** A payment provider's webhook receiver: its own budget per integration (limitReceiverRequest). */
+    providerReceiver?: boolean
   }
 }

@@ -1,0 +1,154 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useId, useMemo } from 'react'
+import { Link } from 'react-router'
+import { CopyButton } from '../components/copy-button.js'
+import { formatTime } from '../components/format.js'
+import { ProblemMessage } from '../components/problem-message.js'
+import { useSession } from '../session/session.js'
+
+type ActivationId = Parameters<ReturnType<typeof useSession>['client']['deactivateOffline']>[0]
+
+/**
+ * Air-gapped machines (docs/guides/offline.md): a request file in, the machine's license file out;
+ * a deactivation code read out by the user frees the machine's seat.
+ */
+export function OfflineScreen() {
+  return (
+    <>
+      <p>
+        <Link to="/licenses">← Licenses</Link>
+      </p>
+      <h1>Offline activation</h1>
+      <p className="muted">
+        For machines without a network: their application writes an activation request file and, when it gives
+        its seat back, shows a deactivation code.
+      </p>
+      <ProcessRequest />
+      <EnterCode />
+    </>
+  )
+}
+
+/** The request's text: what was pasted, else the chosen file's. */
+async function requestText(form: FormData): Promise<string> {
+  const pasted = String(form.get('request') ?? '').trim()
+  const file = form.get('requestFile')
+  if (pasted === '' && file instanceof File && file.size > 0) {
+    return file.text()
+  }
+  return pasted
+}
+
+function ProcessRequest() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const activate = useMutation({
+    mutationFn: async (form: FormData) => client.activateOffline({ request: await requestText(form) }),
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  const answer = activate.data
+  const download = useMemo(
+    () =>
+      answer === undefined
+        ? undefined
+        : URL.createObjectURL(new Blob([answer.licenseFile], { type: 'text/plain' })),
+    [answer],
+  )
+  useEffect(() => () => (download === undefined ? undefined : URL.revokeObjectURL(download)), [download])
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Process a request file</h2>
+      <form
+        className="stacked"
+        aria-label="Process a request file"
+        onSubmit={(event) => {
+          event.preventDefault()
+          activate.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <label htmlFor={`${id}-file`}>Request file</label>
+        <input id={`${id}-file`} name="requestFile" type="file" accept=".request,.txt,text/plain" />
+        <label htmlFor={`${id}-text`}>Or paste the request</label>
+        <textarea id={`${id}-text`} name="request" rows={6} spellCheck={false} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={activate.isPending}>
+            Activate machine
+          </button>
+        </div>
+        <ProblemMessage error={activate.error} />
+      </form>
+      {answer !== undefined && (
+        <div role="status">
+          <p>
+            Activated <strong>{answer.activation.name ?? answer.activation.fingerprint}</strong> (
+            <code>{answer.activation.id}</code>) on{' '}
+            <Link to={`/licenses/${answer.activation.licenseId}`}>{answer.activation.licenseId}</Link>. Its
+            license file expires {answer.expiresAt === null ? 'never' : formatTime(answer.expiresAt)}.
+          </p>
+          <p className="actions">
+            <a className="button" href={download} download={`${answer.activation.fingerprint}.license`}>
+              Download license file
+            </a>
+            <CopyButton value={answer.licenseFile} label="Copy license file" />
+          </p>
+        </div>
+      )}
+    </section>
+  )
+}
+
+function EnterCode() {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const id = useId()
+  const deactivate = useMutation({
+    mutationFn: async (form: FormData) => {
+      const activationId = String(form.get('activationId') ?? '').trim() as ActivationId // the API checks it
+      await client.deactivateOffline(activationId, { code: String(form.get('code') ?? '') })
+      return activationId
+    },
+    onSuccess: () => queryClient.invalidateQueries(),
+  })
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>Enter a deactivation code</h2>
+      <form
+        className="stacked"
+        aria-label="Enter a deactivation code"
+        onSubmit={(event) => {
+          event.preventDefault()
+          deactivate.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <label htmlFor={`${id}-activation`}>Activation id</label>
+        <input id={`${id}-activation`} name="activationId" placeholder="act_…" autoComplete="off" required />
+        <label htmlFor={`${id}-code`}>Deactivation code</label>
+        <input
+          id={`${id}-code`}
+          name="code"
+          placeholder="XXXX-XXXX-XXXX-XXXX"
+          autoComplete="off"
+          spellCheck={false}
+          required
+          aria-describedby={`${id}-code-help`}
+        />
+        <p id={`${id}-code-help`} className="muted">
+          As the user reads it: case, dashes and spaces do not matter. Five wrong codes lock the machine's
+          offline deactivation for an hour.
+        </p>
+        <div className="actions">
+          <button type="submit" className="primary" disabled={deactivate.isPending}>
+            Deactivate machine
+          </button>
+        </div>
+        <ProblemMessage error={deactivate.error} />
+        {deactivate.data !== undefined && (
+          <p role="status">
+            Deactivated <code>{deactivate.data}</code>: its seat is free.
+          </p>
+        )}
+      </form>
+    </section>
+  )
+}
