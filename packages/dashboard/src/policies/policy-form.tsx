@@ -45,6 +45,31 @@ export function toPolicyFields(form: FormData): PolicyFields {
   }
 }
 
+/** A lifetime typed in days (fractions allowed), sent in seconds by toPolicyFields. */
+function DaysField(props: {
+  readonly id: string
+  readonly name: string
+  readonly label: string
+  readonly min: number
+  readonly max: number
+  readonly defaultValue: number | ''
+}) {
+  return (
+    <>
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        id={props.id}
+        name={props.name}
+        type="number"
+        min={props.min}
+        max={props.max}
+        step="any"
+        defaultValue={props.defaultValue}
+      />
+    </>
+  )
+}
+
 function daysOrEmpty(seconds: number | null | undefined): number | '' {
   return seconds === null || seconds === undefined ? '' : Number((seconds / secondsPerDay).toFixed(4))
 }
@@ -122,56 +147,36 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         step={1}
         defaultValue={Math.round((policy?.transferPeriod ?? 30 * secondsPerDay) / secondsPerDay)}
       />
-      <label htmlFor={`${id}-file-days`}>License files last, days (empty: they never expire)</label>
-      <input
+      <DaysField
         id={`${id}-file-days`}
         name="licenseFileDays"
-        type="number"
+        label="License files last, days (empty: they never expire)"
         min={1 / 24}
         max={36_500}
-        step="any"
-        defaultValue={
-          policy === undefined
-            ? 365
-            : policy.licenseFileTtl === null
-              ? ''
-              : Number((policy.licenseFileTtl / secondsPerDay).toFixed(4))
-        }
+        defaultValue={policy === undefined ? 365 : daysOrEmpty(policy.licenseFileTtl)}
       />
-      <label htmlFor={`${id}-token-days`}>Longest token a request may ask for, days (empty: a year)</label>
-      <input
+      <DaysField
         id={`${id}-token-days`}
         name="tokenMaxDays"
-        type="number"
+        label="Longest token a request may ask for, days (empty: a year)"
         min={1 / 24}
         max={36_500}
-        step="any"
-        defaultValue={
-          policy?.tokenTtlMax === null || policy?.tokenTtlMax === undefined
-            ? ''
-            : Number((policy.tokenTtlMax / secondsPerDay).toFixed(4))
-        }
+        defaultValue={daysOrEmpty(policy?.tokenTtlMax)}
       />
-      <label htmlFor={`${id}-check-in`}>Applications check in every, days (empty: no check-in)</label>
-      <input
+      <DaysField
         id={`${id}-check-in`}
         name="checkInDays"
-        type="number"
+        label="Applications check in every, days (empty: no check-in)"
         min={1 / 1440}
         max={3650}
-        step="any"
         defaultValue={daysOrEmpty(policy?.checkInInterval)}
       />
-      <label htmlFor={`${id}-grace`}>
-        Offline grace after a missed check-in, days (empty: the application decides)
-      </label>
-      <input
+      <DaysField
         id={`${id}-grace`}
         name="graceDays"
-        type="number"
+        label="Offline grace after a missed check-in, days (empty: the application decides)"
         min={0}
         max={3650}
-        step="any"
         defaultValue={daysOrEmpty(policy?.gracePeriod)}
       />
       <div className="checkbox">
