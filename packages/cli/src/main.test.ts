@@ -131,6 +131,42 @@ describeEachServerEnvironment('keyturn migrate', (environment) => {
   })
 })
 
+describeEachServerEnvironment('keyturn operators create', (environment) => {
+  it('creates an invited operator and prints their one-time link once; the email stays unique', async (t) => {
+    const env = await environment.fresh(t)
+
+    const run = await keyturnInProcess(
+      ['operators', 'create', '--email', 'ada@example.com', '--role', 'owner'],
+      env,
+    )
+    assert.deepEqual([run.code, run.signal], [0, null], run.stderr)
+    assert.match(run.stdout, /^Created owner ada@example\.com \(opr_\w+\), invited\./)
+    assert.match(run.stdout, /\/dashboard\/invitation#[A-Za-z0-9_-]{43}\n$/)
+
+    const again = await keyturnInProcess(['operators', 'create', '--email', 'ADA@example.com'], env)
+    assert.notEqual(again.code, 0)
+    assert.match(again.stderr, /Another operator has this email/)
+    const bad = await keyturnInProcess(
+      ['operators', 'create', '--email', 'x@example.com', '--role', 'king'],
+      env,
+    )
+    assert.equal(bad.code, 2, bad.stderr)
+
+    const second = await keyturnInProcess(['operators', 'create', '--email', 'bo@example.com'], env)
+    assert.equal(second.code, 0, second.stderr)
+    const promoted = await keyturnInProcess(['operators', 'update', 'BO@example.com', '--role', 'admin'], env)
+    assert.equal(promoted.code, 0, promoted.stderr)
+    assert.match(promoted.stdout, /^bo@example\.com \(opr_\w+\): admin, invited\.\n$/)
+    const list = await keyturnInProcess(['operators', 'list'], env)
+    assert.equal(list.code, 0, list.stderr)
+    assert.match(list.stdout, /^ID +EMAIL +ROLE +STATUS +NAME\nopr_\w+ +ada@example\.com +owner +invited/)
+    assert.match(list.stdout, /bo@example\.com +admin +invited/)
+    const nothing = await keyturnInProcess(['operators', 'update', 'bo@example.com'], env)
+    assert.equal(nothing.code, 2, nothing.stderr)
+    assert.match(nothing.stderr, /give --role, --disable or --enable/)
+  })
+})
+
 /** Every command but serve and migrate (their own suites above). */
 const apiCommands = [
   'products create',

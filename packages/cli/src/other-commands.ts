@@ -10,6 +10,7 @@ import { registerIntegrations } from './commands/integrations.js'
 import { registerLicenses } from './commands/licenses.js'
 import { registerMigrate } from './commands/migrate.js'
 import { registerOffline } from './commands/offline.js'
+import { registerOperators } from './commands/operators.js'
 import { registerPolicies } from './commands/policies.js'
 import { registerProducts } from './commands/products.js'
 import { registerSearch } from './commands/search.js'
@@ -22,6 +23,7 @@ import type { Io } from './io.js'
 export function registerOtherCommands(program: Command, io: Io): void {
   registerMigrate(program, io)
   registerBackup(program, io)
+  registerOperators(program, io)
   registerProducts(program, io)
   registerApiKeys(program, io)
   registerLicenses(program, io)

@@ -30,6 +30,7 @@ import type {
   IncrementUsageByKeyBody,
   IntegrationEventResource,
   IntegrationResource,
+  InviteOperatorBody,
   LicenseFileResource,
   LicenseResource,
   LicenseTokenResource,
@@ -47,6 +48,8 @@ import type {
   ListWebhookDeliveriesQuery,
   ListWebhookEndpointsQuery,
   OfflineActivationResource,
+  OperatorResource,
+  OperatorSession,
   Paginated,
   PolicyResource,
   PortalSessionList,
@@ -62,6 +65,7 @@ import type {
   UpdateEntitlementBody,
   UpdateIntegrationBody,
   UpdateLicenseBody,
+  UpdateOperatorBody,
   UpdatePolicyBody,
   UpdateProductBody,
   UpdateWebhookEndpointBody,
@@ -80,8 +84,15 @@ import type { PublicKeyInput } from './validate-license-token.js'
 export interface KeyturnClientOptions {
   /** The server's address, e.g. `https://licensing.example.com`; `/api/v0` is added. */
   readonly baseUrl: string
-  /** An API key secret (`kt_admin_…` or `kt_prod_…`). */
-  readonly apiKey: string
+  /** An API key secret (`kt_admin_…` or `kt_prod_…`); or give `operatorSession` instead. */
+  readonly apiKey?: string
+  /**
+   * Cookie mode, for a page of the server's own origin (the dashboard): no API key; the browser
+   * sends the operator session cookie (`credentials: 'same-origin'`) and every write sends this CSRF
+   * token (from signing in) in `X-Keyturn-Csrf`. POSTs carry no `Idempotency-Key` (the server keeps
+   * those per API key; a call's `idempotencyKey` is not sent) and so are not retried.
+   */
+  readonly operatorSession?: { readonly csrfToken: string }
   /** A fetch implementation; defaults to the global one. */
   readonly fetch?: typeof fetch
   /** How long one attempt may take before it fails as a connection error; default 30 000 ms. */
@@ -193,7 +204,7 @@ interface RetryPolicy {
  */
 export class KeyturnClient {
   readonly #apiUrl: string
-  readonly #apiKey: string
+  readonly #credentials: { readonly apiKey: string } | { readonly csrfToken: string }
   readonly #fetch: typeof fetch
   readonly #timeoutMs: number
   readonly #retry: RetryPolicy
@@ -201,7 +212,13 @@ export class KeyturnClient {
 
   constructor(options: KeyturnClientOptions) {
     this.#apiUrl = `${options.baseUrl.replace(/\/+$/, '').replace(/\/api\/v0$/, '')}/api/v0`
-    this.#apiKey = options.apiKey
+    if ((options.apiKey === undefined) === (options.operatorSession === undefined)) {
+      throw new TypeError('Give a KeyturnClient either apiKey or operatorSession.')
+    }
+    this.#credentials =
+      options.apiKey !== undefined
+        ? { apiKey: options.apiKey }
+        : { csrfToken: options.operatorSession?.csrfToken ?? '' }
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
     this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs
     this.#retry = {
@@ -784,6 +801,55 @@ export class KeyturnClient {
     await this.#request<undefined>('DELETE', `/api-keys/${encodeURIComponent(id)}`, options)
   }
 
+  // Operator accounts (only for a signed-in operator: cookie mode)
+
+  listOperators(options: RequestOptions = {}): Promise<{ data: OperatorResource[] }> {
+    return this.#request('GET', '/operators', options)
+  }
+
+  /** An invited operator and its one-time invitation link (shown only in this answer). */
+  inviteOperator(
+    body: Loose<InviteOperatorBody>,
+    options: RequestOptions = {},
+  ): Promise<{ operator: OperatorResource; invitationUrl: string }> {
+    return this.#request('POST', '/operators', { ...options, body })
+  }
+
+  getOperator(id: string, options: RequestOptions = {}): Promise<OperatorResource> {
+    return this.#request('GET', `/operators/${encodeURIComponent(id)}`, options)
+  }
+
+  updateOperator(
+    id: string,
+    body: Loose<UpdateOperatorBody>,
+    options: RequestOptions = {},
+  ): Promise<OperatorResource> {
+    return this.#request('PATCH', `/operators/${encodeURIComponent(id)}`, { ...options, body })
+  }
+
+  /** A one-time password-reset link for an operator (owners only; shown only in this answer). */
+  createOperatorPasswordReset(id: string, options: RequestOptions = {}): Promise<{ resetUrl: string }> {
+    return this.#request('POST', `/operators/${encodeURIComponent(id)}/password-reset`, options)
+  }
+
+  /** An operator's signed-in browsers (owners only). */
+  listOperatorSessions(id: string, options: RequestOptions = {}): Promise<{ data: OperatorSession[] }> {
+    return this.#request('GET', `/operators/${encodeURIComponent(id)}/sessions`, options)
+  }
+
+  async revokeOperatorSession(id: string, sessionId: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>(
+      'DELETE',
+      `/operators/${encodeURIComponent(id)}/sessions/${encodeURIComponent(sessionId)}`,
+      options,
+    )
+  }
+
+  /** Signs the operator out everywhere (owners only). */
+  async revokeOperatorSessions(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.#request<undefined>('DELETE', `/operators/${encodeURIComponent(id)}/sessions`, options)
+  }
+
   // Events (the audit log; an admin key sees every event, a product key its product's)
 
   listEvents(
@@ -943,20 +1009,25 @@ export class KeyturnClient {
         url.searchParams.set(name, String(value))
       }
     }
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#apiKey}`,
-      accept: 'application/json',
+    const credentials = this.#credentials
+    const headers: Record<string, string> = { accept: 'application/json' }
+    if ('apiKey' in credentials) {
+      headers.authorization = `Bearer ${credentials.apiKey}`
+    } else if (method !== 'GET') {
+      headers['x-keyturn-csrf'] = credentials.csrfToken
     }
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json'
     }
     // A POST is retried only with an Idempotency-Key: the server then answers a retry with the first
     // response instead of running it twice. With retries on, each call gets its own key.
-    const idempotencyKey =
-      options.idempotencyKey ??
-      (method === 'POST' && !options.isRepeatable && this.#retry.maxRetries > 0
-        ? newIdempotencyKey()
-        : undefined)
+    // Cookie mode sends none: the server keeps Idempotency-Keys per API key.
+    const idempotencyKey = !('apiKey' in credentials)
+      ? undefined
+      : (options.idempotencyKey ??
+        (method === 'POST' && !options.isRepeatable && this.#retry.maxRetries > 0
+          ? newIdempotencyKey()
+          : undefined))
     if (idempotencyKey !== undefined) {
       headers['idempotency-key'] = idempotencyKey
     }
@@ -970,9 +1041,10 @@ export class KeyturnClient {
       headers['keyturn-sign'] = 'ed25519'
     }
     const check = signature === undefined || nonce === undefined ? undefined : { signature, nonce }
-    const init = {
+    const init: RequestInit = {
       method,
       headers,
+      ...('apiKey' in credentials ? {} : { credentials: 'same-origin' as const }),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs

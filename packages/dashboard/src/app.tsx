@@ -1,7 +1,7 @@
 import { KeyturnApiError } from '@keyturn/client'
-import { MutationCache, QueryCache, QueryClient, QueryClientProvider, useQuery } from '@tanstack/react-query'
-import { useCallback, useMemo, useState } from 'react'
-import { NavLink, Route, Routes, useNavigate } from 'react-router'
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { useCallback, useEffect, useMemo, useState } from 'react'
+import { NavLink, Route, Routes, useLocation, useNavigate } from 'react-router'
 import { ApiKeysScreen } from './api-keys/api-keys-screen.js'
 import { ProblemMessage } from './components/problem-message.js'
 import { CustomerDetailScreen } from './customers/customer-detail-screen.js'
@@ -16,6 +16,8 @@ import { LicensesScreen } from './licenses/licenses-screen.js'
 import { NewLicenseScreen } from './licenses/new-license-screen.js'
 import { OfflineScreen } from './licenses/offline-screen.js'
 import { MailScreen } from './mail/mail-screen.js'
+import { OperatorsScreen } from './operators/operators-screen.js'
+import { OwnSessionsScreen } from './operators/own-sessions-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
 import { PoliciesScreen } from './policies/policies-screen.js'
 import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
@@ -24,39 +26,87 @@ import { ProductsScreen } from './products/products-screen.js'
 import { GlobalSearch } from './search/global-search.js'
 import {
   clientFor,
-  discoverAccess,
-  forgetApiKey,
+  currentOperator,
   isAdmin,
+  may,
+  operatorRequest,
   type Session,
   SessionContext,
-  storedApiKey,
+  type SignedIn,
 } from './session/session.js'
-import { SignInScreen } from './session/sign-in-screen.js'
+import { InvitationScreen, PasswordResetScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
 import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
 import { WebhooksScreen } from './webhooks/webhooks-screen.js'
 
-/** Signed in or not; the query cache is created per sign-in and dropped at sign-out. */
+/**
+ * Signed in or not: asks the server whose session this browser holds (`GET /operator/me`). The
+ * one-time setup and invitation links open their own pages. The query cache is created per
+ * sign-in and dropped at sign-out.
+ */
 export function App() {
-  const [apiKey, setApiKey] = useState(storedApiKey)
+  const location = useLocation()
+  const navigate = useNavigate()
+  const [signedIn, setSignedIn] = useState<SignedIn | undefined | 'unknown'>('unknown')
   const [signOutReason, setSignOutReason] = useState<string>()
+  const [failure, setFailure] = useState<unknown>()
+  useEffect(() => {
+    currentOperator().then(setSignedIn, setFailure)
+  }, [])
   const signOut = useCallback((reason?: string) => {
-    forgetApiKey()
-    setApiKey(undefined)
+    setSignedIn(undefined)
     setSignOutReason(reason)
   }, [])
-  if (apiKey === undefined) {
-    return <SignInScreen onSignedIn={setApiKey} reason={signOutReason} />
+  const enter = useCallback(
+    (session: SignedIn) => {
+      setSignedIn(session)
+      void navigate('/', { replace: true })
+    },
+    [navigate],
+  )
+  if (location.pathname === '/setup') {
+    return <SetupScreen onSignedIn={enter} />
   }
-  return <SignedIn key={apiKey} apiKey={apiKey} signOut={signOut} />
+  if (location.pathname === '/invitation') {
+    return <InvitationScreen onSignedIn={enter} />
+  }
+  if (location.pathname === '/password-reset') {
+    return (
+      <PasswordResetScreen
+        onDone={() => {
+          signOut('Your password was changed: sign in with it.')
+          void navigate('/', { replace: true })
+        }}
+      />
+    )
+  }
+  if (failure !== undefined) {
+    return (
+      <main className="centered">
+        <h1>Keyturn dashboard</h1>
+        <ProblemMessage error={failure} />
+      </main>
+    )
+  }
+  if (signedIn === 'unknown') {
+    return (
+      <main className="centered">
+        <p role="status">Signing in…</p>
+      </main>
+    )
+  }
+  if (signedIn === undefined) {
+    return <SignInScreen onSignedIn={enter} reason={signOutReason} />
+  }
+  return <SignedInApp key={signedIn.operator.id} signedIn={signedIn} signOut={signOut} />
 }
 
-function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: string) => void }) {
-  const client = useMemo(() => clientFor(apiKey), [apiKey])
+function SignedInApp({ signedIn, signOut }: { signedIn: SignedIn; signOut: (reason?: string) => void }) {
+  const client = useMemo(() => clientFor(signedIn), [signedIn])
   const queryClient = useMemo(() => {
-    // A key deleted or rejected meanwhile: back to the sign-in screen, saying why.
+    // A session ended meanwhile (expired, revoked, the operator disabled): back to sign-in, saying why.
     const onError = (error: unknown) => {
       if (error instanceof KeyturnApiError && error.status === 401) {
-        signOut('The server no longer accepts this API key. Sign in again.')
+        signOut('Your session has ended. Sign in again.')
       }
     }
     return new QueryClient({
@@ -65,36 +115,28 @@ function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: stri
       defaultOptions: { queries: { retry: false, staleTime: 5_000, refetchOnWindowFocus: false } },
     })
   }, [signOut])
-  const access = useQuery({ queryKey: ['access'], queryFn: () => discoverAccess(client) }, queryClient)
-  if (access.isPending) {
-    return (
-      <main className="centered">
-        <p role="status">Signing in…</p>
-      </main>
-    )
+  const session: Session = {
+    client,
+    access: { operator: signedIn.operator },
+    csrfToken: signedIn.csrfToken,
+    signOut: () => {
+      queryClient.clear()
+      operatorRequest('/sign-out', { csrfToken: signedIn.csrfToken }).then(
+        () => signOut(),
+        () => signOut(),
+      )
+    },
   }
-  if (access.isError) {
-    return (
-      <main className="centered">
-        <h1>Keyturn dashboard</h1>
-        <ProblemMessage error={access.error} />
-        <button type="button" onClick={() => signOut()}>
-          Sign out
-        </button>
-      </main>
-    )
-  }
-  const session: Session = { client, access: access.data, signOut: () => signOut() }
   return (
     <QueryClientProvider client={queryClient}>
       <SessionContext.Provider value={session}>
-        <Shell session={session} onSignOut={() => queryClient.clear()} />
+        <Shell session={session} />
       </SessionContext.Provider>
     </QueryClientProvider>
   )
 }
 
-function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Shell({ session }: { session: Session }) {
   const navigate = useNavigate()
   return (
     <>
@@ -132,26 +174,30 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
               <NavLink to="/webhooks">Webhooks</NavLink>
             </li>
             {isAdmin(session) && (
-              <>
-                <li>
-                  <NavLink to="/integrations">Payment providers</NavLink>
-                </li>
-                <li>
-                  <NavLink to="/mail">Mail</NavLink>
-                </li>
-                <li>
-                  <NavLink to="/api-keys">API keys</NavLink>
-                </li>
-              </>
+              <li>
+                <NavLink to="/integrations">Payment providers</NavLink>
+              </li>
+            )}
+            <li>
+              <NavLink to="/mail">Mail</NavLink>
+            </li>
+            <li>
+              <NavLink to="/api-keys">API keys</NavLink>
+            </li>
+            {may(session, 'owner') && (
+              <li>
+                <NavLink to="/operators">Operators</NavLink>
+              </li>
             )}
           </ul>
         </nav>
         <GlobalSearch />
-        <span className="muted">{isAdmin(session) ? 'Admin key' : 'Product key'}</span>
+        <NavLink to="/sessions" className="muted">
+          {session.access.operator.name} ({session.access.operator.role})
+        </NavLink>
         <button
           type="button"
           onClick={() => {
-            onSignOut()
             session.signOut()
             void navigate('/')
           }}
@@ -177,10 +223,12 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="events" element={<EventsScreen />} />
           <Route path="webhooks" element={<WebhooksScreen />} />
           <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
-          {isAdmin(session) && <Route path="mail" element={<MailScreen />} />}
+          <Route path="mail" element={<MailScreen />} />
+          <Route path="api-keys" element={<ApiKeysScreen />} />
+          {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
+          <Route path="sessions" element={<OwnSessionsScreen />} />
           {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}
           {isAdmin(session) && <Route path="integrations/:id" element={<IntegrationDetailScreen />} />}
-          {isAdmin(session) && <Route path="api-keys" element={<ApiKeysScreen />} />}
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>
@@ -192,7 +240,7 @@ function NotFound() {
   return (
     <>
       <h1>Not found</h1>
-      <p>There is no such page in the dashboard, or this API key may not see it.</p>
+      <p>There is no such page in the dashboard, or your role may not see it.</p>
     </>
   )
 }

@@ -46,6 +46,9 @@ export const ErrorCodeSchema = Type.Enum([
   'database_unavailable',
   'storage_full',
   'portal_unavailable',
+  'operator_not_found',
+  'operator_email_taken',
+  'operator_session_not_found',
   'activation_request_invalid',
   'license_floating',
   'deactivation_code_invalid',
@@ -97,7 +100,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 400,
     title: 'The request could not be read',
     meaning:
-      'The request could not be read: malformed JSON or a body that is not UTF-8, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host`, `Authorization` or `Content-Type` headers. (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
+      'The request could not be read: malformed JSON or a body that is not UTF-8, or a broken header; or the HTTP parser refused it (an unknown method such as `FROB`, a NUL byte in the path, `Content-Length` together with `Transfer-Encoding`, an HTTP/1.1 request without `Host`, `CONNECT`), in which case the connection closes after the answer; or it has two `Host`, `Authorization` or `Content-Type` headers; or it carries both an API key and the operator session cookie; or a signed-in operator’s request carries an `Idempotency-Key` (kept per API key). (A POST or PATCH without a body reads as `{}`, whatever its `Content-Type`.)',
     action: 'Fix the request; do not retry it unchanged.',
   },
   validation_failed: {
@@ -152,7 +155,7 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 401,
     title: 'Authentication required',
     meaning:
-      'No `Authorization: Bearer <key>` header, or the key is unknown or was deleted. The response carries `WWW-Authenticate: Bearer`.',
+      'No `Authorization: Bearer <key>` header, or the key is unknown or was deleted; or the operator session cookie names a session that ended (signed out, expired, revoked) or an operator who was disabled. The response carries `WWW-Authenticate: Bearer`.',
     action:
       'Send a valid API key; if it was deleted, ask an admin for a new one. Do not retry with the same key.',
   },
@@ -160,8 +163,8 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     status: 403,
     title: 'Not allowed for this API key',
     meaning:
-      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys, the batch import) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself.',
-    action: 'Use a key with the right role; retrying will not help.',
+      'The API key is valid but its role may not do this: a product key calling an admin-only operation (products, API keys, the batch import) or creating a license for another product, a client key calling anything but validate, activate, deactivate and tokens by license key, or sending `customPayload` for a token (`pointer` `#/customPayload`: a client key may not put claims in a token), or a key deleting itself. For a signed-in operator: the operator role may not do this (each operation states the least role in its description), or a write came without the session’s CSRF token in `X-Keyturn-Csrf`.',
+    action: 'Use a key or an operator with the right role (or send the CSRF header); retrying will not help.',
   },
   route_not_found: {
     status: 404,
@@ -400,6 +403,25 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The customer portal is off (`KEYTURN_PORTAL`) or the server sends no mail (`KEYTURN_SMTP_URL`), so no sign-in code can reach the customer.',
     action: 'Turn the portal on and configure mail, then retry.',
+  },
+  operator_not_found: {
+    status: 404,
+    title: 'Operator not found',
+    meaning: 'No operator account has this id.',
+    action: 'Check the id; list the operators to find it.',
+  },
+  operator_email_taken: {
+    status: 409,
+    title: 'An operator with this email exists',
+    meaning: 'Another operator account has this email (emails are unique, compared case-insensitively).',
+    action: 'Use the existing account, or another email.',
+  },
+  operator_session_not_found: {
+    status: 404,
+    title: 'Operator session not found',
+    meaning:
+      'The operator has no live session with this id (it ended, was revoked, or is another operator’s).',
+    action: 'List the sessions again.',
   },
   activation_request_invalid: {
     status: 400,

@@ -280,7 +280,7 @@ export const EventActorSchema = Type.Union(
     Type.Object(
       {
         type: Type.Literal('operator'),
-        id: Type.String({ maxLength: 64, examples: ['op_3Hs8KqLx2VnRt5BcYw7mPd'] }),
+        id: Type.String({ maxLength: 64, examples: ['opr_3Hs8KqLx2VnRt5BcYw7mPd'] }),
       },
       { additionalProperties: false, description: 'An operator, signed in to the dashboard.' },
     ),

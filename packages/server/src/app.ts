@@ -31,7 +31,7 @@ import { ValidationRecording } from './events/validation-recording.js'
 import { ExpiryNoticeService, expiryNoticeJob } from './expiry-notices/expiry-notice-service.js'
 import { KyselyExpiryNoticeStore } from './expiry-notices/kysely-expiry-notice-store.js'
 import type { App } from './http/app-types.js'
-import { authenticate, forgetGoneKeys } from './http/authenticate.js'
+import { authenticate, forgetGoneKeys, stateOperatorRoles } from './http/authenticate.js'
 import {
   handleClientError,
   refuseConnect,
@@ -85,6 +85,10 @@ import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
 import { OfflineActivationService } from './offline/offline-activation-service.js'
 import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
+import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
+import { OperatorService } from './operators/operator-service.js'
+import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
+import { registerOperatorsRoutes } from './operators/routes/operators-routes.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -178,6 +182,11 @@ export interface AppDeps {
    * the mails that send customers there (a product's `branding.portalUrl` wins).
    */
   readonly portal?: { readonly enabled: boolean; readonly url: string }
+  /**
+   * KEYTURN_PUBLIC_URL: where people reach the server, for the links handed to them (invitations);
+   * absent: the request's own origin.
+   */
+  readonly publicUrl?: string
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -220,6 +229,8 @@ export interface Services {
   readonly sessions: SessionService
   readonly portal: PortalService
   readonly search: SearchService
+  /** Operator accounts: the people who sign in to the dashboard. */
+  readonly operators: OperatorService
   /** Daily counts (`GET /stats`); `background` flushes them, tests call `flush` themselves. */
   readonly stats: StatsService
 }
@@ -325,7 +336,13 @@ export function buildApp(deps: AppDeps): {
   if (deps.corsOrigins !== undefined && deps.corsOrigins.length > 0) {
     app.register(cors, corsOptions(deps.corsOrigins))
   }
-  const protectedApi = { services, limits, clock: deps.clock, portalEnabled: deps.portal?.enabled === true }
+  const protectedApi = {
+    services,
+    limits,
+    clock: deps.clock,
+    portalEnabled: deps.portal?.enabled === true,
+    publicUrl: deps.publicUrl,
+  }
 
   app.register(swagger, openApiOptions)
   app.register(swaggerUi, swaggerUiOptions)
@@ -353,6 +370,7 @@ export function buildApp(deps: AppDeps): {
   if (deps.portal?.enabled === true) {
     registerPortalSite(app, services.portal)
   }
+  registerOperatorAuthRoutes(app, services.operators)
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
@@ -580,10 +598,12 @@ function createServices(deps: AppDeps): Services {
     portalUrl: deps.portal?.url,
     counts,
   })
+  const operators = new OperatorService({ store: new KyselyOperatorStore(db), sessions, clock })
   return {
     sessions,
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
+    operators,
     stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
     customers,
     entitlements,
@@ -686,6 +706,9 @@ function corsOptions(origins: readonly string[]) {
       'Idempotent-Replayed',
     ],
     maxAge: 600,
+    // Browsers of other origins call with API keys only: the operator session cookie never goes
+    // with a cross-origin request the server would answer.
+    credentials: false,
   }
 }
 
@@ -697,19 +720,28 @@ function registerApi(
     limits,
     clock,
     portalEnabled,
-  }: { services: Services; limits: Limits | undefined; clock: Clock; portalEnabled: boolean },
+    publicUrl,
+  }: {
+    services: Services
+    limits: Limits | undefined
+    clock: Clock
+    portalEnabled: boolean
+    publicUrl: string | undefined
+  },
 ): void {
   registerSecurityHeaders(api, apiSecurityHeaders, apiCacheControl)
   api.addHook(
     'onRequest',
     authenticate(
       services.apiKeys,
+      services.operators,
       limits === undefined
         ? undefined
         : (request, reply) => new Promise<boolean>((resolve) => limits.takeAddress(request, reply, resolve)),
     ),
   )
   api.addHook('onError', forgetGoneKeys(services.apiKeys))
+  stateOperatorRoles(api) // before the routes: its onRoute hook
   registerApiProtection(api, { tokens: services.tokens, clock, limits }) // before the routes: its onRoute hook
   documentCommonProblems(api) // before the routes: 413 and 415 in the document of each with a body
   registerIdempotency(api, services.idempotency) // before the routes: it adds the header to each POST
@@ -733,4 +765,5 @@ function registerApi(
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)
   registerApiKeysRoutes(api, services.apiKeys)
+  registerOperatorsRoutes(api, services.operators, publicUrl)
 }

@@ -56,6 +56,8 @@ describeEachServerEnvironment('serve', (environment) => {
       first.lines.some((line) => line.includes(`${first.server.url}/dashboard`)),
       `the banner links to the dashboard:\n${first.lines.join('\n')}`,
     )
+    const setupLinks = first.lines.join('\n').match(/\/dashboard\/setup#[A-Za-z0-9_-]{43}\b/g) ?? []
+    assert.equal(setupLinks.length, 1, `the banner prints one setup link:\n${first.lines.join('\n')}`)
     const products = await get(first.server, '/api/v0/products', secret)
     assert.equal(products.status, 200, products.body)
     await first.close()

@@ -9,8 +9,9 @@ import {
   validateLicenseToken,
 } from '@keyturn/client'
 import { testAdminSecret, testStart } from '@keyturn/server/testing/build-test-app'
-import { describeEachDatabase } from '@keyturn/server/testing/each-database'
+import { describeEachDatabase, sqliteTestDatabase } from '@keyturn/server/testing/each-database'
 import { closedPortUrl, serveHttp, startTestServer } from '@keyturn/server/testing/listening-app'
+import { signedInOperator } from '@keyturn/server/testing/operators'
 
 const at = testStart // the server's fixed clock
 const second = 1000
@@ -592,5 +593,64 @@ describe('KeyturnClient without a Keyturn server', () => {
     const keyturn = new KeyturnClient({ baseUrl, apiKey: testAdminSecret, sleep: async () => undefined })
 
     await assert.rejects(keyturn.listLicenses(), KeyturnConnectionError)
+  })
+})
+
+describe('KeyturnClient in cookie mode (a signed-in operator, as the dashboard)', () => {
+  it('sends no API key and no Idempotency-Key, the CSRF token on writes only, with same-origin credentials', async (t) => {
+    const test = await startTestServer(t, sqliteTestDatabase())
+    const operator = await signedInOperator(test, 'admin')
+    const sent: { method: string; headers: Record<string, string>; credentials: unknown }[] = []
+    // Node's fetch keeps no cookies: this one adds the session cookie as a browser would.
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      const headers = { ...(init?.headers as Record<string, string>) }
+      sent.push({ method: init?.method ?? 'GET', headers, credentials: init?.credentials })
+      return globalThis.fetch(input, { ...init, headers: { ...headers, cookie: operator.read.cookie } })
+    }
+    const keyturn = new KeyturnClient({
+      baseUrl: test.baseUrl,
+      operatorSession: { csrfToken: operator.write['x-keyturn-csrf'] },
+      fetch,
+    })
+
+    const created = await keyturn.createLicense({ productId: test.productId })
+    const listed = await keyturn.listLicenses({ productId: test.productId })
+
+    assert.equal(listed.data[0]?.id, created.id)
+    assert.deepEqual(
+      sent.map(({ method, headers, credentials }) => ({
+        method,
+        credentials,
+        authorization: headers.authorization,
+        csrf: headers['x-keyturn-csrf'] === operator.write['x-keyturn-csrf'],
+        idempotencyKey: headers['idempotency-key'],
+      })),
+      [
+        {
+          method: 'POST',
+          credentials: 'same-origin',
+          authorization: undefined,
+          csrf: true,
+          idempotencyKey: undefined,
+        },
+        {
+          method: 'GET',
+          credentials: 'same-origin',
+          authorization: undefined,
+          csrf: false,
+          idempotencyKey: undefined,
+        },
+      ],
+    )
+    assert.throws(() => new KeyturnClient({ baseUrl: test.baseUrl }), /either apiKey or operatorSession/)
+    assert.throws(
+      () =>
+        new KeyturnClient({
+          baseUrl: test.baseUrl,
+          apiKey: testAdminSecret,
+          operatorSession: { csrfToken: 'x' },
+        }),
+      /either apiKey or operatorSession/,
+    )
   })
 })

@@ -10,14 +10,15 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { isAdmin, useSession } from '../session/session.js'
 
 type CreateApiKeyBody = Parameters<KeyturnClient['createApiKey']>[0]
 const defaultSort = 'createdAt:desc'
 
-/** Admin only (the navigation hides it from product keys, and the API refuses them anyway). */
+/** Everyone reads the keys (never their secrets); admins and owners create and delete them. */
 export function ApiKeysScreen() {
-  const { client, access } = useSession()
+  const session = useSession()
+  const { client } = session
   const [search] = useSearchParams()
   const query = pagingQuery(readListParams(search))
   const apiKeys = useQuery({
@@ -35,7 +36,7 @@ export function ApiKeysScreen() {
   return (
     <>
       <h1>API keys</h1>
-      <CreateApiKeyForm />
+      {isAdmin(session) && <CreateApiKeyForm />}
       <ProblemMessage error={apiKeys.error ?? remove.error} />
       {apiKeys.data && (
         <>
@@ -68,9 +69,7 @@ export function ApiKeysScreen() {
                     <Time value={apiKey.createdAt} />
                   </td>
                   <td>
-                    {apiKey.id === access.apiKeyId ? (
-                      <span className="muted">Signed in with this key</span>
-                    ) : (
+                    {isAdmin(session) && (
                       <ConfirmButton
                         label={`Delete ${apiKey.name}`}
                         title="Delete this API key?"

@@ -12,6 +12,7 @@ import {
 } from '@tanstack/react-query'
 import { type ReactNode, useId } from 'react'
 import { Link, useNavigate } from 'react-router'
+import { isAdmin, useSession } from '../session/session.js'
 import { ConfirmButton } from './confirm-button.js'
 import { ProblemMessage } from './problem-message.js'
 
@@ -90,6 +91,9 @@ export function EditSection({
   readonly children: ReactNode
 }) {
   const id = useId()
+  if (!isAdmin(useSession())) {
+    return null
+  }
   return (
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Edit</h2>
@@ -126,6 +130,9 @@ export function DeleteSection({
   readonly mutation: ActionMutation
   readonly children: ReactNode
 }) {
+  if (!isAdmin(useSession())) {
+    return null
+  }
   return (
     <section aria-label="Delete">
       <ConfirmButton

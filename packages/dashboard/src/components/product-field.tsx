@@ -1,5 +1,4 @@
 import { Link } from 'react-router'
-import { useSession } from '../session/session.js'
 import { useProductChoices } from './product-choices.js'
 
 /** Product names by id, from the one page of choices (an id missing here is shown as the id). */
@@ -16,17 +15,15 @@ export function ProductLink({ id }: { id: string }) {
 
 /**
  * A required "Product" field named `productId`: a select over one page of products, or a text field
- * for the id when there are more; a product key's own product is chosen already.
+ * for the id when there are more.
  */
 export function ProductField({ id, label = 'Product' }: { id: string; label?: string }) {
-  const session = useSession()
   const products = useProductChoices()
-  const scoped = session.access.role === 'product' ? session.access.productId : undefined
   return (
     <>
       <label htmlFor={id}>{label}</label>
       {products.data ? (
-        <select id={id} name="productId" required defaultValue={scoped}>
+        <select id={id} name="productId" required>
           {products.data.data.map((product) => (
             <option key={product.id} value={product.id}>
               {product.name}
@@ -34,7 +31,7 @@ export function ProductField({ id, label = 'Product' }: { id: string; label?: st
           ))}
         </select>
       ) : (
-        <input id={id} name="productId" required placeholder="prd_…" defaultValue={scoped} />
+        <input id={id} name="productId" required placeholder="prd_…" />
       )}
     </>
   )

@@ -5,7 +5,7 @@ import { Link, useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { MetadataField, MetadataList, parseJsonObject } from '../components/metadata.js'
 import { Time } from '../components/time.js'
-import { isAdmin, useSession } from '../session/session.js'
+import { may, useSession } from '../session/session.js'
 import { PortalSessionsSection } from './portal-sessions.js'
 
 type CustomerId = Parameters<KeyturnClient['getCustomer']>[0]
@@ -81,7 +81,7 @@ export function CustomerDetailScreen() {
             <input id={`${fieldId}-name`} name="name" maxLength={200} defaultValue={data.name ?? ''} />
             <MetadataField />
           </EditSection>
-          {isAdmin(session) && <PortalSessionsSection customerId={data.id} />}
+          {may(session, 'support') && <PortalSessionsSection customerId={data.id} />}
           <DeleteSection noun="customer" mutation={remove}>
             <p>
               <strong>{data.email}</strong> is deleted for good. A customer who still owns licenses cannot be

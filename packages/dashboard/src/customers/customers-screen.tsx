@@ -8,7 +8,7 @@ import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 
 type CreateCustomerBody = Parameters<KeyturnClient['createCustomer']>[0]
 const defaultSort = 'createdAt:desc'
@@ -40,7 +40,9 @@ export function CustomersScreen() {
   return (
     <>
       <h1>Customers</h1>
-      <CreateCustomerForm />
+      <Allowed least="admin">
+        <CreateCustomerForm />
+      </Allowed>
       <form
         className="filters"
         aria-label="Find customers"

@@ -8,7 +8,7 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField, useProductNames } from '../components/product-field.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 
 type CreateEntitlementBody = Parameters<KeyturnClient['createEntitlement']>[0]
 const defaultSort = 'createdAt:desc'
@@ -29,7 +29,9 @@ export function EntitlementsScreen() {
       <p className="muted">
         Features a license may unlock, by code; applications check them in validation and in tokens.
       </p>
-      <CreateEntitlementForm />
+      <Allowed least="admin">
+        <CreateEntitlementForm />
+      </Allowed>
       <ProblemMessage error={entitlements.error} />
       {entitlements.data && (
         <>

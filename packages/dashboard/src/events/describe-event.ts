@@ -128,10 +128,14 @@ export function describeEvent(event: DescribableEvent): EventDescription {
  * integration, or Keyturn itself (with the part that acted); a kind this dashboard does not know is
  * said by its type and id.
  */
-export function describeActor(actor: object): string {
+export function describeActor(actor: object, operatorNames?: ReadonlyMap<string, string>): string {
   const fields = actor as Record<string, unknown>
   const id = typeof fields.id === 'string' ? fields.id : ''
   switch (fields.type) {
+    case 'operator': {
+      const name = operatorNames?.get(id)
+      return name === undefined ? `operator ${id}` : name
+    }
     case 'system':
       return id === '' ? 'Keyturn' : `Keyturn (${id.replaceAll('-', ' ')})`
     case 'apiKey':

@@ -19,4 +19,12 @@ describe('the events view in the URL', () => {
         'type:eq:license.revoked,productId:eq:prd_a,licenseId:eq:lic_d,occurredAt:gte:2030-01-01T00:00:00.000Z,occurredAt:lte:2030-01-31T23:59:59.999Z,actor.id:eq:key_b',
     })
   })
+
+  it('filters by an operator: its actor type and id', () => {
+    assert.deepEqual(eventListQuery(new URLSearchParams('operatorId=opr_a')), {
+      limit: 30,
+      page: 0,
+      filter: 'actor.type:eq:operator,actor.id:eq:opr_a',
+    })
+  })
 })

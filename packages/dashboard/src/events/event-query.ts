@@ -1,13 +1,21 @@
 /**
  * @module The events view's filters in the URL (`?type=license.revoked&productId=…&licenseId=lic_…&from=2030-01-01&to=…
- * &apiKeyId=key_…`) and their translation into the API's `filter` rules.
+ * &apiKeyId=key_…&operatorId=opr_…`) and their translation into the API's `filter` rules.
  */
 import type { KeyturnClient } from '@keyturn/client'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 
 export type ListEventsQuery = NonNullable<Parameters<KeyturnClient['listEvents']>[0]>
 
-export const eventFilterNames = ['type', 'productId', 'licenseId', 'from', 'to', 'apiKeyId'] as const
+export const eventFilterNames = [
+  'type',
+  'productId',
+  'licenseId',
+  'from',
+  'to',
+  'apiKeyId',
+  'operatorId',
+] as const
 export type EventFilters = Record<(typeof eventFilterNames)[number], string>
 
 export function readEventFilters(search: URLSearchParams): EventFilters {
@@ -34,6 +42,9 @@ export function eventListQuery(search: URLSearchParams): ListEventsQuery {
   }
   if (filters.apiKeyId !== '') {
     rules.push(`actor.id:eq:${filters.apiKeyId}`)
+  }
+  if (filters.operatorId !== '') {
+    rules.push('actor.type:eq:operator', `actor.id:eq:${filters.operatorId}`)
   }
   return {
     ...pagingQuery(readListParams(search)),

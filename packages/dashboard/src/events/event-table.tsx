@@ -1,6 +1,8 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
 import { Time } from '../components/time.js'
+import { useSession } from '../session/session.js'
 import { describeActor, describeEvent } from './describe-event.js'
 
 type EventResource = Awaited<ReturnType<KeyturnClient['listEvents']>>['data'][number]
@@ -10,6 +12,12 @@ type EventResource = Awaited<ReturnType<KeyturnClient['listEvents']>>['data'][nu
  * event's data (the object after the change) is shown as JSON on demand.
  */
 export function EventTable({ events, caption }: { events: EventResource[]; caption: string }) {
+  // Events name operators by id only: their names are read when shown.
+  const { client } = useSession()
+  const operators = useQuery({ queryKey: ['operators'], queryFn: () => client.listOperators() })
+  const operatorNames = new Map(
+    (operators.data?.data ?? []).map((operator) => [operator.id, `${operator.name} <${operator.email}>`]),
+  )
   return (
     <table>
       <caption className="visually-hidden">{caption}</caption>
@@ -34,7 +42,7 @@ export function EventTable({ events, caption }: { events: EventResource[]; capti
                 <br />
                 <code className="muted">{event.type}</code>
               </td>
-              <td>{describeActor(event.actor)}</td>
+              <td>{describeActor(event.actor, operatorNames)}</td>
               <td>
                 <details>
                   <summary>

@@ -21,6 +21,7 @@ export function EventsScreen() {
     placeholderData: (previous) => previous,
   })
   const products = useProductChoices()
+  const operators = useQuery({ queryKey: ['operators'], queryFn: () => client.listOperators() })
   const filters = readEventFilters(search)
   const id = useId()
   return (
@@ -85,6 +86,17 @@ export function EventsScreen() {
         <div>
           <label htmlFor={`${id}-key`}>By API key id</label>
           <input id={`${id}-key`} name="apiKeyId" defaultValue={filters.apiKeyId} placeholder="key_…" />
+        </div>
+        <div>
+          <label htmlFor={`${id}-operator`}>By operator</label>
+          <select id={`${id}-operator`} name="operatorId" defaultValue={filters.operatorId}>
+            <option value="">Anyone</option>
+            {(operators.data?.data ?? []).map((operator) => (
+              <option key={operator.id} value={operator.id}>
+                {operator.name} ({operator.email})
+              </option>
+            ))}
+          </select>
         </div>
         <div className="actions">
           <button type="submit">Apply filters</button>

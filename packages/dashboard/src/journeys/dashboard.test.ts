@@ -89,11 +89,21 @@ async function inPage<T = unknown>(page: Page, expression: string): Promise<T> {
   return (await page.evaluate(expression)) as T // the expression's result, as the caller states
 }
 
-async function signIn(page: Page, base: string, apiKey: string): Promise<void> {
+const ownerEmail = 'olga@example.com'
+const password = 'correct horse battery staple'
+
+async function signIn(page: Page, base: string, email: string): Promise<void> {
   await page.goto(`${base}/dashboard/`)
-  await page.getByLabel('API key').fill(apiKey)
+  await page.getByLabel('Email').fill(email)
+  await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+}
+
+/** Signs out from any screen, back to the sign-in page. */
+async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click()
+  await page.getByLabel('Password').waitFor()
 }
 
 /** Follows a link of the main navigation (the overview repeats some of its names). */
@@ -153,26 +163,36 @@ it('runs the licensing business from the dashboard in Chromium', {
   let licenseId = ''
   let productKey = ''
 
-  await t.test('signs in with an admin key kept in sessionStorage only', async () => {
-    await page.goto(`${base}/dashboard/`)
-    await checkScreen(page, '01-sign-in')
-    await signIn(page, base, adminKey)
-    const stored = await inPage(
-      page,
-      '({ session: Object.values(sessionStorage), local: Object.keys(localStorage).length, cookie: document.cookie })',
-    )
-    assert.deepEqual(stored, { session: [adminKey], local: 0, cookie: '' })
-    assert.ok(!page.url().includes(adminKey), 'the key is never in the URL')
-    await page.getByText('Active licenses').waitFor()
-    await checkScreen(page, '02-overview')
-    // An icon, for the dashboard's tab and for any page's /favicon.ico.
-    const declared = await page.locator('link[rel="icon"]').getAttribute('href')
-    for (const path of [declared, '/favicon.ico']) {
-      const icon = await page.request.get(`${base}${path}`)
-      assert.equal(icon.status(), 200, `${path}: ${icon.status()}`)
-      assert.equal(icon.headers()['content-type'], 'image/svg+xml', String(path))
-    }
-  })
+  await t.test(
+    'sets up the first owner from the link the first start printed, then holds no secret',
+    async () => {
+      const setupLink = /(http:\/\/\S+\/dashboard\/setup#\S+)/.exec(server.output())?.[1]
+      assert.ok(setupLink !== undefined, server.output())
+      await page.goto(setupLink)
+      await page.getByLabel('Email').fill(ownerEmail)
+      await page.getByLabel('Name').fill('Olga Owner')
+      await checkScreen(page, '01-setup')
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Create owner and sign in' }).click()
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await page.getByText('Olga Owner (owner)').waitFor()
+      const stored = await inPage(
+        page,
+        '({ session: Object.keys(sessionStorage).length, local: Object.keys(localStorage).length, cookie: document.cookie })',
+      )
+      assert.deepEqual(stored, { session: 0, local: 0, cookie: '' }, 'the session cookie is httpOnly')
+      assert.ok(!page.url().includes('#'), 'the link is gone from the address')
+      await page.getByText('Active licenses').waitFor()
+      await checkScreen(page, '02-overview')
+      // An icon, for the dashboard's tab and for any page's /favicon.ico.
+      const declared = await page.locator('link[rel="icon"]').getAttribute('href')
+      for (const path of [declared, '/favicon.ico']) {
+        const icon = await page.request.get(`${base}${path}`)
+        assert.equal(icon.status(), 200, `${path}: ${icon.status()}`)
+        assert.equal(icon.headers()['content-type'], 'image/svg+xml', String(path))
+      }
+    },
+  )
 
   await t.test('renders a hostile product name as text', async () => {
     await navigate(page, 'Products')
@@ -313,11 +333,6 @@ it('runs the licensing business from the dashboard in Chromium', {
     'creates an API key whose secret is shown once, and deletes one after a confirmation',
     async () => {
       await navigate(page, 'API keys')
-      // The key signed in with is not offered for deletion (the API would refuse it).
-      const signedInWith = await admin.getCurrentApiKey()
-      const ownRow = page.getByRole('row').filter({ hasText: `${signedInWith.prefix}…` })
-      await ownRow.getByText('Signed in with this key').waitFor()
-      assert.equal(await ownRow.getByRole('button').count(), 0)
       await checkScreen(page, '10-api-keys')
       await page.getByLabel('Name').fill('Acme back end')
       await page.getByLabel('Role').selectOption('product')
@@ -823,56 +838,109 @@ it('runs the licensing business from the dashboard in Chromium', {
     },
   )
 
-  await t.test('signs out and forgets the key', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByLabel('API key').waitFor()
-    assert.deepEqual(await inPage(page, 'Object.keys(sessionStorage)'), [])
+  await t.test('signs out, and back in with email and password', async () => {
+    await signOut(page)
+    await checkScreen(page, '24-sign-in')
     await page.reload()
-    await page.getByLabel('API key').waitFor()
+    await page.getByLabel('Password').waitFor()
+    await signIn(page, base, ownerEmail)
+    // Changes made from the dashboard are the operator's, named when shown.
+    await navigate(page, 'Events')
+    await page.getByRole('cell', { name: 'Olga Owner <olga@example.com>' }).first().waitFor()
+    await page.getByLabel('By operator').selectOption({ label: 'Olga Owner (olga@example.com)' })
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.waitForURL(/operatorId=opr_/)
+    // Only the operator's events are left: no API key's.
+    await page
+      .getByRole('cell', { name: /^admin key / })
+      .first()
+      .waitFor({ state: 'detached' })
+    await page.getByRole('cell', { name: 'Olga Owner <olga@example.com>' }).first().waitFor()
   })
 
-  await t.test('shows a product key only its product and no control it may not use', async () => {
-    apiAnswers.length = 0
-    await signIn(page, base, productKey)
-    await page.getByText('Product key').waitFor()
-    for (const adminOnly of ['API keys', 'Mail', 'Payment providers']) {
+  await t.test(
+    'invites a support operator, who sees no control its role may not use and is refused 403 by the API',
+    async () => {
+      const customer = await admin.createCustomer({ email: 'spare@example.com' })
+      await navigate(page, 'Operators')
+      await page.getByLabel('Email').fill('sam@example.com')
+      await page.getByLabel('Name').fill('Sam Support')
+      await page.getByLabel('Role', { exact: true }).selectOption('support')
+      await page.getByRole('button', { name: 'Invite' }).click()
+      const invitation = await page.getByLabel('Link', { exact: true }).inputValue()
+      assert.match(invitation, /\/dashboard\/invitation#[\w-]{43}$/)
+      await checkScreen(page, '25-operators')
+      await page.getByRole('button', { name: 'Done' }).click()
+      await page.getByRole('cell', { name: 'sam@example.com', exact: true }).waitFor()
+      await signOut(page)
+
+      apiAnswers.length = 0
+      await page.goto(invitation)
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Set password and sign in' }).click()
+      await page.getByText('Sam Support (support)').waitFor()
       assert.equal(
-        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: adminOnly }).count(),
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Operators' }).count(),
         0,
-        adminOnly,
       )
-    }
-    await navigate(page, 'Products')
-    await page.getByRole('link', { name: 'Acme Photo Editor' }).waitFor()
-    assert.equal(await page.getByRole('link', { name: hostileName }).count(), 0)
-    await page.getByText('1–1 of 1 product').waitFor()
-    assert.equal(await page.getByRole('button', { name: 'Create product' }).count(), 0)
-    await page.getByRole('link', { name: 'Acme Photo Editor' }).click()
-    await page.getByRole('button', { name: 'Copy JWK' }).waitFor()
-    for (const hidden of ['Suspend product', 'Rotate signing key', 'Save product']) {
-      assert.equal(await page.getByRole('button', { name: hidden }).count(), 0, hidden)
-    }
-    await checkScreen(page, '12-product-as-product-key')
-    await navigate(page, 'Licenses')
-    // Three made in the dashboard, one sold through the integration, one for the air-gapped machine.
-    await page.getByText('1–5 of 5 licenses').waitFor()
-    await page.goto(`${base}/dashboard/products/${other.id}`)
-    await page
-      .getByRole('alert')
-      .getByText(/not found/i)
-      .first()
-      .waitFor()
-    // Two page loads (sign-in, then the address above), and the dashboard asked nothing it is refused.
-    assert.ok(
-      apiAnswers.filter((answer) => answer.endsWith('/api-keys/current')).length >= 2,
-      apiAnswers.join(', '),
-    )
-    assert.deepEqual(
-      apiAnswers.filter((answer) => answer.startsWith('403 ')),
-      [],
-    )
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByLabel('API key').waitFor()
+      await page.goto(`${base}/dashboard/customers/${customer.id}`)
+      await page.getByRole('heading', { name: 'spare@example.com', level: 1 }).waitFor()
+      assert.equal(await page.getByRole('button', { name: 'Delete customer' }).count(), 0)
+      assert.equal(await page.getByRole('button', { name: /^Save/ }).count(), 0)
+      await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+      await page.getByRole('button', { name: /^(Revoke|Reinstate) license$/ }).waitFor()
+      for (const hidden of ['Save changes', 'Move license', 'Renew license', 'Issue token', 'Record usage']) {
+        assert.equal(await page.getByRole('button', { name: hidden }).count(), 0, hidden)
+      }
+      await checkScreen(page, '26-license-as-support')
+      const refused = await inPage<{ status: number; code: string }>(
+        page,
+        `fetch('/operator/me').then((me) => me.json()).then(({ csrfToken }) =>
+          fetch('/api/v0/customers/${customer.id}', { method: 'DELETE', headers: { 'x-keyturn-csrf': csrfToken } }))
+          .then(async (res) => ({ status: res.status, code: (await res.json()).code }))`,
+      )
+      assert.deepEqual(refused, { status: 403, code: 'forbidden' })
+
+      // The same person in a second browser; ending that session from the first signs it out.
+      const other = await (await browser.newContext()).newPage()
+      other.setDefaultTimeout(10_000)
+      await signIn(other, base, 'sam@example.com')
+      await page.getByRole('link', { name: 'Sam Support (support)' }).click()
+      await page.getByRole('heading', { name: 'Your sessions', level: 1 }).waitFor()
+      await page.getByText('This browser').waitFor()
+      await checkScreen(page, '27-own-sessions')
+      await page.getByRole('button', { name: /^End session from/ }).click()
+      await page.getByRole('button', { name: /^End session from/ }).waitFor({ state: 'detached' })
+      await navigate(other, 'Licenses')
+      await other.getByText('Your session has ended. Sign in again.').waitFor()
+      assert.equal((await admin.getCustomer(customer.id)).id, customer.id, 'the customer is still there')
+      // The dashboard itself asked nothing the support role is refused.
+      assert.deepEqual(
+        apiAnswers.filter(
+          (answer) => answer.startsWith('403 ') && !answer.endsWith(`/customers/${customer.id}`),
+        ),
+        [],
+      )
+      await signOut(page)
+    },
+  )
+
+  await t.test('an owner hands a forgotten password a reset link, which sets a new one', async () => {
+    await signIn(page, base, ownerEmail)
+    await navigate(page, 'Operators')
+    await page.getByRole('button', { name: 'Reset link for sam@example.com' }).click()
+    const resetLink = await page.getByRole('textbox', { name: 'Reset link' }).inputValue()
+    assert.match(resetLink, /\/dashboard\/password-reset#[\w-]{43}$/)
+    await signOut(page)
+    await page.goto(resetLink)
+    await page.getByLabel('New password').fill('sam has a new passphrase')
+    await page.getByRole('button', { name: 'Set password' }).click()
+    await page.getByText('Your password was changed: sign in with it.').waitFor()
+    await page.getByLabel('Email').fill('sam@example.com')
+    await page.getByLabel('Password').fill('sam has a new passphrase')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByText('Sam Support (support)').waitFor()
+    await signOut(page)
   })
 
   assert.deepEqual(cspViolations, [], 'the dashboard itself breaks none of its CSP')

@@ -9,7 +9,7 @@ import { MetadataField, MetadataList, parseCodes, parseJsonObject } from '../com
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { LicenseEvents } from '../events/license-events.js'
-import { useSession } from '../session/session.js'
+import { isAdmin, may, useSession } from '../session/session.js'
 import { expirationFromInput, inputFromExpiration } from './expiration-date.js'
 import { LicenseUsage } from './license-usage.js'
 import { ProviderLinks } from './provider-links.js'
@@ -21,7 +21,8 @@ type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicens
 type RenewLicenseBody = NonNullable<Parameters<KeyturnClient['renewLicense']>[1]>
 
 export function LicenseDetailScreen() {
-  const { client } = useSession()
+  const session = useSession()
+  const { client } = session
   const id = (useParams().id ?? '') as LicenseId // the route's :id; the API answers 404 for a bad one
   const license = useQuery({ queryKey: ['license', id], queryFn: () => client.getLicense(id) })
   const product = useQuery({
@@ -113,11 +114,15 @@ export function LicenseDetailScreen() {
             </dd>
           </dl>
           <ProviderLinks license={license.data} />
-          <RevokeOrReinstate license={license.data} />
-          <RenewForm license={license.data} />
-          <UpdateLicenseForm license={license.data} />
-          <ChangePolicyForm license={license.data} />
-          <IssueTokenForm license={license.data} />
+          {may(session, 'support') && <RevokeOrReinstate license={license.data} />}
+          {isAdmin(session) && (
+            <>
+              <RenewForm license={license.data} />
+              <UpdateLicenseForm license={license.data} />
+              <ChangePolicyForm license={license.data} />
+              <IssueTokenForm license={license.data} />
+            </>
+          )}
           <ValidateForm license={license.data} />
           <LicenseUsage license={license.data} />
           <Activations license={license.data} />
@@ -538,7 +543,8 @@ function ValidateForm({ license }: { license: LicenseResource }) {
 }
 
 function Activations({ license }: { license: LicenseResource }) {
-  const { client } = useSession()
+  const session = useSession()
+  const { client } = session
   const queryClient = useQueryClient()
   const activations = useQuery({
     queryKey: ['activations', license.id],
@@ -588,15 +594,17 @@ function Activations({ license }: { license: LicenseResource }) {
                     <Time value={activation.expiresAt} empty="Never" />
                   </td>
                   <td>
-                    <ConfirmButton
-                      label={`Deactivate ${activation.name ?? activation.fingerprint}`}
-                      title="Deactivate this machine?"
-                      confirmLabel="Deactivate"
-                      danger
-                      onConfirm={() => remove.mutate(activation.id)}
-                    >
-                      <p>The machine loses its seat; it can activate again while seats are free.</p>
-                    </ConfirmButton>
+                    {may(session, 'support') && (
+                      <ConfirmButton
+                        label={`Deactivate ${activation.name ?? activation.fingerprint}`}
+                        title="Deactivate this machine?"
+                        confirmLabel="Deactivate"
+                        danger
+                        onConfirm={() => remove.mutate(activation.id)}
+                      >
+                        <p>The machine loses its seat; it can activate again while seats are free.</p>
+                      </ConfirmButton>
+                    )}
                   </td>
                 </tr>
               ))}

@@ -4,7 +4,7 @@ import { useId } from 'react'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 
 /** Metered usage: the count against the limit, recording uses by hand, and a reset after a confirmation. */
 export function LicenseUsage({ license }: { license: LicenseResource }) {
@@ -31,33 +31,35 @@ export function LicenseUsage({ license }: { license: LicenseResource }) {
         )}
         .
       </p>
-      <form
-        className="filters"
-        aria-labelledby={`${id}-heading`}
-        onSubmit={(event) => {
-          event.preventDefault()
-          record.mutate(Number(new FormData(event.currentTarget).get('increment') ?? 1))
-        }}
-      >
-        <div>
-          <label htmlFor={`${id}-increment`}>Uses to record</label>
-          <input id={`${id}-increment`} name="increment" type="number" min={1} step={1} defaultValue={1} />
-        </div>
-        <div className="actions">
-          <button type="submit" disabled={record.isPending}>
-            Record usage
-          </button>
-          <ConfirmButton
-            label="Reset usage"
-            title="Reset this license's usage?"
-            confirmLabel="Reset to 0"
-            danger
-            onConfirm={() => reset.mutate()}
-          >
-            <p>The count goes back to 0 ({license.uses.toLocaleString('en')} uses are forgotten).</p>
-          </ConfirmButton>
-        </div>
-      </form>
+      <Allowed least="admin">
+        <form
+          className="filters"
+          aria-labelledby={`${id}-heading`}
+          onSubmit={(event) => {
+            event.preventDefault()
+            record.mutate(Number(new FormData(event.currentTarget).get('increment') ?? 1))
+          }}
+        >
+          <div>
+            <label htmlFor={`${id}-increment`}>Uses to record</label>
+            <input id={`${id}-increment`} name="increment" type="number" min={1} step={1} defaultValue={1} />
+          </div>
+          <div className="actions">
+            <button type="submit" disabled={record.isPending}>
+              Record usage
+            </button>
+            <ConfirmButton
+              label="Reset usage"
+              title="Reset this license's usage?"
+              confirmLabel="Reset to 0"
+              danger
+              onConfirm={() => reset.mutate()}
+            >
+              <p>The count goes back to 0 ({license.uses.toLocaleString('en')} uses are forgotten).</p>
+            </ConfirmButton>
+          </div>
+        </form>
+      </Allowed>
       <ProblemMessage error={record.error ?? reset.error} />
     </section>
   )

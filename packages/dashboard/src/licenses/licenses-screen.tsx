@@ -8,7 +8,7 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 import {
   defaultLicenseSort,
   filterNames,
@@ -32,12 +32,14 @@ export function LicensesScreen() {
     <>
       <div className="title-row">
         <h1>Licenses</h1>
-        <Link to="/licenses/offline" className="button">
-          Offline activation
-        </Link>
-        <Link to="/licenses/new" className="button primary">
-          Create license
-        </Link>
+        <Allowed least="admin">
+          <Link to="/licenses/offline" className="button">
+            Offline activation
+          </Link>
+          <Link to="/licenses/new" className="button primary">
+            Create license
+          </Link>
+        </Allowed>
       </div>
       <LicenseFilterForm products={products.data?.data} />
       <ProblemMessage error={licenses.error} />

@@ -9,7 +9,7 @@ import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField, useProductNames } from '../components/product-field.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 import { durationInDays, PolicyFieldset, toPolicyFields } from './policy-form.js'
 
 type ProductId = Parameters<KeyturnClient['getProduct']>[0]
@@ -29,7 +29,9 @@ export function PoliciesScreen() {
     <>
       <h1>Policies</h1>
       <p className="muted">Templates for licenses: activations, duration, entitlements and metadata.</p>
-      <CreatePolicyForm />
+      <Allowed least="admin">
+        <CreatePolicyForm />
+      </Allowed>
       <ProblemMessage error={policies.error} />
       {policies.data && (
         <>

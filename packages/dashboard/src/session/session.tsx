@@ -1,57 +1,73 @@
 /**
- * @module Who is signed in: the API key (kept in sessionStorage only, sent only as the Bearer header
- * by @keyturn/client) and what the API lets it do, learnt by asking the API, never guessed from the key.
+ * @module Who is signed in: an operator (a person), by the httpOnly session cookie the server set at
+ * sign-in. The page never holds a secret: it keeps only the session's CSRF token in memory, sent
+ * by @keyturn/client (cookie mode) with every write, and learns it again from `GET /operator/me`
+ * after a reload. What the operator's role allows decides which controls are offered; the API
+ * enforces the same roles.
  */
-import { KeyturnClient } from '@keyturn/client'
-import { createContext, useContext } from 'react'
+import { KeyturnApiError, KeyturnClient, type OperatorResource, type Problem } from '@keyturn/client'
+import { createContext, type ReactNode, useContext } from 'react'
 
-/**
- * admin: everything; product: one product's licenses, read-only products, no API keys. `apiKeyId`:
- * the key signed in with, which the API keys screen does not offer to delete (the API refuses it).
- */
-export type Access =
-  | { readonly role: 'admin'; readonly apiKeyId: string }
-  | { readonly role: 'product'; readonly apiKeyId: string; readonly productId: string }
+export interface Access {
+  readonly operator: OperatorResource
+}
 
 export interface Session {
   readonly client: KeyturnClient
   readonly access: Access
+  /** For the sign-in routes' writes (`/operator/…`), which the client does not cover. */
+  readonly csrfToken: string
   signOut(): void
 }
 
-const storageKey = 'keyturn.dashboard.apiKey'
-
-export function storedApiKey(): string | undefined {
-  return sessionStorage.getItem(storageKey) ?? undefined
+/** A signed-in operator as `/operator/me` and the sign-in routes answer it. */
+export interface SignedIn {
+  readonly operator: OperatorResource
+  readonly csrfToken: string
 }
 
-export function storeApiKey(apiKey: string): void {
-  sessionStorage.setItem(storageKey, apiKey)
-}
-
-export function forgetApiKey(): void {
-  sessionStorage.removeItem(storageKey)
-}
-
-export function clientFor(apiKey: string): KeyturnClient {
+export function clientFor(signedIn: SignedIn): KeyturnClient {
   // Same origin only: the page's CSP allows no other (connect-src 'self').
-  return new KeyturnClient({ baseUrl: window.location.origin, apiKey })
+  return new KeyturnClient({
+    baseUrl: window.location.origin,
+    operatorSession: { csrfToken: signedIn.csrfToken },
+  })
 }
 
 /**
- * Asks the API which key this is (`GET /api-keys/current`): its role, product and id, in one request
- * that no management key is refused. A client key (embedded in applications) is refused there, and
- * so cannot use the dashboard.
+ * A request to the sign-in routes (`/operator/…`, outside the API): JSON in, JSON out, a problem
+ * thrown as `KeyturnApiError` so forms show it like any other.
  */
-export async function discoverAccess(client: KeyturnClient): Promise<Access> {
-  const apiKey = await client.getCurrentApiKey()
-  if (apiKey.role === 'admin') {
-    return { role: 'admin', apiKeyId: apiKey.id }
+export async function operatorRequest<T>(
+  path: string,
+  init: { readonly body?: unknown; readonly csrfToken?: string; readonly method?: 'DELETE' } = {},
+): Promise<T> {
+  const response = await fetch(`/operator${path}`, {
+    method: init.method ?? (init.body === undefined && init.csrfToken === undefined ? 'GET' : 'POST'),
+    credentials: 'same-origin',
+    headers: {
+      accept: 'application/json',
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(init.csrfToken === undefined ? {} : { 'x-keyturn-csrf': init.csrfToken }),
+    },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  })
+  if (!response.ok) {
+    throw new KeyturnApiError((await response.json()) as Problem)
   }
-  if (apiKey.role === 'product' && apiKey.productId !== null) {
-    return { role: 'product', apiKeyId: apiKey.id, productId: apiKey.productId }
+  return (response.status === 204 ? undefined : await response.json()) as T
+}
+
+/** The operator of this browser's session, or undefined when no one is signed in. */
+export async function currentOperator(): Promise<SignedIn | undefined> {
+  try {
+    return await operatorRequest<SignedIn>('/me')
+  } catch (error) {
+    if (error instanceof KeyturnApiError && error.status === 401) {
+      return undefined
+    }
+    throw error
   }
-  throw new Error('A client key cannot sign in to the dashboard: use an admin or a product key.')
 }
 
 export const SessionContext = createContext<Session | undefined>(undefined)
@@ -64,6 +80,23 @@ export function useSession(): Session {
   return session
 }
 
+const ascending = ['viewer', 'support', 'admin', 'owner'] as const
+
+/**
+ * Whether the signed-in operator's role is at least `role`: `support` revokes, reinstates,
+ * deactivates machines and sends portal links; `admin` creates, changes and deletes; `owner`
+ * manages operators. Controls a role may not use are not offered.
+ */
+export function may(session: Session, role: 'support' | 'admin' | 'owner'): boolean {
+  return ascending.indexOf(session.access.operator.role) >= ascending.indexOf(role)
+}
+
+/** Whether the signed-in operator may change things (create, update, delete): admins and owners. */
 export function isAdmin(session: Session): boolean {
-  return session.access.role === 'admin'
+  return may(session, 'admin')
+}
+
+/** Renders `children` only for an operator whose role is at least `role`. */
+export function Allowed({ least, children }: { least: 'support' | 'admin' | 'owner'; children: ReactNode }) {
+  return may(useSession(), least) ? children : null
 }

@@ -1,63 +1,208 @@
-import { useId, useState } from 'react'
+import { type ReactNode, useId, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
-import { clientFor, discoverAccess, storeApiKey } from './session.js'
+import { operatorRequest, type SignedIn } from './session.js'
 
-/**
- * The API key is typed (or pasted) here, checked against the API, and kept in sessionStorage only:
- * it is gone when the tab closes or on "Sign out", and never put in a URL or a cookie.
- */
-export function SignInScreen({
+/** A form of the sign-in pages: posts to `/operator<path>`, then hands over the signed-in operator. */
+function OperatorForm({
+  title,
+  intro,
+  path,
+  submitLabel,
+  body,
   onSignedIn,
-  reason,
+  children,
 }: {
-  onSignedIn: (apiKey: string) => void
-  reason?: string
+  title: string
+  intro?: ReactNode
+  path: string
+  submitLabel: string
+  body: (form: FormData) => Record<string, string>
+  onSignedIn: (signedIn: SignedIn) => void
+  children: ReactNode
 }) {
-  const keyId = useId()
   const [error, setError] = useState<unknown>()
-  const [isChecking, setIsChecking] = useState(false)
+  const [isSending, setIsSending] = useState(false)
   return (
     <main className="centered sign-in">
-      <h1>Keyturn dashboard</h1>
-      {reason && <p role="status">{reason}</p>}
+      <h1>{title}</h1>
+      {intro}
       <form
         onSubmit={(event) => {
           event.preventDefault()
-          const apiKey = String(new FormData(event.currentTarget).get('apiKey') ?? '').trim()
-          setIsChecking(true)
+          setIsSending(true)
           setError(undefined)
-          discoverAccess(clientFor(apiKey)).then(
-            () => {
-              storeApiKey(apiKey)
-              onSignedIn(apiKey)
-            },
+          operatorRequest<SignedIn>(path, { body: body(new FormData(event.currentTarget)) }).then(
+            onSignedIn,
             (failure: unknown) => {
-              setIsChecking(false)
+              setIsSending(false)
               setError(failure)
             },
           )
         }}
       >
-        <label htmlFor={keyId}>API key</label>
-        <input
-          id={keyId}
-          name="apiKey"
-          type="password"
-          autoComplete="off"
-          spellCheck={false}
-          required
-          minLength={8}
-          aria-describedby={`${keyId}-help`}
-        />
-        <p id={`${keyId}-help`} className="muted">
-          An admin key (<code>kt_admin_…</code>) or a product key (<code>kt_prod_…</code>). It stays in this
-          tab only and is forgotten when you sign out or close the tab.
-        </p>
-        <button type="submit" className="primary" disabled={isChecking}>
-          {isChecking ? 'Signing in…' : 'Sign in'}
+        {children}
+        <button type="submit" className="primary" disabled={isSending}>
+          {isSending ? 'Please wait…' : submitLabel}
         </button>
         <ProblemMessage error={error} />
       </form>
     </main>
+  )
+}
+
+const text = (form: FormData, name: string) => String(form.get(name) ?? '')
+
+function Field({
+  label,
+  name,
+  type,
+  autoComplete,
+  help,
+}: {
+  label: string
+  name: string
+  type: 'email' | 'text' | 'password'
+  autoComplete: string
+  help?: string
+}) {
+  const id = useId()
+  return (
+    <>
+      <label htmlFor={id}>{label}</label>
+      <input
+        id={id}
+        name={name}
+        type={type}
+        autoComplete={autoComplete}
+        required
+        spellCheck={false}
+        {...(type === 'password' && autoComplete === 'new-password' ? { minLength: 12 } : {})}
+        {...(help === undefined ? {} : { 'aria-describedby': `${id}-help` })}
+      />
+      {help !== undefined && (
+        <p id={`${id}-help`} className="muted">
+          {help}
+        </p>
+      )}
+    </>
+  )
+}
+
+const newPasswordHelp = 'At least 12 characters; common passwords are refused.'
+
+/** Email and password; the server sets the session cookie (httpOnly: the page never sees it). */
+export function SignInScreen({
+  onSignedIn,
+  reason,
+}: {
+  onSignedIn: (signedIn: SignedIn) => void
+  reason?: string | undefined
+}) {
+  return (
+    <OperatorForm
+      title="Keyturn dashboard"
+      intro={reason && <p role="status">{reason}</p>}
+      path="/sign-in"
+      submitLabel="Sign in"
+      body={(form) => ({ email: text(form, 'email').trim(), password: text(form, 'password') })}
+      onSignedIn={onSignedIn}
+    >
+      <Field label="Email" name="email" type="email" autoComplete="username" />
+      <Field label="Password" name="password" type="password" autoComplete="current-password" />
+    </OperatorForm>
+  )
+}
+
+/** The link's secret is after `#`: browsers never send it to a server (nor in a Referer). */
+function linkToken(): string {
+  return window.location.hash.slice(1)
+}
+
+/** The first start's one-time link (`/dashboard/setup#<token>`): the first owner chooses a name and password. */
+export function SetupScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) => void }) {
+  return (
+    <OperatorForm
+      title="Set up Keyturn"
+      intro={<p>You are the first owner: choose how you sign in.</p>}
+      path="/setup"
+      submitLabel="Create owner and sign in"
+      body={(form) => ({
+        token: linkToken(),
+        email: text(form, 'email').trim(),
+        name: text(form, 'name').trim(),
+        password: text(form, 'password'),
+      })}
+      onSignedIn={onSignedIn}
+    >
+      <Field label="Email" name="email" type="email" autoComplete="username" />
+      <Field label="Name" name="name" type="text" autoComplete="name" />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        help={newPasswordHelp}
+      />
+    </OperatorForm>
+  )
+}
+
+/** A reset link an owner handed over (`/dashboard/password-reset#<token>`): a new password, then sign in. */
+export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
+  const [error, setError] = useState<unknown>()
+  const [isSending, setIsSending] = useState(false)
+  return (
+    <main className="centered sign-in">
+      <h1>Choose a new password</h1>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          setIsSending(true)
+          setError(undefined)
+          const password = text(new FormData(event.currentTarget), 'password')
+          operatorRequest('/password-reset', { body: { token: linkToken(), password } }).then(
+            onDone,
+            (failure) => {
+              setIsSending(false)
+              setError(failure)
+            },
+          )
+        }}
+      >
+        <Field
+          label="New password"
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          help={newPasswordHelp}
+        />
+        <button type="submit" className="primary" disabled={isSending}>
+          Set password
+        </button>
+        <ProblemMessage error={error} />
+      </form>
+    </main>
+  )
+}
+
+/** An invitation's one-time link (`/dashboard/invitation#<token>`): the invited person chooses a password. */
+export function InvitationScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) => void }) {
+  return (
+    <OperatorForm
+      title="Join Keyturn"
+      intro={<p>You were invited: choose a password to sign in with.</p>}
+      path="/invitation"
+      submitLabel="Set password and sign in"
+      body={(form) => ({ token: linkToken(), password: text(form, 'password') })}
+      onSignedIn={onSignedIn}
+    >
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        autoComplete="new-password"
+        help={newPasswordHelp}
+      />
+    </OperatorForm>
   )
 }

@@ -9,7 +9,7 @@ import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SecretPanel } from '../components/secret-panel.js'
 import { Time } from '../components/time.js'
-import { useSession } from '../session/session.js'
+import { Allowed, isAdmin, useSession } from '../session/session.js'
 import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
 
 type EndpointId = Parameters<KeyturnClient['getWebhookEndpoint']>[0]
@@ -72,22 +72,24 @@ export function WebhookDetailScreen() {
           {secret !== undefined && (
             <SecretPanel title="New signing secret" secret={secret} onDismiss={() => setSecret(undefined)} />
           )}
-          <section aria-label="Actions" className="inline-form">
-            <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
-              Send a test event
-            </button>
-            <ConfirmButton
-              label="Rotate secret"
-              title="Rotate the signing secret?"
-              confirmLabel="Rotate secret"
-              danger
-              onConfirm={() => rotate.mutate()}
-            >
-              <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
-            </ConfirmButton>
-            {test.isSuccess && <p role="status">Test event queued.</p>}
-            <ProblemMessage error={test.error ?? rotate.error} />
-          </section>
+          <Allowed least="admin">
+            <section aria-label="Actions" className="inline-form">
+              <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
+                Send a test event
+              </button>
+              <ConfirmButton
+                label="Rotate secret"
+                title="Rotate the signing secret?"
+                confirmLabel="Rotate secret"
+                danger
+                onConfirm={() => rotate.mutate()}
+              >
+                <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
+              </ConfirmButton>
+              {test.isSuccess && <p role="status">Test event queued.</p>}
+              <ProblemMessage error={test.error ?? rotate.error} />
+            </section>
+          </Allowed>
           <EditSection version={data.updatedAt} saveLabel="Save endpoint" mutation={update}>
             <EndpointFieldset endpoint={data} />
           </EditSection>
@@ -118,7 +120,9 @@ const watchMs = 30_000
  * expected, every 10 s otherwise (one page each time; never in a background tab).
  */
 function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchUntil: number }) {
-  const { client } = useSession()
+  const session = useSession()
+  const { client } = session
+  const mayRetry = isAdmin(session)
   const [search] = useSearchParams()
   const query = pagingQuery(readListParams(search))
   const queryClient = useQueryClient()
@@ -182,7 +186,7 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
                     <Time value={delivery.nextAttemptAt} />
                   </td>
                   <td>
-                    {delivery.status !== 'delivered' && (
+                    {delivery.status !== 'delivered' && mayRetry && (
                       <button
                         type="button"
                         onClick={() => retry.mutate(delivery.id)}

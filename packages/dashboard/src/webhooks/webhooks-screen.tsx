@@ -7,7 +7,7 @@ import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
 import { SecretPanel } from '../components/secret-panel.js'
-import { isAdmin, useSession } from '../session/session.js'
+import { Allowed, useSession } from '../session/session.js'
 import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
 
 type CreateEndpointBody = Parameters<KeyturnClient['createWebhookEndpoint']>[0]
@@ -30,7 +30,9 @@ export function WebhooksScreen() {
       <p className="muted">
         Keyturn POSTs signed events (Standard Webhooks) to these endpoints and retries failures.
       </p>
-      <CreateEndpointForm />
+      <Allowed least="admin">
+        <CreateEndpointForm />
+      </Allowed>
       <ProblemMessage error={endpoints.error} />
       {endpoints.data && (
         <>
@@ -108,7 +110,6 @@ function CreateEndpointForm() {
       />
     )
   }
-  const scoped = session.access.role === 'product' ? session.access.productId : undefined
   return (
     <details className="create">
       <summary>Add an endpoint</summary>
@@ -122,8 +123,8 @@ function CreateEndpointForm() {
       >
         <EndpointFieldset />
         <label htmlFor={`${id}-product`}>Product</label>
-        <select id={`${id}-product`} name="productId" defaultValue={scoped ?? ''}>
-          {isAdmin(session) && <option value="">Every product, and global events</option>}
+        <select id={`${id}-product`} name="productId" defaultValue="">
+          <option value="">Every product, and global events</option>
           {(products.data?.data ?? []).map((product) => (
             <option key={product.id} value={product.id}>
               {product.name}

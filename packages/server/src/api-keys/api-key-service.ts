@@ -3,7 +3,12 @@ import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newApiKeySecret, newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
-import { type Principal, requireAdmin, requireManagementKey } from '../core/principal.js'
+import {
+  type ApiKeyPrincipal,
+  type Principal,
+  requireAdmin,
+  requireManagementKey,
+} from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
 import { digestSecret, digestsEqual } from '../core/secrets.js'
 import type { UnitOfWork } from '../core/unit-of-work.js'
@@ -34,7 +39,7 @@ export class ApiKeyService {
   readonly #clock: Clock
   readonly #digestKey: Buffer
   /** What each secret stood for when `authenticate` last read it here, by digest. */
-  readonly #read = new Map<string, Principal>()
+  readonly #read = new Map<string, ApiKeyPrincipal>()
 
   constructor(deps: ApiKeyServiceDeps) {
     this.#apiKeys = deps.apiKeys
@@ -60,7 +65,7 @@ export class ApiKeyService {
   async authenticate(
     secret: string,
     options: { readonly recall?: boolean } = {},
-  ): Promise<Principal | undefined> {
+  ): Promise<ApiKeyPrincipal | undefined> {
     if (secret.length === 0 || secret.length > maxSecretLength) {
       return undefined
     }
@@ -75,7 +80,7 @@ export class ApiKeyService {
     if (apiKey === undefined || !digestsEqual(apiKey.digest, digest)) {
       return undefined
     }
-    const principal: Principal | undefined =
+    const principal: ApiKeyPrincipal | undefined =
       apiKey.role === 'admin'
         ? { role: 'admin', apiKeyId: apiKey.id }
         : apiKey.productId === null
@@ -137,6 +142,12 @@ export class ApiKeyService {
    */
   async current(principal: Principal): Promise<ApiKey> {
     requireManagementKey(principal)
+    if (principal.apiKeyId === undefined) {
+      throw new DomainError(
+        'forbidden',
+        'A signed-in operator calls without an API key; GET /operator/me says who is signed in.',
+      )
+    }
     const apiKey = await this.#apiKeys.findById(principal.apiKeyId)
     if (apiKey === undefined) {
       throw apiKeyNotFound(principal.apiKeyId)

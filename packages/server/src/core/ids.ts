@@ -17,6 +17,8 @@ const idPrefixes = {
   entitlement: 'ent_',
   signInCode: 'sic_',
   transfer: 'trf_',
+  operator: 'opr_',
+  operatorToken: 'otk_',
   integration: 'int_',
 } as const
 

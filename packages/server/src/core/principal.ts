@@ -1,19 +1,47 @@
 import type { ApiKeyId, ProductId } from '@keyturn/protocol'
+import type { OperatorRole } from '../operators/operator.js'
 import { DomainError } from './errors.js'
+
+/** A person signed in to the dashboard, calling the API with the operator session cookie. */
+export interface OperatorCaller {
+  readonly id: string
+  readonly role: OperatorRole
+}
 
 /**
  * Who is calling, and in which request: set by authentication, passed explicitly to every service
  * method (the request context; no AsyncLocalStorage). `requestId` goes into the events a change
  * records; it is absent when a service is called outside a request (tests, bootstrap).
+ *
+ * An API key has `apiKeyId`; a signed-in operator has `operator` instead and the scope of an admin
+ * key (every product): what its operator role allows is decided before the route runs
+ * (operators/operator-permissions.ts), so services see an admin.
  */
-export type Principal =
-  | { readonly role: 'admin'; readonly apiKeyId: ApiKeyId; readonly requestId?: string }
+export type Principal = ApiKeyPrincipal | OperatorPrincipal
+
+export type AdminKeyPrincipal = {
+  readonly role: 'admin'
+  readonly apiKeyId: ApiKeyId
+  readonly operator?: undefined
+  readonly requestId?: string
+}
+
+export type ApiKeyPrincipal =
+  | AdminKeyPrincipal
   | {
       readonly role: 'product' | 'client'
       readonly apiKeyId: ApiKeyId
       readonly productId: ProductId
+      readonly operator?: undefined
       readonly requestId?: string
     }
+
+export type OperatorPrincipal = {
+  readonly role: 'admin'
+  readonly apiKeyId?: undefined
+  readonly operator: OperatorCaller
+  readonly requestId?: string
+}
 
 /** Another product's data is invisible to a product key: callers treat it as not found. */
 export function canSeeProduct(principal: Principal, productId: ProductId): boolean {

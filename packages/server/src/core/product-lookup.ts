@@ -7,7 +7,10 @@ export interface ProductLookup {
    * `findProduct` with the caller's API key confirmed in the same statement, for a route whose
    * authentication recalled the key (config.confirmsApiKey): `api_key_gone` when it is deleted.
    */
-  findProductConfirming(id: ProductId, apiKeyId: ApiKeyId): Promise<ProductFacts | 'api_key_gone' | undefined>
+  findProductConfirming(
+    id: ProductId,
+    apiKeyId: ApiKeyId | undefined,
+  ): Promise<ProductFacts | 'api_key_gone' | undefined>
 }
 
 export interface ProductFacts {

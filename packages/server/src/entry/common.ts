@@ -83,6 +83,23 @@ export function databaseShown(config: Config): string {
 }
 
 /** Where the server is; on the first start also the admin key, which is never shown again. */
+/** The first owner's one-time setup link, printed while no operator account exists. */
+export function printSetupLink(output: Output, link: string): void {
+  const rule = '='.repeat(78)
+  for (const line of [
+    '',
+    rule,
+    '  No operator account exists yet. Open this one-time link to create the owner',
+    '  (it works once, for 24 hours; the next start prints a new one until then):',
+    '',
+    `      ${link}`,
+    rule,
+    '',
+  ]) {
+    output.print(line)
+  }
+}
+
 export function printBanner(
   output: Output,
   url: string,
@@ -102,7 +119,7 @@ export function printBanner(
     rule,
     `  Keyturn is listening on ${url}`,
     `  API: ${url}/api/v0    Reference: ${url}/docs`,
-    `  Dashboard: ${url}${dashboardPath} (sign in with the key below)`,
+    `  Dashboard: ${url}${dashboardPath} (people sign in there as operators)`,
     `  Database: ${database}`,
     '',
     '  First start: Keyturn created an admin API key. It is shown only this once:',

@@ -4,7 +4,7 @@ import { startBackgroundWork } from '../core/background-loop.js'
 import { systemClock } from '../core/clock.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
-import { findDashboard } from '../http/dashboard.js'
+import { dashboardPath, findDashboard } from '../http/dashboard.js'
 import { loggerOptions } from '../http/logger.js'
 import {
   type CounterStore,
@@ -16,7 +16,14 @@ import {
 import { type Connection, connect } from '../storage/connect.js'
 import { databaseFaultOf } from '../storage/database-faults.js'
 import { migrateToLatest } from '../storage/migrate.js'
-import { databaseShown, type Environment, masterSecret, type Output, printBanner } from './common.js'
+import {
+  databaseShown,
+  type Environment,
+  masterSecret,
+  type Output,
+  printBanner,
+  printSetupLink,
+} from './common.js'
 
 export interface RunningServer {
   /** The address the server listens on, e.g. http://127.0.0.1:3000. */
@@ -78,6 +85,7 @@ export async function serve(
         leaseSeconds: config.webhookLeaseSeconds,
       },
       eventRetentionDays: config.eventRetentionDays,
+      ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
       ...(config.mail === undefined ? {} : { mail: config.mail }),
       expiryNoticeDays: config.expiryNoticeDays,
       portal: {
@@ -105,6 +113,10 @@ export async function serve(
       const { createdSecret } =
         config.adminKey === undefined ? await built.services.apiKeys.bootstrapAdmin(undefined) : {}
       printBanner(output, url, databaseShown(config), createdSecret)
+      const setupToken = await built.services.operators.setupTokenIfNoOperators()
+      if (setupToken !== undefined) {
+        printSetupLink(output, `${config.publicUrl ?? url}${dashboardPath}/setup#${setupToken}`)
+      }
     }
     const running = app
     if (config.portal && options.isWorker !== true) {

@@ -40,6 +40,7 @@ export function registerRequestLog(app: App): void {
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
         // Unset when the request was refused before authentication succeeded.
         apiKeyId: (request.principal as Principal | undefined)?.apiKeyId,
+        operatorId: (request.principal as Principal | undefined)?.operator?.id,
       },
       'request completed',
     )

@@ -20,6 +20,8 @@ interface Operation {
   operationId?: string
   summary?: string
   tags?: string[]
+  description?: string
+  security?: Record<string, string[]>[]
   parameters?: Record<string, unknown>[]
   requestBody?: { required?: boolean; content?: Record<string, MediaType> }
   responses?: Record<string, { content?: Record<string, MediaType> }>
@@ -128,13 +130,22 @@ describe('the OpenAPI document', () => {
     }
   })
 
-  it('requires a bearer API key', () => {
+  it('requires a bearer API key or the operator session cookie', () => {
     assert.deepEqual(document.components?.securitySchemes?.bearerAuth, {
       type: 'http',
       scheme: 'bearer',
       description: 'An API key: `Authorization: Bearer kt_…`',
     })
-    assert.deepEqual(document.security, [{ bearerAuth: [] }])
+    assert.deepEqual(
+      { ...(document.components?.securitySchemes?.operatorSession as object), description: undefined },
+      { type: 'apiKey', in: 'cookie', name: 'keyturn_operator_session', description: undefined },
+    )
+    assert.deepEqual(document.security, [{ bearerAuth: [] }, { operatorSession: [] }])
+    assert.deepEqual(document.paths['/operators']?.get?.security, [{ operatorSession: [] }])
+    assert.match(
+      String(document.paths['/licenses/{id}/revoke']?.post?.description),
+      /Operators: support or above\.$/,
+    )
   })
 
   it('shows an example token that verifies with the example product key', async () => {

@@ -74,9 +74,16 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
           scheme: 'bearer',
           description: 'An API key: `Authorization: Bearer kt_…`',
         },
+        operatorSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'keyturn_operator_session',
+          description:
+            'A person signed in to the dashboard (`POST /operator/sign-in`): the httpOnly session cookie, and on every write (POST, PATCH, DELETE) the session’s CSRF token in the `X-Keyturn-Csrf` header (403 without it). What the operator’s role allows is in each operation’s description. A request with both this cookie and an `Authorization` header is a 400.',
+        },
       },
     },
-    security: [{ bearerAuth: [] }],
+    security: [{ bearerAuth: [] }, { operatorSession: [] }],
     tags: [
       { name: 'licenses', description: 'Licenses: create, list, update, revoke, reinstate and validate' },
       {
@@ -90,6 +97,10 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
       },
       { name: 'products', description: 'Products and their signing keys' },
       { name: 'api-keys', description: 'API keys (admin only)' },
+      {
+        name: 'operators',
+        description: 'Operator accounts: the people who sign in to the dashboard, and their roles',
+      },
       { name: 'events', description: 'Events: the audit log of every change, and the payload of webhooks' },
       { name: 'customers', description: 'Customers: who owns licenses' },
       { name: 'search', description: 'Search: find licenses, customers and machines from one box' },

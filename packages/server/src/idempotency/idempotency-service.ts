@@ -74,6 +74,12 @@ export class IdempotencyService {
     request: RequestDescription,
     requestId: string,
   ): Promise<IdempotencyStart> {
+    if (principal.apiKeyId === undefined) {
+      throw new DomainError(
+        'bad_request',
+        'Idempotency-Key is kept per API key: a signed-in operator’s request cannot carry one. Send the request without it.',
+      )
+    }
     const now = this.#clock.now()
     await this.#purgeNowAndThen(now)
     const claim: NewClaim = {

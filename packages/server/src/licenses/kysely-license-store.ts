@@ -220,6 +220,9 @@ function licenseTable(
   }
 }
 
+/** A confirming read of the caller: `apiKeyId` undefined for a signed-in operator (nothing to confirm). */
+type CallerRead = Omit<ConfirmingRead, 'apiKeyId'> & { readonly apiKeyId: ApiKeyId | undefined }
+
 export class KyselyLicenseStore implements LicenseStore {
   readonly #db: Kysely<Database>
   readonly #sqlite: boolean
@@ -238,11 +241,12 @@ export class KyselyLicenseStore implements LicenseStore {
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
-    onlyFor?: ApiKeyId,
+    onlyFor?: { readonly apiKeyId: ApiKeyId | undefined },
   ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken' | 'external_id_taken'> {
     const row = {
       id: license.id,
-      product_id: onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor),
+      product_id:
+        onlyFor === undefined ? license.productId : usableProductId(license.productId, onlyFor.apiKeyId),
       key: license.key,
       key_hint: licenseKeyHint(license.key),
       max_activations: license.maxActivations,
@@ -350,17 +354,17 @@ export class KyselyLicenseStore implements LicenseStore {
 
   findForCaller(
     which: LicenseRef,
-    caller: ApiKeyId,
+    caller: ApiKeyId | undefined,
     purpose: 'view',
   ): Promise<License | 'api_key_gone' | undefined>
   findForCaller(
     which: LicenseRef,
-    caller: ApiKeyId,
+    caller: ApiKeyId | undefined,
     purpose: 'use',
   ): Promise<LicenseForUse | 'api_key_gone' | undefined>
   async findForCaller(
     which: LicenseRef,
-    caller: ApiKeyId,
+    caller: ApiKeyId | undefined,
     purpose: 'view' | 'use',
   ): Promise<License | LicenseForUse | 'api_key_gone' | undefined> {
     const [column, value] = columnOf(which)
@@ -377,7 +381,7 @@ export class KyselyLicenseStore implements LicenseStore {
    * no suspension or key deletion can fall between the reads. On PostgreSQL, the reads that arrive
    * together share that statement (LicenseStatementGroups).
    */
-  async #findConfirming(read: ConfirmingRead): Promise<LicenseForUse | 'api_key_gone' | undefined> {
+  async #findConfirming(read: CallerRead): Promise<LicenseForUse | 'api_key_gone' | undefined> {
     const found = (row: ConfirmedRow): LicenseForUse => ({
       license: rowToLicense(row),
       productUsable: row.product_usable !== null,
@@ -387,8 +391,8 @@ export class KyselyLicenseStore implements LicenseStore {
       // Text no license can hold; the key is still confirmed.
       return confirmedRow(this.#db, [], read.apiKeyId, found)
     }
-    if (this.#groups !== undefined && runsAlone(this.#db)) {
-      const { row, apiKeyLive } = await this.#groups.findConfirming(read)
+    if (this.#groups !== undefined && runsAlone(this.#db) && read.apiKeyId !== undefined) {
+      const { row, apiKeyLive } = await this.#groups.findConfirming({ ...read, apiKeyId: read.apiKeyId })
       return !apiKeyLive ? 'api_key_gone' : row === undefined ? undefined : found(row)
     }
     const { rows } = await sql<ConfirmedRow & { api_key_live: number | null }>`
@@ -556,7 +560,7 @@ export class KyselyLicenseStore implements LicenseStore {
  * licenses' NOT NULL refuses: the whole statement fails and writes nothing (LicenseStore.insert's
  * `onlyFor`). Two primary-key probes in the insert's own snapshot, in place of a read before it.
  */
-function usableProductId(productId: ProductId, apiKeyId: ApiKeyId): RawBuilder<ProductId> {
+function usableProductId(productId: ProductId, apiKeyId: ApiKeyId | undefined): RawBuilder<ProductId> {
   return sql<ProductId>`(select products.id from products where products.id = ${productId} and products.suspended_at is null and ${apiKeyLive(apiKeyId)} is not null)`
 }
 

@@ -190,7 +190,9 @@ export class LicenseService {
     try {
       await this.#storage.writeOne(principal, async ({ licenses, events }) => {
         events.record('license.created', license.productId, toLicenseResource(view))
-        const inserted = await licenses.insert(license, entitlements.ids, events.take(), principal.apiKeyId)
+        const inserted = await licenses.insert(license, entitlements.ids, events.take(), {
+          apiKeyId: principal.apiKeyId,
+        })
         if (inserted === 'key_taken') {
           throw keyTaken()
         }

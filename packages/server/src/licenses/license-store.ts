@@ -119,7 +119,8 @@ export interface LicenseStore {
    * Inserts the license, its own entitlements and `events` (UnitOfWork.writeOne: one statement on
    * PostgreSQL); `reference_gone` when its customer or policy was deleted meanwhile (the foreign
    * keys refuse it, and nothing is written). With `onlyFor`, the same statement also confirms that
-   * the product is active and that API key still exists; `product_refused` (nothing written) when
+   * the product is active and that the caller's API key still exists (a signed-in operator has
+   * none: its session was confirmed by authentication); `product_refused` (nothing written) when
    * either is not so; `key_taken` when another license has its key, `external_id_taken` when another
    * license of the product has its externalId (nothing written).
    */
@@ -127,7 +128,7 @@ export interface LicenseStore {
     license: NewLicense,
     entitlementIds: readonly EntitlementId[],
     events: readonly Event[],
-    onlyFor?: ApiKeyId,
+    onlyFor?: { readonly apiKeyId: ApiKeyId | undefined },
   ): Promise<'ok' | 'reference_gone' | 'product_refused' | 'key_taken' | 'external_id_taken'>
   /** The license, with its entitlement codes read in the same query: by key, validation costs one query. */
   find(which: LicenseRef): Promise<License | undefined>
@@ -152,12 +153,12 @@ export interface LicenseStore {
    */
   findForCaller(
     which: LicenseRef,
-    caller: ApiKeyId,
+    caller: ApiKeyId | undefined,
     purpose: 'view',
   ): Promise<License | 'api_key_gone' | undefined>
   findForCaller(
     which: LicenseRef,
-    caller: ApiKeyId,
+    caller: ApiKeyId | undefined,
     purpose: 'use',
   ): Promise<LicenseForUse | 'api_key_gone' | undefined>
   /**

@@ -135,7 +135,7 @@ export class KyselyProductStore implements ProductStore {
 
   async findProductConfirming(
     id: ProductId,
-    apiKeyId: ApiKeyId,
+    apiKeyId: ApiKeyId | undefined,
   ): Promise<Product | 'api_key_gone' | undefined> {
     const rows = isStorableText(id)
       ? await this.#db

@@ -146,7 +146,7 @@ export class ProductService {
 
   async findProductConfirming(
     id: ProductId,
-    apiKeyId: ApiKeyId,
+    apiKeyId: ApiKeyId | undefined,
   ): Promise<ProductFacts | 'api_key_gone' | undefined> {
     const product = await this.#products.findProductConfirming(id, apiKeyId)
     return product === undefined || product === 'api_key_gone' ? product : factsOf(product)

@@ -41,7 +41,10 @@ export interface ProductStore {
    * `findProductOnly` with the caller's API key confirmed in the same statement
    * (config.confirmsApiKey): `api_key_gone` when the key is deleted.
    */
-  findProductConfirming(id: ProductId, apiKeyId: ApiKeyId): Promise<Product | 'api_key_gone' | undefined>
+  findProductConfirming(
+    id: ProductId,
+    apiKeyId: ApiKeyId | undefined,
+  ): Promise<Product | 'api_key_gone' | undefined>
   update(id: ProductId, changes: ProductChanges): Promise<ProductView | undefined>
   list(query: ProductListQuery): Promise<ListSlice<ProductView>>
 }

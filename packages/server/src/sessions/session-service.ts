@@ -16,6 +16,15 @@ function digest(value: string): string {
   return createHash('sha256').update(value).digest('hex')
 }
 
+/**
+ * The CSRF token of the session whose cookie value is `token`: a digest of it under its own label.
+ * A page of the server's origin can learn it again from its session (the cookie goes with the
+ * request; another site's page cannot read the answer), and no one without the cookie can make it.
+ */
+export function csrfTokenFor(token: string): string {
+  return createHash('sha256').update(`keyturn-csrf\n${token}`).digest('base64url')
+}
+
 function newSecret(): string {
   return randomBytes(32).toString('base64url')
 }
@@ -64,7 +73,7 @@ export class SessionService {
     const now = this.#clock.now()
     const settings = this.#settings[audience]
     const token = newSecret()
-    const csrfToken = newSecret()
+    const csrfToken = csrfTokenFor(token)
     const stored: StoredSession = {
       id: randomUUID(),
       tokenDigest: digest(token),

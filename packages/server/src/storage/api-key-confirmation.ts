@@ -5,10 +5,13 @@ import type { Database } from './database.js'
 /**
  * Whether the caller's API key still exists, as a column of the statement that decides a request
  * (config.confirmsApiKey, http/authenticate.ts): one primary-key probe in that statement's snapshot,
- * selected `as api_key_live`.
+ * selected `as api_key_live`. `undefined` is a signed-in operator, whose session authentication
+ * confirmed: always live.
  */
-export function apiKeyLive(apiKeyId: ApiKeyId): RawBuilder<number | null> {
-  return sql<number | null>`(select 1 from api_keys where api_keys.id = ${apiKeyId})`
+export function apiKeyLive(apiKeyId: ApiKeyId | undefined): RawBuilder<number | null> {
+  return apiKeyId === undefined
+    ? sql<number>`1`
+    : sql<number | null>`(select 1 from api_keys where api_keys.id = ${apiKeyId})`
 }
 
 /**
@@ -18,11 +21,14 @@ export function apiKeyLive(apiKeyId: ApiKeyId): RawBuilder<number | null> {
 export async function confirmedRow<Row extends { api_key_live: unknown }, T>(
   db: Kysely<Database>,
   rows: readonly Row[],
-  apiKeyId: ApiKeyId,
+  apiKeyId: ApiKeyId | undefined,
   read: (row: Row) => T,
 ): Promise<T | 'api_key_gone' | undefined> {
   const [row] = rows
   if (row === undefined) {
+    if (apiKeyId === undefined) {
+      return undefined
+    }
     const apiKey = await db.selectFrom('api_keys').select('id').where('id', '=', apiKeyId).executeTakeFirst()
     return apiKey === undefined ? 'api_key_gone' : undefined
   }

@@ -143,7 +143,10 @@ export class KyselyUnitOfWork<Stores> implements UnitOfWork<Stores> {
 }
 
 function actorOf(by: ChangeActor): Actor {
-  if ('apiKeyId' in by) {
+  if ('operator' in by && by.operator !== undefined) {
+    return { type: 'operator', id: by.operator.id }
+  }
+  if ('apiKeyId' in by && by.apiKeyId !== undefined) {
     return { type: 'apiKey', id: by.apiKeyId, role: by.role }
   }
   return { type: by.type, id: by.id } as Actor // a customer, an integration or a part of the server, as given

@@ -21,6 +21,7 @@ import { secretCheck } from './migrations/2026-11-28-70-secret-check.js'
 import { mailOutbox } from './migrations/2026-11-28-80-mail-outbox.js'
 import { policyFileFields } from './migrations/2026-11-29-10-policy-file-fields.js'
 import { sessions } from './migrations/2026-11-29-30-sessions.js'
+import { operators } from './migrations/2026-11-29-31-operators.js'
 import { expiryNotices } from './migrations/2026-11-29-40-expiry-notices.js'
 import { productBranding } from './migrations/2026-11-29-41-product-branding.js'
 import { portal } from './migrations/2026-11-29-42-portal.js'
@@ -63,6 +64,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-28-80-mail-outbox': mailOutbox(kind),
     '2026-11-29-10-policy-file-fields': policyFileFields(kind),
     '2026-11-29-30-sessions': sessions(kind),
+    '2026-11-29-31-operators': operators(kind),
     '2026-11-29-40-expiry-notices': expiryNotices(kind),
     '2026-11-29-41-product-branding': productBranding(),
     '2026-11-29-42-portal': portal(kind),

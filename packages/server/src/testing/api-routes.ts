@@ -16,6 +16,7 @@ import {
   formatDeactivationCode,
   writeActivationRequest,
 } from '../offline/offline-formats.js'
+import type { RequiredOperatorRole } from '../operators/operator-permissions.js'
 import { testSecretKeys } from './build-test-app.js'
 
 /**
@@ -81,6 +82,12 @@ export interface ApiRoute {
    * checks this flag against the registered routes' config.
    */
   readonly confirmsApiKey?: true
+  /**
+   * The least operator role that may call the route, `none` when no operator may (the by-key
+   * application routes). The authorization matrix test (operators/routes/operator-roles.test.ts)
+   * calls every route as each role and expects exactly this.
+   */
+  readonly operatorRole: RequiredOperatorRole
 }
 
 /**
@@ -88,10 +95,16 @@ export interface ApiRoute {
  * registers, so a new route fails the suite until it is added here (and so gets the shared cases).
  */
 export const apiRoutes: readonly ApiRoute[] = [
-  { method: 'GET', path: '/licenses', url: (f) => `/licenses?productId=${f.productId}` },
+  {
+    method: 'GET',
+    path: '/licenses',
+    operatorRole: 'viewer',
+    url: (f) => `/licenses?productId=${f.productId}`,
+  },
   {
     method: 'POST',
     path: '/licenses',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: () => '/licenses',
     payload: (f) => ({ productId: f.productId }),
@@ -99,26 +112,36 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/import',
+    operatorRole: 'admin',
     url: () => '/licenses/import',
     payload: (f) => ({ licenses: [{ productId: f.productId, externalId: `catalogue-${nextUnique()}` }] }),
   },
   {
     method: 'POST',
     path: '/licenses/validate',
+    operatorRole: 'viewer',
     confirmsApiKey: true,
     url: () => '/licenses/validate',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
   },
-  { method: 'GET', path: '/licenses/:id', confirmsApiKey: true, url: (f) => `/licenses/${f.licenseId}` },
+  {
+    method: 'GET',
+    path: '/licenses/:id',
+    operatorRole: 'viewer',
+    confirmsApiKey: true,
+    url: (f) => `/licenses/${f.licenseId}`,
+  },
   {
     method: 'PATCH',
     path: '/licenses/:id',
+    operatorRole: 'admin',
     url: (f) => `/licenses/${f.licenseId}`,
     payload: () => ({ maxActivations: 5 }),
   },
   {
     method: 'POST',
     path: '/licenses/:id/tokens',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/tokens`,
     payload: () => ({ customPayload: { plan: 'pro' } }),
@@ -126,6 +149,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/tokens',
+    operatorRole: 'none',
     confirmsApiKey: true,
     url: () => '/licenses/tokens',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
@@ -133,6 +157,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/:id/license-file',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/license-file`,
     payload: () => ({ ttl: 86_400 }),
@@ -140,6 +165,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/activations/:id/license-file',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: (f) => `/activations/${f.activationId}/license-file`,
     payload: () => ({ encrypt: true }),
@@ -147,21 +173,34 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/license-file',
+    operatorRole: 'none',
     confirmsApiKey: true,
     url: () => '/licenses/license-file',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId }),
   },
-  { method: 'POST', path: '/licenses/:id/revoke', url: (f) => `/licenses/${f.licenseId}/revoke` },
-  { method: 'POST', path: '/licenses/:id/reinstate', url: (f) => `/licenses/${f.licenseId}/reinstate` },
+  {
+    method: 'POST',
+    path: '/licenses/:id/revoke',
+    operatorRole: 'support',
+    url: (f) => `/licenses/${f.licenseId}/revoke`,
+  },
+  {
+    method: 'POST',
+    path: '/licenses/:id/reinstate',
+    operatorRole: 'support',
+    url: (f) => `/licenses/${f.licenseId}/reinstate`,
+  },
   {
     method: 'POST',
     path: '/licenses/:id/renew',
+    operatorRole: 'admin',
     url: (f) => `/licenses/${f.licenseId}/renew`,
     payload: () => ({ duration: 86_400 }),
   },
   {
     method: 'POST',
     path: '/licenses/activate',
+    operatorRole: 'none',
     confirmsApiKey: true,
     url: () => '/licenses/activate',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'catalogue-machine' }),
@@ -169,6 +208,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/deactivate',
+    operatorRole: 'none',
     url: () => '/licenses/deactivate',
     // The machine the route above activated: the fixture's own activation is for the routes below.
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'catalogue-machine' }),
@@ -176,6 +216,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/heartbeat',
+    operatorRole: 'none',
     confirmsApiKey: true,
     url: () => '/licenses/heartbeat',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, fingerprint: 'fixture-machine' }),
@@ -183,6 +224,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/usage',
+    operatorRole: 'none',
     confirmsApiKey: true,
     url: () => '/licenses/usage',
     payload: (f) => ({ key: f.licenseKey, productId: f.productId, increment: 1 }),
@@ -190,35 +232,60 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/licenses/:id/usage',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/usage`,
     payload: () => ({ increment: 2 }),
   },
-  { method: 'POST', path: '/licenses/:id/usage/reset', url: (f) => `/licenses/${f.licenseId}/usage/reset` },
+  {
+    method: 'POST',
+    path: '/licenses/:id/usage/reset',
+    operatorRole: 'admin',
+    url: (f) => `/licenses/${f.licenseId}/usage/reset`,
+  },
   {
     method: 'POST',
     path: '/licenses/:id/activations',
+    operatorRole: 'admin',
     confirmsApiKey: true,
     url: (f) => `/licenses/${f.licenseId}/activations`,
     payload: () => ({ fingerprint: 'another-machine' }),
   },
-  { method: 'GET', path: '/licenses/:id/activations', url: (f) => `/licenses/${f.licenseId}/activations` },
+  {
+    method: 'GET',
+    path: '/licenses/:id/activations',
+    operatorRole: 'viewer',
+    url: (f) => `/licenses/${f.licenseId}/activations`,
+  },
   {
     method: 'GET',
     path: '/activations',
+    operatorRole: 'viewer',
     url: (f) =>
       `/activations?productId=${f.productId}&licenseId=${f.licenseId}&filter=fingerprint:eq:fixture-machine`,
   },
-  { method: 'GET', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+  {
+    method: 'GET',
+    path: '/activations/:id',
+    operatorRole: 'viewer',
+    url: (f) => `/activations/${f.activationId}`,
+  },
   {
     method: 'POST',
     path: '/activations/:id/heartbeat',
+    operatorRole: 'admin',
     url: (f) => `/activations/${f.activationId}/heartbeat`,
   },
-  { method: 'DELETE', path: '/activations/:id', url: (f) => `/activations/${f.activationId}` },
+  {
+    method: 'DELETE',
+    path: '/activations/:id',
+    operatorRole: 'support',
+    url: (f) => `/activations/${f.activationId}`,
+  },
   {
     method: 'POST',
     path: '/licenses/activate-offline',
+    operatorRole: 'admin',
     url: () => '/licenses/activate-offline',
     payload: (f) => ({
       request: writeActivationRequest(f.licenseKey, {
@@ -232,6 +299,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   {
     method: 'POST',
     path: '/activations/:id/deactivate-offline',
+    operatorRole: 'support',
     url: (f) => `/activations/${f.offlineActivationId}/deactivate-offline`,
     payload: (f) => {
       const minute = Math.floor(Date.parse(f.offlineActivationCreatedAt) / 60_000)
@@ -242,165 +310,311 @@ export const apiRoutes: readonly ApiRoute[] = [
     },
   },
 
-  { method: 'GET', path: '/products', url: () => '/products' },
-  { method: 'POST', path: '/products', url: () => '/products', payload: () => ({ name: 'Another' }) },
-  { method: 'GET', path: '/products/:id', url: (f) => `/products/${f.productId}` },
+  { method: 'GET', path: '/products', operatorRole: 'viewer', url: () => '/products' },
+  {
+    method: 'POST',
+    path: '/products',
+    operatorRole: 'admin',
+    url: () => '/products',
+    payload: () => ({ name: 'Another' }),
+  },
+  { method: 'GET', path: '/products/:id', operatorRole: 'viewer', url: (f) => `/products/${f.productId}` },
   {
     method: 'PATCH',
     path: '/products/:id',
+    operatorRole: 'admin',
     url: (f) => `/products/${f.productId}`,
     payload: () => ({ name: 'Renamed' }),
   },
-  { method: 'POST', path: '/products/:id/suspend', url: (f) => `/products/${f.productId}/suspend` },
-  { method: 'POST', path: '/products/:id/resume', url: (f) => `/products/${f.productId}/resume` },
-  { method: 'GET', path: '/products/:id/keys', url: (f) => `/products/${f.productId}/keys` },
+  {
+    method: 'POST',
+    path: '/products/:id/suspend',
+    operatorRole: 'admin',
+    url: (f) => `/products/${f.productId}/suspend`,
+  },
+  {
+    method: 'POST',
+    path: '/products/:id/resume',
+    operatorRole: 'admin',
+    url: (f) => `/products/${f.productId}/resume`,
+  },
+  {
+    method: 'GET',
+    path: '/products/:id/keys',
+    operatorRole: 'viewer',
+    url: (f) => `/products/${f.productId}/keys`,
+  },
   {
     method: 'POST',
     path: '/products/:id/keys/rotate',
+    operatorRole: 'admin',
     url: (f) => `/products/${f.productId}/keys/rotate`,
   },
 
-  { method: 'GET', path: '/customers', url: () => '/customers' },
-  { method: 'GET', path: '/search', url: (f) => `/search?q=${encodeURIComponent(f.licenseKey)}` },
-  { method: 'GET', path: '/stats', url: (f) => `/stats?productId=${f.productId}` },
+  { method: 'GET', path: '/customers', operatorRole: 'viewer', url: () => '/customers' },
+  {
+    method: 'GET',
+    path: '/search',
+    operatorRole: 'viewer',
+    url: (f) => `/search?q=${encodeURIComponent(f.licenseKey)}`,
+  },
+  { method: 'GET', path: '/stats', operatorRole: 'viewer', url: (f) => `/stats?productId=${f.productId}` },
   {
     method: 'POST',
     path: '/customers',
+    operatorRole: 'admin',
     url: () => '/customers',
     payload: () => ({ email: `buyer-${nextUnique()}@example.com` }),
   },
-  { method: 'GET', path: '/customers/:id', url: (f) => `/customers/${f.customerId}` },
+  { method: 'GET', path: '/customers/:id', operatorRole: 'viewer', url: (f) => `/customers/${f.customerId}` },
   {
     method: 'PATCH',
     path: '/customers/:id',
+    operatorRole: 'admin',
     url: (f) => `/customers/${f.customerId}`,
     payload: () => ({ name: 'Renamed', metadata: { crm: 'x1' } }),
   },
-  { method: 'DELETE', path: '/customers/:id', url: (f) => `/customers/${f.spareCustomerId}` },
+  {
+    method: 'DELETE',
+    path: '/customers/:id',
+    operatorRole: 'admin',
+    url: (f) => `/customers/${f.spareCustomerId}`,
+  },
   {
     method: 'POST',
     path: '/customers/:id/portal-link',
+    operatorRole: 'support',
     url: (f) => `/customers/${f.customerId}/portal-link`,
   },
   {
     method: 'GET',
     path: '/customers/:id/portal-sessions',
+    operatorRole: 'viewer',
     url: (f) => `/customers/${f.customerId}/portal-sessions`,
   },
   {
     method: 'DELETE',
     path: '/customers/:id/portal-sessions/:sessionId',
+    operatorRole: 'support',
     url: (f) => `/customers/${f.customerId}/portal-sessions/0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90`,
   },
 
-  { method: 'GET', path: '/policies', url: () => '/policies' },
+  { method: 'GET', path: '/policies', operatorRole: 'viewer', url: () => '/policies' },
   {
     method: 'POST',
     path: '/policies',
+    operatorRole: 'admin',
     url: () => '/policies',
     payload: (f) => ({ productId: f.productId, name: 'Another plan' }),
   },
-  { method: 'GET', path: '/policies/:id', url: (f) => `/policies/${f.policyId}` },
+  { method: 'GET', path: '/policies/:id', operatorRole: 'viewer', url: (f) => `/policies/${f.policyId}` },
   {
     method: 'PATCH',
     path: '/policies/:id',
+    operatorRole: 'admin',
     url: (f) => `/policies/${f.policyId}`,
     payload: () => ({ name: 'Renamed plan' }),
   },
-  { method: 'DELETE', path: '/policies/:id', url: (f) => `/policies/${f.sparePolicyId}` },
+  {
+    method: 'DELETE',
+    path: '/policies/:id',
+    operatorRole: 'admin',
+    url: (f) => `/policies/${f.sparePolicyId}`,
+  },
 
-  { method: 'GET', path: '/entitlements', url: () => '/entitlements' },
+  { method: 'GET', path: '/entitlements', operatorRole: 'viewer', url: () => '/entitlements' },
   {
     method: 'POST',
     path: '/entitlements',
+    operatorRole: 'admin',
     url: () => '/entitlements',
     payload: (f) => ({ productId: f.productId, code: `feature-${nextUnique()}`, name: 'A feature' }),
   },
-  { method: 'GET', path: '/entitlements/:id', url: (f) => `/entitlements/${f.entitlementId}` },
+  {
+    method: 'GET',
+    path: '/entitlements/:id',
+    operatorRole: 'viewer',
+    url: (f) => `/entitlements/${f.entitlementId}`,
+  },
   {
     method: 'PATCH',
     path: '/entitlements/:id',
+    operatorRole: 'admin',
     url: (f) => `/entitlements/${f.entitlementId}`,
     payload: () => ({ name: 'Renamed feature' }),
   },
-  { method: 'DELETE', path: '/entitlements/:id', url: (f) => `/entitlements/${f.entitlementId}` },
+  {
+    method: 'DELETE',
+    path: '/entitlements/:id',
+    operatorRole: 'admin',
+    url: (f) => `/entitlements/${f.entitlementId}`,
+  },
 
-  { method: 'GET', path: '/api-keys', url: () => '/api-keys' },
+  { method: 'GET', path: '/api-keys', operatorRole: 'viewer', url: () => '/api-keys' },
   {
     method: 'POST',
     path: '/api-keys',
+    operatorRole: 'admin',
     url: () => '/api-keys',
     payload: () => ({ name: 'Another admin', role: 'admin' }),
   },
-  { method: 'GET', path: '/api-keys/current', url: () => '/api-keys/current' },
-  { method: 'GET', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
-  { method: 'DELETE', path: '/api-keys/:id', url: (f) => `/api-keys/${f.apiKeyId}` },
+  { method: 'GET', path: '/api-keys/current', operatorRole: 'none', url: () => '/api-keys/current' },
+  { method: 'GET', path: '/api-keys/:id', operatorRole: 'viewer', url: (f) => `/api-keys/${f.apiKeyId}` },
+  { method: 'DELETE', path: '/api-keys/:id', operatorRole: 'admin', url: (f) => `/api-keys/${f.apiKeyId}` },
 
-  { method: 'GET', path: '/events', url: () => '/events' },
-  { method: 'GET', path: '/events/:id', url: (f) => `/events/${f.eventId}` },
+  { method: 'GET', path: '/events', operatorRole: 'viewer', url: () => '/events' },
+  { method: 'GET', path: '/events/:id', operatorRole: 'viewer', url: (f) => `/events/${f.eventId}` },
 
-  { method: 'GET', path: '/emails', url: () => '/emails' },
+  { method: 'GET', path: '/emails', operatorRole: 'viewer', url: () => '/emails' },
 
-  { method: 'GET', path: '/webhook-endpoints', url: () => '/webhook-endpoints' },
+  { method: 'GET', path: '/webhook-endpoints', operatorRole: 'viewer', url: () => '/webhook-endpoints' },
   {
     method: 'POST',
     path: '/webhook-endpoints',
+    operatorRole: 'admin',
     url: () => '/webhook-endpoints',
     payload: (f) => ({ url: 'https://127.0.0.1:9/catalogue', eventTypes: ['*'], productId: f.productId }),
   },
-  { method: 'GET', path: '/webhook-endpoints/:id', url: (f) => `/webhook-endpoints/${f.webhookEndpointId}` },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints/:id',
+    operatorRole: 'viewer',
+    url: (f) => `/webhook-endpoints/${f.webhookEndpointId}`,
+  },
   {
     method: 'PATCH',
     path: '/webhook-endpoints/:id',
+    operatorRole: 'admin',
     url: (f) => `/webhook-endpoints/${f.webhookEndpointId}`,
     payload: () => ({ description: 'changed' }),
   },
   {
     method: 'POST',
     path: '/webhook-endpoints/:id/rotate-secret',
+    operatorRole: 'admin',
     url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/rotate-secret`,
   },
   {
     method: 'POST',
     path: '/webhook-endpoints/:id/test',
+    operatorRole: 'admin',
     url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/test`,
   },
   {
     method: 'GET',
     path: '/webhook-endpoints/:id/deliveries',
+    operatorRole: 'viewer',
     url: (f) => `/webhook-endpoints/${f.webhookEndpointId}/deliveries`,
   },
   {
     method: 'POST',
     path: '/webhook-deliveries/:id/retry',
+    operatorRole: 'admin',
     url: (f) => `/webhook-deliveries/${f.webhookDeliveryId}/retry`,
   },
-  { method: 'GET', path: '/integrations', url: () => '/integrations' },
+  { method: 'GET', path: '/integrations', operatorRole: 'viewer', url: () => '/integrations' },
   {
     method: 'POST',
     path: '/integrations',
+    operatorRole: 'admin',
     url: () => '/integrations',
     payload: () => ({ provider: 'lemonsqueezy', signingSecret: 'catalogue-secret' }),
   },
-  { method: 'GET', path: '/integrations/:id', url: (f) => `/integrations/${f.integrationId}` },
+  {
+    method: 'GET',
+    path: '/integrations/:id',
+    operatorRole: 'viewer',
+    url: (f) => `/integrations/${f.integrationId}`,
+  },
   {
     method: 'PATCH',
     path: '/integrations/:id',
+    operatorRole: 'admin',
     url: (f) => `/integrations/${f.integrationId}`,
     payload: () => ({ paymentGraceDays: 3 }),
   },
-  { method: 'GET', path: '/integrations/:id/events', url: (f) => `/integrations/${f.integrationId}/events` },
+  {
+    method: 'GET',
+    path: '/integrations/:id/events',
+    operatorRole: 'viewer',
+    url: (f) => `/integrations/${f.integrationId}/events`,
+  },
   {
     method: 'GET',
     path: '/licenses/:id/provider-links',
+    operatorRole: 'viewer',
     url: (f) => `/licenses/${f.licenseId}/provider-links`,
   },
-  { method: 'DELETE', path: '/integrations/:id', url: (f) => `/integrations/${f.integrationId}` },
+  {
+    method: 'DELETE',
+    path: '/integrations/:id',
+    operatorRole: 'admin',
+    url: (f) => `/integrations/${f.integrationId}`,
+  },
   // Last: the routes above use the endpoint.
   {
     method: 'DELETE',
     path: '/webhook-endpoints/:id',
+    operatorRole: 'admin',
     url: (f) => `/webhook-endpoints/${f.webhookEndpointId}`,
+  },
+]
+
+/** A route only signed-in operators call (operator accounts): API keys get 403 there. */
+export interface OperatorRoute {
+  readonly method: 'GET' | 'POST' | 'PATCH' | 'DELETE'
+  /** As registered, relative to the API prefix. */
+  readonly path: string
+  readonly operatorRole: RequiredOperatorRole
+  /** A concrete path for an existing operator (the one the request may change) and its session. */
+  readonly url: (target: { readonly id: string; readonly sessionId: string }) => string
+  readonly payload?: () => Record<string, unknown>
+}
+
+let invited = 0
+
+/** Every route of operator accounts; `authenticate.test.ts` checks it with `apiRoutes` against the app. */
+export const operatorRoutes: readonly OperatorRoute[] = [
+  { method: 'GET', path: '/operators', operatorRole: 'viewer', url: () => '/operators' },
+  {
+    method: 'POST',
+    path: '/operators',
+    operatorRole: 'owner',
+    url: () => '/operators',
+    payload: () => ({ email: `invited-${invited++}@example.com`, name: 'Invited', role: 'viewer' }),
+  },
+  { method: 'GET', path: '/operators/:id', operatorRole: 'viewer', url: ({ id }) => `/operators/${id}` },
+  {
+    method: 'GET',
+    path: '/operators/:id/sessions',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/sessions`,
+  },
+  {
+    method: 'DELETE',
+    path: '/operators/:id/sessions/:sessionId',
+    operatorRole: 'owner',
+    url: ({ id, sessionId }) => `/operators/${id}/sessions/${sessionId}`,
+  },
+  {
+    method: 'POST',
+    path: '/operators/:id/password-reset',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/password-reset`,
+  },
+  // After the session routes: a new role ends the operator's sessions.
+  {
+    method: 'PATCH',
+    path: '/operators/:id',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}`,
+    payload: () => ({ role: 'support' }),
+  },
+  {
+    method: 'DELETE',
+    path: '/operators/:id/sessions',
+    operatorRole: 'owner',
+    url: ({ id }) => `/operators/${id}/sessions`,
   },
 ]
 

@@ -2,7 +2,7 @@ import { after } from 'node:test'
 import type { ProductId } from '@keyturn/protocol'
 import type { Kysely } from 'kysely'
 import { type AppDeps, buildApp, type Services } from '../app.js'
-import type { Principal } from '../core/principal.js'
+import type { AdminKeyPrincipal } from '../core/principal.js'
 import { deriveSecretKeys } from '../core/secrets.js'
 import type { App } from '../http/app-types.js'
 import { CompiledSchemas } from '../http/schema-compilers.js'
@@ -32,7 +32,7 @@ export interface TestApp {
   readonly connection: Connection
   /** An admin key's Authorization header. */
   readonly headers: { authorization: string }
-  readonly admin: Principal
+  readonly admin: AdminKeyPrincipal
   /** A product created for the test. */
   readonly productId: ProductId
 }
@@ -83,7 +83,7 @@ export async function buildTestApp(
   })
   await services.apiKeys.bootstrapAdmin(testAdminSecret)
   const admin = await services.apiKeys.authenticate(testAdminSecret)
-  if (admin === undefined) {
+  if (admin?.role !== 'admin') {
     throw new Error('the test admin key does not authenticate')
   }
   const product = await services.products.create(admin, { name: 'Test Product' })

@@ -10,6 +10,8 @@ const patience = 30_000
 export interface ServerProcess {
   readonly url: string
   readonly child: ChildProcess
+  /** Everything the process printed so far (stdout and stderr): the banner, its links, the logs. */
+  readonly output: () => string
 }
 
 /** Starts `keyturn serve` as its own process with `env`; stopped (SIGTERM, then SIGKILL) after the test. */
@@ -48,5 +50,5 @@ export async function startServerProcess(
       reject(new Error(`keyturn serve exited with ${code}:\n${output}`))
     })
   })
-  return { url, child }
+  return { url, child, output: () => output }
 }

@@ -225,7 +225,13 @@ export function limitApiRequest(limits: Limits) {
       return
     }
     const budget = request.routeOptions.config.applicationFacing === true ? 'app' : 'mgmt'
-    limits.take(request, reply, `key:${budget}:${principal.apiKeyId}`, keyPerMinute, next)
+    limits.take(
+      request,
+      reply,
+      `key:${budget}:${principal.operator?.id ?? principal.apiKeyId}`,
+      keyPerMinute,
+      next,
+    )
   }
 }
 

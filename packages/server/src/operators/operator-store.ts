@@ -1,0 +1,39 @@
+import type { Operator, OperatorRole, OperatorStatus, OperatorTokenPurpose } from './operator.js'
+
+export interface StoredOperator extends Operator {
+  readonly passwordHash: string | undefined
+}
+
+export interface StoredOperatorToken {
+  readonly id: string
+  readonly tokenDigest: string
+  readonly purpose: OperatorTokenPurpose
+  /** The operator the link acts for; undefined for the first owner's setup link. */
+  readonly operatorId: string | undefined
+  readonly createdAt: Date
+  readonly expiresAt: Date
+}
+
+/** Where operators and their one-time links live. */
+export interface OperatorStore {
+  count(): Promise<number>
+  insert(operator: StoredOperator): Promise<void>
+  findById(id: string): Promise<StoredOperator | undefined>
+  findByEmail(email: string): Promise<StoredOperator | undefined>
+  list(): Promise<readonly StoredOperator[]>
+  update(
+    id: string,
+    changes: {
+      readonly role?: OperatorRole
+      readonly status?: OperatorStatus
+      readonly name?: string
+      readonly passwordHash?: string
+      readonly updatedAt: Date
+    },
+  ): Promise<void>
+  insertToken(token: StoredOperatorToken): Promise<void>
+  /** Deletes and returns the token (a link works once); undefined if there was none. */
+  takeToken(tokenDigest: string): Promise<StoredOperatorToken | undefined>
+  /** Deletes every token of a purpose (of an operator, or the setup tokens when undefined). */
+  deleteTokens(purpose: OperatorTokenPurpose, operatorId: string | undefined): Promise<void>
+}
