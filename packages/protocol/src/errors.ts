@@ -46,6 +46,8 @@ export const ErrorCodeSchema = Type.Enum([
   'operator_not_found',
   'operator_email_taken',
   'operator_session_not_found',
+  'two_factor_enrolled',
+  'two_factor_not_enrolled',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -393,6 +395,20 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The operator has no live session with this id (it ended, was revoked, or is another operator’s).',
     action: 'List the sessions again.',
+  },
+  two_factor_enrolled: {
+    status: 409,
+    title: 'Two-factor authentication is already on',
+    meaning:
+      'The operator already has a confirmed authenticator; a new enrolment would replace it unnoticed.',
+    action: 'Disable two-factor authentication with a code (or a recovery code) first, then enrol again.',
+  },
+  two_factor_not_enrolled: {
+    status: 409,
+    title: 'Two-factor authentication is not on',
+    meaning:
+      'The request needs a confirmed authenticator (or an enrolment waiting for its first code) and the operator has none; an owner who has none cannot require two factors of everyone.',
+    action: 'Enrol an authenticator first (`POST /operator/2fa/totp`, then confirm it with a code).',
   },
 }
 

@@ -73,10 +73,13 @@ import { MailTemplates } from './mail/mail-templates.js'
 import { MailWorker, mailJob } from './mail/mail-worker.js'
 import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
+import { KyselyFactorStore } from './operators/kysely-factor-store.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
 import { OperatorService } from './operators/operator-service.js'
+import { registerOperatorTwoFactorRoutes } from './operators/routes/operator-2fa-routes.js'
 import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
 import { registerOperatorsRoutes } from './operators/routes/operators-routes.js'
+import { TwoFactorService } from './operators/totp.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -203,6 +206,8 @@ export interface Services {
   readonly search: SearchService
   /** Operator accounts: the people who sign in to the dashboard. */
   readonly operators: OperatorService
+  /** Operators' second factors (TOTP and recovery codes). */
+  readonly twoFactor: TwoFactorService
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -339,6 +344,7 @@ export function buildApp(deps: AppDeps): {
     registerPortalSite(app, services.portal)
   }
   registerOperatorAuthRoutes(app, services.operators)
+  registerOperatorTwoFactorRoutes(app, services.operators, services.twoFactor)
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
@@ -520,12 +526,22 @@ function createServices(deps: AppDeps): Services {
     },
     portalUrl: deps.portal?.url,
   })
-  const operators = new OperatorService({ store: new KyselyOperatorStore(db), sessions, clock })
+  const operatorStore = new KyselyOperatorStore(db)
+  const twoFactor = new TwoFactorService({
+    store: new KyselyFactorStore(db),
+    operators: operatorStore,
+    sessions,
+    clock,
+    encryptionKey: deps.secretKeys.operatorTotpEncryption,
+    recoveryDigestKey: deps.secretKeys.operatorRecoveryCodeDigest,
+  })
+  const operators = new OperatorService({ store: operatorStore, sessions, clock, secondFactor: twoFactor })
   return {
     sessions,
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
     operators,
+    twoFactor,
     customers,
     entitlements,
     policies,

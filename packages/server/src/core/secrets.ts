@@ -23,6 +23,12 @@ export interface SecretKeys {
   readonly mailPayloadEncryption: Buffer
   /** Keys the HMAC-SHA256 digests of customer portal sign-in codes and of the addresses they are for. */
   readonly portalCodeDigest: Buffer
+  /** Encrypts operators' TOTP seeds at rest (AES-256-GCM). */
+  readonly operatorTotpEncryption: Buffer
+  /** Keys the HMAC-SHA256 digests of operators' recovery codes. */
+  readonly operatorRecoveryCodeDigest: Buffer
+  /** Encrypts the single sign-on request state kept in a short-lived cookie (AES-256-GCM). */
+  readonly operatorOidcStateEncryption: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -35,6 +41,9 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     idempotencyResponseEncryption: derive('idempotency-response-encryption'),
     mailPayloadEncryption: derive('mail-payload-encryption'),
     portalCodeDigest: derive('portal-code-digest'),
+    operatorTotpEncryption: derive('operator-totp-encryption'),
+    operatorRecoveryCodeDigest: derive('operator-recovery-code-digest'),
+    operatorOidcStateEncryption: derive('operator-oidc-state-encryption'),
   }
 }
 

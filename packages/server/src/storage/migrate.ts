@@ -28,6 +28,7 @@ import { portal } from './migrations/2026-11-29-42-portal.js'
 import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
+import { operatorFactors } from './migrations/2026-11-30-35-operator-factors.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -65,6 +66,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-29-80-search-indexes': searchIndexes(kind),
     '2026-11-30-05-event-actors': eventActors(),
     '2026-11-30-20-policy-check-in': policyCheckIn(kind),
+    '2026-11-30-35-operator-factors': operatorFactors(kind),
   }
 }
 
