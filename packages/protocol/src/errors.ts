@@ -48,6 +48,7 @@ export const ErrorCodeSchema = Type.Enum([
   'operator_session_not_found',
   'two_factor_enrolled',
   'two_factor_not_enrolled',
+  'sso_refused',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -409,6 +410,14 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
     meaning:
       'The request needs a confirmed authenticator (or an enrolment waiting for its first code) and the operator has none; an owner who has none cannot require two factors of everyone.',
     action: 'Enrol an authenticator first (`POST /operator/2fa/totp`, then confirm it with a code).',
+  },
+  sso_refused: {
+    status: 403,
+    title: 'Single sign-on refused',
+    meaning:
+      'The identity provider signed the person in, but Keyturn makes no account for them: the address is not verified by the provider, its domain is not in `KEYTURN_OIDC_DOMAINS`, an operator account with the address exists and is not linked to this identity, or the linked account is disabled.',
+    action:
+      'Ask an owner: they can allow the domain, or invite the address; an existing account keeps signing in with its password.',
   },
 }
 

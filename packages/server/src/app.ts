@@ -75,9 +75,11 @@ import { registerMailRoutes } from './mail/routes/mail-routes.js'
 import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyFactorStore } from './operators/kysely-factor-store.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
+import { OidcService, type OidcSettings } from './operators/oidc.js'
 import { OperatorService } from './operators/operator-service.js'
 import { registerOperatorTwoFactorRoutes } from './operators/routes/operator-2fa-routes.js'
 import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
+import { registerOperatorOidcRoutes } from './operators/routes/operator-oidc-routes.js'
 import { registerOperatorsRoutes } from './operators/routes/operators-routes.js'
 import { TwoFactorService } from './operators/totp.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
@@ -169,6 +171,8 @@ export interface AppDeps {
    * absent: the request's own origin.
    */
   readonly publicUrl?: string
+  /** Single sign-on for operators with an OpenID Connect provider (KEYTURN_OIDC_*); off when undefined. */
+  readonly oidc?: OidcSettings
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -208,6 +212,8 @@ export interface Services {
   readonly operators: OperatorService
   /** Operators' second factors (TOTP and recovery codes). */
   readonly twoFactor: TwoFactorService
+  /** Single sign-on for operators; undefined unless KEYTURN_OIDC_ISSUER is set. */
+  readonly oidc: OidcService | undefined
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -345,6 +351,9 @@ export function buildApp(deps: AppDeps): {
   }
   registerOperatorAuthRoutes(app, services.operators)
   registerOperatorTwoFactorRoutes(app, services.operators, services.twoFactor)
+  if (services.oidc !== undefined) {
+    registerOperatorOidcRoutes(app, services.operators, services.oidc)
+  }
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
@@ -527,8 +536,9 @@ function createServices(deps: AppDeps): Services {
     portalUrl: deps.portal?.url,
   })
   const operatorStore = new KyselyOperatorStore(db)
+  const factorStore = new KyselyFactorStore(db)
   const twoFactor = new TwoFactorService({
-    store: new KyselyFactorStore(db),
+    store: factorStore,
     operators: operatorStore,
     sessions,
     clock,
@@ -542,6 +552,17 @@ function createServices(deps: AppDeps): Services {
     search: new SearchService({ store: new KyselySearchStore(db) }),
     operators,
     twoFactor,
+    oidc:
+      deps.oidc === undefined
+        ? undefined
+        : new OidcService({
+            settings: deps.oidc,
+            factors: factorStore,
+            operators: operatorStore,
+            sessions,
+            clock,
+            stateKey: deps.secretKeys.operatorOidcStateEncryption,
+          }),
     customers,
     entitlements,
     policies,
