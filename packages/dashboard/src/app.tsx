@@ -30,6 +30,7 @@ import {
   type SignedIn,
 } from './session/session.js'
 import { InvitationScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
+import { TwoFactorScreen } from './session/two-factor.js'
 import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
 import { WebhooksScreen } from './webhooks/webhooks-screen.js'
 
@@ -174,6 +175,7 @@ function Shell({ session }: { session: Session }) {
         <NavLink to="/sessions" className="muted">
           {session.access.operator.name} ({session.access.operator.role})
         </NavLink>
+        <NavLink to="/two-factor">Two-factor authentication</NavLink>
         <button
           type="button"
           onClick={() => {
@@ -203,6 +205,7 @@ function Shell({ session }: { session: Session }) {
           <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
           <Route path="mail" element={<MailScreen />} />
           <Route path="api-keys" element={<ApiKeysScreen />} />
+          <Route path="two-factor" element={<TwoFactorScreen />} />
           {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
           <Route path="sessions" element={<OwnSessionsScreen />} />
           <Route path="*" element={<NotFound />} />

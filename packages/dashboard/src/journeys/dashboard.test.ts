@@ -16,6 +16,7 @@ import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environm
 import { startServerProcess } from '@keyturn/server/testing/server-process'
 import { startSmtpServer } from '@keyturn/server/testing/smtp-server'
 import { startWebhookReceiver } from '@keyturn/server/testing/webhook-receiver'
+import { Secret, TOTP } from 'otpauth'
 import type { Page } from 'playwright-core'
 
 const adminKey = 'kt_admin_dashboard-journey-in-chromium-000001'
@@ -679,6 +680,57 @@ it('runs the licensing business from the dashboard in Chromium', {
         [],
       )
       await signOut(page)
+    },
+  )
+
+  await t.test(
+    'enrols an authenticator (QR code, first code, recovery codes once), then signs in with password and code; wrong codes lock the step',
+    async () => {
+      await signIn(page, base, ownerEmail)
+      await page.getByRole('link', { name: 'Two-factor authentication' }).click()
+      await page.getByRole('button', { name: 'Turn on' }).click()
+      await page.getByRole('img', { name: /QR code/ }).waitFor()
+      const secret = Secret.fromBase32(String(await page.getByTestId('totp-secret').textContent()))
+      const codeAt = (offsetMs: number) => new TOTP({ secret }).generate({ timestamp: Date.now() + offsetMs })
+      await checkScreen(page, '15-two-factor-enrolment')
+      await page.getByLabel('Code from your authenticator app').fill(codeAt(0))
+      await page.getByRole('button', { name: 'Confirm' }).click()
+      const codes = page.getByRole('region', { name: 'Recovery codes' }).getByRole('listitem')
+      await codes.first().waitFor()
+      assert.equal(await codes.count(), 10)
+      await checkScreen(page, '16-recovery-codes')
+      await page.getByRole('button', { name: 'I have stored them' }).click()
+      await page.getByText(/^On: sign-in asks for a code/).waitFor()
+      await signOut(page)
+
+      await page.getByLabel('Email').fill(ownerEmail)
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      const codeField = page.getByLabel('Code from your authenticator app')
+      await codeField.waitFor()
+      const pending = await inPage(
+        page,
+        '({ cookie: document.cookie, session: Object.keys(sessionStorage).length })',
+      )
+      assert.deepEqual(pending, { cookie: '', session: 0 }, 'the pending step keeps nothing in the browser')
+      // The code that confirmed the enrolment is used up: the next step's code is the app's next one.
+      await codeField.fill(codeAt(30_000))
+      await checkScreen(page, '17-sign-in-code')
+      await page.getByRole('button', { name: 'Verify' }).click()
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await signOut(page)
+
+      await page.getByLabel('Email').fill(ownerEmail)
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      for (let i = 0; i < 5; i++) {
+        await page.getByLabel('Code from your authenticator app').fill(String(100_000 + i))
+        await page.getByRole('button', { name: 'Verify' }).click()
+        await page.getByText(/The code is wrong/).waitFor()
+      }
+      await page.getByLabel('Code from your authenticator app').fill(codeAt(30_000))
+      await page.getByRole('button', { name: 'Verify' }).click()
+      await page.getByText(/Too many wrong codes/).waitFor()
     },
   )
 

@@ -262,6 +262,22 @@ export class TwoFactorService {
     }
   }
 
+  /**
+   * An owner removes another operator's second factor and recovery codes (a lost authenticator
+   * without recovery codes); every session of that operator ends. While two factors are required,
+   * the operator enrols again at the next sign-in.
+   */
+  async resetFor(by: Operator, operatorId: string): Promise<void> {
+    if (by.role !== 'owner') {
+      throw new DomainError('forbidden', "Only an owner may reset another operator's second factor.")
+    }
+    if ((await this.#operators.findById(operatorId)) === undefined) {
+      throw new DomainError('operator_not_found', `No operator ${operatorId} exists.`)
+    }
+    await this.#store.deleteFactors(operatorId)
+    await this.#sessions.revokeAllOf('operator', operatorId)
+  }
+
   async status(operatorId: string): Promise<TwoFactorStatus> {
     const totp = await this.#store.findTotp(operatorId)
     return {

@@ -201,6 +201,16 @@ export function registerOperatorTwoFactorRoutes(
         },
       )
 
+      scope.post(
+        '/operators/:id/reset',
+        { schema: { params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }) } },
+        async (request, reply) => {
+          const operator = await sessionOperator(request, true)
+          await twoFactor.resetFor(operator, request.params.id)
+          return reply.code(204).send()
+        },
+      )
+
       scope.put(
         '/requirement',
         { schema: { body: Type.Object({ required: Type.Boolean() }) } },

@@ -35,6 +35,8 @@ async function session(test: TestApp, email: string) {
 describeEachDatabase('Operator two-factor authentication over HTTP', (database) => {
   it('enrols with a QR code, then signs in with a code: pending step without a session, replay refused, recovery codes once each, lockout, disable', async (t) => {
     const test = await buildTestApp(t, database)
+    const noSso = await test.app.inject({ method: 'GET', url: '/operator/oidc' })
+    assert.equal(noSso.statusCode, 404, 'without KEYTURN_OIDC_ISSUER the dashboard offers no SSO')
     await test.services.operators.create({ email: 'olga@example.com', name: 'Olga', role: 'owner', password })
     const { cookie, csrf } = await session(test, 'olga@example.com')
     const headers = { cookie, 'x-keyturn-csrf': csrf }
@@ -264,5 +266,26 @@ describeEachDatabase('Operator two-factor authentication over HTTP', (database) 
         .statusCode,
       200,
     )
+
+    // Sam loses the authenticator and the recovery codes: an owner resets the second factor.
+    const samId = done.json().operator.id
+    const bySam = await test.app.inject({
+      method: 'POST',
+      url: `/operator/2fa/operators/${samId}/reset`,
+      headers: { cookie: samCookie, 'x-keyturn-csrf': done.json().csrfToken },
+    })
+    assert.equal(bySam.statusCode, 403, 'only owners reset a second factor')
+    const reset = await test.app.inject({
+      method: 'POST',
+      url: `/operator/2fa/operators/${samId}/reset`,
+      headers: ownerHeaders,
+    })
+    assert.equal(reset.statusCode, 204, reset.body)
+    assert.equal(
+      (await test.app.inject({ method: 'GET', url: '/operator/me', headers: { cookie: samCookie } }))
+        .statusCode,
+      401,
+    )
+    assert.equal((await signIn(test, 'sam@example.com')).json().secondFactor, 'enrol')
   })
 })

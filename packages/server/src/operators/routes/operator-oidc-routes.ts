@@ -24,8 +24,8 @@ function requestCookieValue(value: string, maxAgeSeconds: number, secure: boolea
 /**
  * Single sign-on (registered only when KEYTURN_OIDC_ISSUER is set): `GET /operator/oidc/start`
  * sends the browser to the provider; the provider sends it back to `GET /operator/oidc/callback`,
- * which sets the session cookie and sends the browser to the dashboard with the session's CSRF token
- * in the address's fragment (`#sso-csrf=…`; a fragment never reaches a server).
+ * which sets the session cookie and sends the browser to the dashboard (which reads the CSRF token
+ * from `GET /operator/me`, as after a reload).
  */
 export function registerOperatorOidcRoutes(app: App, operators: OperatorService, oidc: OidcService): void {
   app.register(
@@ -35,6 +35,9 @@ export function registerOperatorOidcRoutes(app: App, operators: OperatorService,
       })
       registerSecurityHeaders(scope, apiSecurityHeaders, apiCacheControl)
       const settings = operators.sessionSettings()
+
+      // The dashboard asks whether to offer "Sign in with SSO" (without single sign-on: 404).
+      scope.get('/', async () => ({ enabled: true }))
 
       scope.get('/start', async (request, reply) => {
         const { url, stateCookie } = await oidc.start()
@@ -58,7 +61,7 @@ export function registerOperatorOidcRoutes(app: App, operators: OperatorService,
           requestCookieValue('', 0, secure),
           sessionCookie(settings, started.token, secure),
         ])
-        return reply.redirect(`${dashboardPath}/#sso-csrf=${started.csrfToken}`, 303)
+        return reply.redirect(`${dashboardPath}/`, 303)
       })
     },
     { prefix: oidcPath },
