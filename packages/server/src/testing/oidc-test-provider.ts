@@ -17,6 +17,8 @@ export interface OidcTestProvider {
   readonly issuer: string
   readonly clientId: string
   readonly clientSecret: string
+  /** The test's certificate authority (PEM), for NODE_EXTRA_CA_CERTS of a spawned server. */
+  readonly caCertificate: string
   /** A fetch trusting only the test's certificate authority (what Keyturn's OIDC client is given). */
   readonly fetch: (
     url: string,
@@ -150,6 +152,7 @@ export async function startOidcTestProvider(redirectUri: string): Promise<OidcTe
     issuer,
     clientId,
     clientSecret,
+    caCertificate: ca.cert,
     fetch: fetchTrusting,
     signInAs(next) {
       identity = next
