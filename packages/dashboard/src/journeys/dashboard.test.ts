@@ -5,13 +5,24 @@
  * artifacts/dashboard/ (docs/guides/dashboard.md; not committed).
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { KeyturnClient, validateLicenseToken } from '@keyturn/client'
 import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
+import { startOidcTestProvider } from '@keyturn/server/testing/oidc-test-provider'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
 import { startSmtpServer } from '@keyturn/server/testing/smtp-server'
@@ -735,4 +746,45 @@ it('runs the licensing business from the dashboard in Chromium', {
   )
 
   assert.deepEqual(cspViolations, [], 'the dashboard itself breaks none of its CSP')
+})
+
+it('signs an operator in with single sign-on at a real OpenID Connect provider', {
+  skip: skipWithoutChromium,
+  timeout: 60_000,
+}, async (t: TestContext) => {
+  await buildDashboard()
+  // The provider sends the browser back to KEYTURN_PUBLIC_URL; the browser below routes that name
+  // to the server the test started.
+  const publicUrl = 'http://keyturn.test'
+  const provider = await startOidcTestProvider(`${publicUrl}/operator/oidc/callback`)
+  t.after(() => provider.close())
+  const caDir = mkdtempSync(join(tmpdir(), 'keyturn-oidc-ca-'))
+  t.after(() => rmSync(caDir, { recursive: true, force: true }))
+  writeFileSync(join(caDir, 'ca.pem'), provider.caCertificate)
+  const server = await startServerProcess(t, {
+    ...(await sqliteServerEnvironment().fresh(t)),
+    KEYTURN_ADMIN_KEY: adminKey,
+    KEYTURN_PUBLIC_URL: publicUrl,
+    KEYTURN_OIDC_ISSUER: provider.issuer,
+    KEYTURN_OIDC_CLIENT_ID: provider.clientId,
+    KEYTURN_OIDC_CLIENT_SECRET: provider.clientSecret,
+    KEYTURN_OIDC_DOMAINS: 'example.com',
+    NODE_EXTRA_CA_CERTS: join(caDir, 'ca.pem'),
+  })
+  provider.signInAs({ sub: 'zoe-7', email: 'zoe@example.com', email_verified: true, name: 'Zoe Zed' })
+  const browser = await launchChromium(t)
+  // The provider's certificate comes from the test's own certificate authority.
+  const context = await browser.newContext({ ignoreHTTPSErrors: true })
+  await context.route(`${publicUrl}/**`, (route) => {
+    const url = new URL(route.request().url())
+    return route.fulfill({ status: 307, headers: { location: `${server.url}${url.pathname}${url.search}` } })
+  })
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  await page.goto(`${server.url}/dashboard/`)
+  await page.getByRole('link', { name: 'Sign in with SSO' }).click()
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+  await page.getByText('Zoe Zed (viewer)').waitFor()
+  assert.equal(new URL(page.url()).origin, server.url, 'back on the dashboard')
+  assert.equal(await inPage(page, 'document.cookie'), '', 'the session cookie is httpOnly')
 })

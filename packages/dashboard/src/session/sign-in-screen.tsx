@@ -14,6 +14,17 @@ function useSecondStep(onSignedIn: (signedIn: SignedIn) => void) {
   return { answered, secondStep }
 }
 
+/** Why a single sign-on came back to this page (the server names the problem's code only). */
+function ssoProblem(): string | undefined {
+  const code = new URLSearchParams(window.location.search).get('sso-error')
+  if (code === null) {
+    return undefined
+  }
+  return code === 'sso_refused'
+    ? 'Single sign-on refused: the identity provider has not verified your address, its domain is not allowed here, or an account with this address exists already (sign in with its password).'
+    : 'Single sign-on did not complete. Start again.'
+}
+
 /** Whether single sign-on is configured (`GET /operator/oidc` answers 404 when it is not). */
 function useSsoAvailable(): boolean {
   const [available, setAvailable] = useState(false)
@@ -133,6 +144,11 @@ export function SignInScreen({
       intro={
         <>
           {reason && <p role="status">{reason}</p>}
+          {ssoProblem() !== undefined && (
+            <p role="alert" className="problem">
+              {ssoProblem()}
+            </p>
+          )}
           {sso && (
             <p>
               <a className="button" href="/operator/oidc/start">

@@ -1,8 +1,10 @@
+import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { dashboardPath } from '../../http/dashboard.js'
 import { apiCacheControl, apiSecurityHeaders, registerSecurityHeaders } from '../../http/security-headers.js'
 import { isSecureRequest, readSessionCookie, sessionCookie } from '../../http/session-cookie.js'
 import type { AudienceSettings } from '../../sessions/session.js'
+import type { StartedSession } from '../../sessions/session-service.js'
 import { type OidcService, oidcRequestMs } from '../oidc.js'
 import type { OperatorService } from '../operator-service.js'
 import { operatorAuthPath } from './operator-auth-routes.js'
@@ -53,10 +55,20 @@ export function registerOperatorOidcRoutes(app: App, operators: OperatorService,
         const secure = isSecureRequest(request)
         // Whatever happens, the request's cookie is used up.
         reply.header('set-cookie', requestCookieValue('', 0, secure))
-        const { started } = await oidc.finish(
-          new URL(`${oidc.redirectUri}${query}`),
-          readSessionCookie(requestCookie, request.headers.cookie),
-        )
+        let started: StartedSession
+        try {
+          ;({ started } = await oidc.finish(
+            new URL(`${oidc.redirectUri}${query}`),
+            readSessionCookie(requestCookie, request.headers.cookie),
+          ))
+        } catch (error) {
+          // A browser goes back to the sign-in page, which says what went wrong (by code only: a
+          // link cannot make the page show words of its own); other clients get the problem.
+          if (error instanceof DomainError && (request.headers.accept ?? '').includes('text/html')) {
+            return reply.redirect(`${dashboardPath}/?sso-error=${error.code}`, 303)
+          }
+          throw error
+        }
         reply.header('set-cookie', [
           requestCookieValue('', 0, secure),
           sessionCookie(settings, started.token, secure),

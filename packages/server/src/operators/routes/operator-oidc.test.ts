@@ -130,6 +130,14 @@ describeEachDatabase(
       assert.equal(mismatch.statusCode, 401, mismatch.body)
       const noCookie = await callback(test, backTo, '')
       assert.equal(noCookie.statusCode, 401, noCookie.body)
+      const url = new URL(backTo)
+      const inBrowser = await test.app.inject({
+        method: 'GET',
+        url: `${url.pathname}${url.search}`,
+        headers: { accept: 'text/html,application/xhtml+xml' },
+      })
+      assert.equal(inBrowser.statusCode, 303, 'a browser is sent back to the sign-in page')
+      assert.equal(inBrowser.headers.location, '/dashboard/?sso-error=unauthenticated')
       assert.equal((await test.services.operators.list()).length, 0, 'no account was made')
       const right = await callback(test, backTo, theirs.cookie)
       assert.equal(right.statusCode, 303, right.body)
