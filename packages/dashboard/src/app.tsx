@@ -35,6 +35,7 @@ import {
   type SignedIn,
 } from './session/session.js'
 import { InvitationScreen, PasswordResetScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
+import { TwoFactorScreen } from './session/two-factor.js'
 import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
 import { WebhooksScreen } from './webhooks/webhooks-screen.js'
 
@@ -195,6 +196,7 @@ function Shell({ session }: { session: Session }) {
         <NavLink to="/sessions" className="muted">
           {session.access.operator.name} ({session.access.operator.role})
         </NavLink>
+        <NavLink to="/two-factor">Two-factor authentication</NavLink>
         <button
           type="button"
           onClick={() => {
@@ -225,6 +227,7 @@ function Shell({ session }: { session: Session }) {
           <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
           <Route path="mail" element={<MailScreen />} />
           <Route path="api-keys" element={<ApiKeysScreen />} />
+          <Route path="two-factor" element={<TwoFactorScreen />} />
           {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
           <Route path="sessions" element={<OwnSessionsScreen />} />
           {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}

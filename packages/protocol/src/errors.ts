@@ -53,6 +53,9 @@ export const ErrorCodeSchema = Type.Enum([
   'license_floating',
   'deactivation_code_invalid',
   'deactivation_locked',
+  'two_factor_enrolled',
+  'two_factor_not_enrolled',
+  'sso_refused',
 ])
 export type ErrorCode = Static<typeof ErrorCodeSchema>
 
@@ -451,6 +454,28 @@ export const errorCatalogue: Readonly<Record<ErrorCode, ErrorDescription>> = {
       'Five wrong deactivation codes in a row were given for this activation, so its offline deactivation is locked for an hour (`retryAfter`, seconds; also the `Retry-After` header).',
     action:
       'Wait until the lock ends, then enter the code again; or delete the activation (`DELETE /activations/:id`).',
+  },
+  two_factor_enrolled: {
+    status: 409,
+    title: 'Two-factor authentication is already on',
+    meaning:
+      'The operator already has a confirmed authenticator; a new enrolment would replace it unnoticed.',
+    action: 'Disable two-factor authentication with a code (or a recovery code) first, then enrol again.',
+  },
+  two_factor_not_enrolled: {
+    status: 409,
+    title: 'Two-factor authentication is not on',
+    meaning:
+      'The request needs a confirmed authenticator (or an enrolment waiting for its first code) and the operator has none; an owner who has none cannot require two factors of everyone.',
+    action: 'Enrol an authenticator first (`POST /operator/2fa/totp`, then confirm it with a code).',
+  },
+  sso_refused: {
+    status: 403,
+    title: 'Single sign-on refused',
+    meaning:
+      'The identity provider signed the person in, but Keyturn makes no account for them: the address is not verified by the provider, its domain is not in `KEYTURN_OIDC_DOMAINS`, an operator account with the address exists and is not linked to this identity, or the linked account is disabled.',
+    action:
+      'Ask an owner: they can allow the domain, or invite the address; an existing account keeps signing in with its password.',
   },
 }
 

@@ -85,10 +85,15 @@ import { SmtpMailSender } from './mail/smtp-mail-sender.js'
 import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
 import { OfflineActivationService } from './offline/offline-activation-service.js'
 import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
+import { KyselyFactorStore } from './operators/kysely-factor-store.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
+import { OidcService, type OidcSettings } from './operators/oidc.js'
 import { OperatorService } from './operators/operator-service.js'
+import { registerOperatorTwoFactorRoutes } from './operators/routes/operator-2fa-routes.js'
 import { registerOperatorAuthRoutes } from './operators/routes/operator-auth-routes.js'
+import { registerOperatorOidcRoutes } from './operators/routes/operator-oidc-routes.js'
 import { registerOperatorsRoutes } from './operators/routes/operators-routes.js'
+import { TwoFactorService } from './operators/totp.js'
 import { KyselyPolicyStore } from './policies/kysely-policy-store.js'
 import { PolicyService } from './policies/policy-service.js'
 import { registerPoliciesRoutes } from './policies/routes/policies-routes.js'
@@ -187,6 +192,8 @@ export interface AppDeps {
    * absent: the request's own origin.
    */
   readonly publicUrl?: string
+  /** Single sign-on for operators with an OpenID Connect provider (KEYTURN_OIDC_*); off when undefined. */
+  readonly oidc?: OidcSettings
   /** How webhooks are sent; tests may replace the HTTP sender (a port). */
   readonly webhookSender?: WebhookSender
   /** The database's and Redis's reachability (`/readyz` reasons, `/metrics`); absent in tests. */
@@ -233,6 +240,10 @@ export interface Services {
   readonly operators: OperatorService
   /** Daily counts (`GET /stats`); `background` flushes them, tests call `flush` themselves. */
   readonly stats: StatsService
+  /** Operators' second factors (TOTP and recovery codes). */
+  readonly twoFactor: TwoFactorService
+  /** Single sign-on for operators; undefined unless KEYTURN_OIDC_ISSUER is set. */
+  readonly oidc: OidcService | undefined
 }
 
 /** Largest request body accepted; the largest legitimate one is a few KiB. */
@@ -371,6 +382,10 @@ export function buildApp(deps: AppDeps): {
     registerPortalSite(app, services.portal)
   }
   registerOperatorAuthRoutes(app, services.operators)
+  registerOperatorTwoFactorRoutes(app, services.operators, services.twoFactor)
+  if (services.oidc !== undefined) {
+    registerOperatorOidcRoutes(app, services.operators, services.oidc)
+  }
   // The root is where a person types the server's address: the dashboard is what they look for.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect(dashboardPath, 302))
 
@@ -598,13 +613,35 @@ function createServices(deps: AppDeps): Services {
     portalUrl: deps.portal?.url,
     counts,
   })
-  const operators = new OperatorService({ store: new KyselyOperatorStore(db), sessions, clock })
+  const operatorStore = new KyselyOperatorStore(db)
+  const factorStore = new KyselyFactorStore(db)
+  const twoFactor = new TwoFactorService({
+    store: factorStore,
+    operators: operatorStore,
+    sessions,
+    clock,
+    encryptionKey: deps.secretKeys.operatorTotpEncryption,
+    recoveryDigestKey: deps.secretKeys.operatorRecoveryCodeDigest,
+  })
+  const operators = new OperatorService({ store: operatorStore, sessions, clock, secondFactor: twoFactor })
   return {
     sessions,
     portal,
     search: new SearchService({ store: new KyselySearchStore(db) }),
     operators,
     stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
+    twoFactor,
+    oidc:
+      deps.oidc === undefined
+        ? undefined
+        : new OidcService({
+            settings: deps.oidc,
+            factors: factorStore,
+            operators: operatorStore,
+            sessions,
+            clock,
+            stateKey: deps.secretKeys.operatorOidcStateEncryption,
+          }),
     customers,
     entitlements,
     policies,

@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       expiryNoticeDays: [14, 3],
       portal: false,
       publicUrl: undefined,
+      oidc: undefined,
       protection: {
         keyPerMinute: 6000,
         ipPerMinute: 300,
@@ -72,6 +73,11 @@ describe('loadConfig', () => {
       KEYTURN_EXPIRY_NOTICE_DAYS: '7',
       KEYTURN_PORTAL: 'true',
       KEYTURN_PUBLIC_URL: 'https://licensing.example.com/',
+      KEYTURN_OIDC_ISSUER: 'https://accounts.google.com',
+      KEYTURN_OIDC_CLIENT_ID: 'keyturn-client',
+      KEYTURN_OIDC_CLIENT_SECRET: 'client-secret',
+      KEYTURN_OIDC_DOMAINS: 'Example.com, example.org',
+      KEYTURN_OIDC_ROLE: 'support',
       KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: '100',
       KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '0',
       KEYTURN_GUESS_LIMIT: '5',
@@ -110,6 +116,13 @@ describe('loadConfig', () => {
       expiryNoticeDays: [7],
       portal: true,
       publicUrl: 'https://licensing.example.com',
+      oidc: {
+        issuer: 'https://accounts.google.com',
+        clientId: 'keyturn-client',
+        clientSecret: 'client-secret',
+        domains: ['example.com', 'example.org'],
+        role: 'support',
+      },
       protection: {
         keyPerMinute: 100,
         ipPerMinute: 0,
@@ -121,6 +134,23 @@ describe('loadConfig', () => {
       },
       heap: { semiSpaceMb: 0, oldGrowthPercent: 50 },
     })
+  })
+
+  it('turns single sign-on on only with all four of issuer, client id, client secret and domains', () => {
+    assert.deepEqual(problemsOf({ KEYTURN_OIDC_ISSUER: 'https://login.example.com' }), [
+      'KEYTURN_OIDC_ISSUER, KEYTURN_OIDC_CLIENT_ID, KEYTURN_OIDC_CLIENT_SECRET and KEYTURN_OIDC_DOMAINS go together: set all four to turn single sign-on on',
+    ])
+    assert.equal(
+      problemsOf({
+        KEYTURN_OIDC_ISSUER: 'http://login.example.com',
+        KEYTURN_OIDC_CLIENT_ID: 'a',
+        KEYTURN_OIDC_CLIENT_SECRET: 'b',
+        KEYTURN_OIDC_DOMAINS: 'example.com',
+        KEYTURN_OIDC_ROLE: 'owner',
+      }).length,
+      2,
+      'an issuer over plain HTTP and an owner role are refused',
+    )
   })
 
   it('refuses heap limits out of range', () => {

@@ -34,6 +34,17 @@ const EnvSchema = Type.Object({
   KEYTURN_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 2000 })),
   // The customer portal at /portal (docs/guides/portal.md); off: /portal answers 404.
   KEYTURN_PORTAL: Type.Boolean({ default: false }),
+  // Single sign-on for operators (docs/guides/team-access.md): off while KEYTURN_OIDC_ISSUER is unset.
+  KEYTURN_OIDC_ISSUER: Type.Optional(Type.String({ pattern: '^https://[^\\s]+$', maxLength: 2000 })),
+  KEYTURN_OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  KEYTURN_OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+  KEYTURN_OIDC_DOMAINS: Type.Optional(
+    Type.String({
+      pattern: '^\\s*[A-Za-z0-9.-]+\\.[A-Za-z]{2,}\\s*(,\\s*[A-Za-z0-9.-]+\\.[A-Za-z]{2,}\\s*)*$',
+      maxLength: 2000,
+    }),
+  ),
+  KEYTURN_OIDC_ROLE: Type.Enum(['admin', 'support', 'viewer'], { default: 'viewer' }),
   // Abuse protection (docs/guides/protection.md); 0 turns a limit off.
   KEYTURN_RATE_LIMIT_KEY_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 6000 }),
   KEYTURN_RATE_LIMIT_IP_PER_MINUTE: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 300 }),
@@ -50,6 +61,16 @@ type Env = Static<typeof EnvSchema>
 
 /** The names of the variables loadConfig reads, in the order docs/operations/configuration.md lists them. */
 export const environmentVariables = Object.keys(EnvSchema.properties) as readonly (keyof Env)[]
+
+export interface OidcConfig {
+  readonly issuer: string
+  readonly clientId: string
+  readonly clientSecret: string
+  /** Lower-cased email domains whose verified addresses get an account on a first sign-in. */
+  readonly domains: readonly string[]
+  /** The role of such an account. */
+  readonly role: 'admin' | 'support' | 'viewer'
+}
 
 export interface Config {
   readonly port: number
@@ -83,6 +104,8 @@ export interface Config {
   readonly portal: boolean
   /** KEYTURN_PUBLIC_URL without a trailing slash; undefined: unset (http://HOST:PORT is used). */
   readonly publicUrl: string | undefined
+  /** Single sign-on for operators (KEYTURN_OIDC_*); undefined: off. */
+  readonly oidc: OidcConfig | undefined
   readonly protection: ProtectionConfig
   /** How far V8 may grow a `keyturn serve` process's heap (flags on its command line: entry/heap-flags.ts). */
   readonly heap: {
@@ -158,6 +181,18 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       'KEYTURN_TRUST_PROXY must be false, true, a number of proxy hops, or comma-separated proxy addresses/CIDRs',
     )
   }
+  const oidcVariables = [
+    candidate.KEYTURN_OIDC_ISSUER,
+    candidate.KEYTURN_OIDC_CLIENT_ID,
+    candidate.KEYTURN_OIDC_CLIENT_SECRET,
+    candidate.KEYTURN_OIDC_DOMAINS,
+  ]
+  const oidcSet = oidcVariables.filter((value) => value !== undefined).length
+  if (oidcSet > 0 && oidcSet < oidcVariables.length) {
+    problems.push(
+      'KEYTURN_OIDC_ISSUER, KEYTURN_OIDC_CLIENT_ID, KEYTURN_OIDC_CLIENT_SECRET and KEYTURN_OIDC_DOMAINS go together: set all four to turn single sign-on on',
+    )
+  }
   const corsOrigins = parseOrigins(candidate.KEYTURN_CORS_ORIGINS)
   if (corsOrigins === undefined) {
     problems.push('KEYTURN_CORS_ORIGINS must be comma-separated origins such as https://app.example.com')
@@ -200,6 +235,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     ),
     portal: candidate.KEYTURN_PORTAL,
     publicUrl: candidate.KEYTURN_PUBLIC_URL?.replace(/\/+$/, ''),
+    oidc:
+      candidate.KEYTURN_OIDC_ISSUER === undefined ||
+      candidate.KEYTURN_OIDC_CLIENT_ID === undefined ||
+      candidate.KEYTURN_OIDC_CLIENT_SECRET === undefined ||
+      candidate.KEYTURN_OIDC_DOMAINS === undefined
+        ? undefined
+        : Object.freeze({
+            issuer: candidate.KEYTURN_OIDC_ISSUER,
+            clientId: candidate.KEYTURN_OIDC_CLIENT_ID,
+            clientSecret: candidate.KEYTURN_OIDC_CLIENT_SECRET,
+            domains: Object.freeze(
+              candidate.KEYTURN_OIDC_DOMAINS.split(',').map((domain) => domain.trim().toLowerCase()),
+            ),
+            role: candidate.KEYTURN_OIDC_ROLE,
+          }),
     protection: Object.freeze({
       keyPerMinute: candidate.KEYTURN_RATE_LIMIT_KEY_PER_MINUTE,
       ipPerMinute: candidate.KEYTURN_RATE_LIMIT_IP_PER_MINUTE,

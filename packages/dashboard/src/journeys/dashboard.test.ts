@@ -6,8 +6,18 @@
  */
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
@@ -19,10 +29,12 @@ import {
   verifyLicenseFile,
 } from '@keyturn/client'
 import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
+import { startOidcTestProvider } from '@keyturn/server/testing/oidc-test-provider'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
 import { startSmtpServer } from '@keyturn/server/testing/smtp-server'
 import { startWebhookReceiver } from '@keyturn/server/testing/webhook-receiver'
+import { Secret, TOTP } from 'otpauth'
 import type { Page } from 'playwright-core'
 
 const adminKey = 'kt_admin_dashboard-journey-in-chromium-000001'
@@ -943,5 +955,97 @@ it('runs the licensing business from the dashboard in Chromium', {
     await signOut(page)
   })
 
+  await t.test(
+    'enrols an authenticator (QR code, first code, recovery codes once), then signs in with password and code; wrong codes lock the step',
+    async () => {
+      await signIn(page, base, ownerEmail)
+      await page.getByRole('link', { name: 'Two-factor authentication' }).click()
+      await page.getByRole('button', { name: 'Turn on' }).click()
+      await page.getByRole('img', { name: /QR code/ }).waitFor()
+      const secret = Secret.fromBase32(String(await page.getByTestId('totp-secret').textContent()))
+      const codeAt = (offsetMs: number) => new TOTP({ secret }).generate({ timestamp: Date.now() + offsetMs })
+      await checkScreen(page, '15-two-factor-enrolment')
+      await page.getByLabel('Code from your authenticator app').fill(codeAt(0))
+      await page.getByRole('button', { name: 'Confirm' }).click()
+      const codes = page.getByRole('region', { name: 'Recovery codes' }).getByRole('listitem')
+      await codes.first().waitFor()
+      assert.equal(await codes.count(), 10)
+      await checkScreen(page, '16-recovery-codes')
+      await page.getByRole('button', { name: 'I have stored them' }).click()
+      await page.getByText(/^On: sign-in asks for a code/).waitFor()
+      await signOut(page)
+
+      await page.getByLabel('Email').fill(ownerEmail)
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      const codeField = page.getByLabel('Code from your authenticator app')
+      await codeField.waitFor()
+      const pending = await inPage(
+        page,
+        '({ cookie: document.cookie, session: Object.keys(sessionStorage).length })',
+      )
+      assert.deepEqual(pending, { cookie: '', session: 0 }, 'the pending step keeps nothing in the browser')
+      // The code that confirmed the enrolment is used up: the next step's code is the app's next one.
+      await codeField.fill(codeAt(30_000))
+      await checkScreen(page, '17-sign-in-code')
+      await page.getByRole('button', { name: 'Verify' }).click()
+      await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+      await signOut(page)
+
+      await page.getByLabel('Email').fill(ownerEmail)
+      await page.getByLabel('Password').fill(password)
+      await page.getByRole('button', { name: 'Sign in' }).click()
+      for (let i = 0; i < 5; i++) {
+        await page.getByLabel('Code from your authenticator app').fill(String(100_000 + i))
+        await page.getByRole('button', { name: 'Verify' }).click()
+        await page.getByText(/The code is wrong/).waitFor()
+      }
+      await page.getByLabel('Code from your authenticator app').fill(codeAt(30_000))
+      await page.getByRole('button', { name: 'Verify' }).click()
+      await page.getByText(/Too many wrong codes/).waitFor()
+    },
+  )
+
   assert.deepEqual(cspViolations, [], 'the dashboard itself breaks none of its CSP')
+})
+
+it('signs an operator in with single sign-on at a real OpenID Connect provider', {
+  skip: skipWithoutChromium,
+  timeout: 60_000,
+}, async (t: TestContext) => {
+  await buildDashboard()
+  // The provider sends the browser back to KEYTURN_PUBLIC_URL; the browser below routes that name
+  // to the server the test started.
+  const publicUrl = 'http://keyturn.test'
+  const provider = await startOidcTestProvider(`${publicUrl}/operator/oidc/callback`)
+  t.after(() => provider.close())
+  const caDir = mkdtempSync(join(tmpdir(), 'keyturn-oidc-ca-'))
+  t.after(() => rmSync(caDir, { recursive: true, force: true }))
+  writeFileSync(join(caDir, 'ca.pem'), provider.caCertificate)
+  const server = await startServerProcess(t, {
+    ...(await sqliteServerEnvironment().fresh(t)),
+    KEYTURN_ADMIN_KEY: adminKey,
+    KEYTURN_PUBLIC_URL: publicUrl,
+    KEYTURN_OIDC_ISSUER: provider.issuer,
+    KEYTURN_OIDC_CLIENT_ID: provider.clientId,
+    KEYTURN_OIDC_CLIENT_SECRET: provider.clientSecret,
+    KEYTURN_OIDC_DOMAINS: 'example.com',
+    NODE_EXTRA_CA_CERTS: join(caDir, 'ca.pem'),
+  })
+  provider.signInAs({ sub: 'zoe-7', email: 'zoe@example.com', email_verified: true, name: 'Zoe Zed' })
+  const browser = await launchChromium(t)
+  // The provider's certificate comes from the test's own certificate authority.
+  const context = await browser.newContext({ ignoreHTTPSErrors: true })
+  await context.route(`${publicUrl}/**`, (route) => {
+    const url = new URL(route.request().url())
+    return route.fulfill({ status: 307, headers: { location: `${server.url}${url.pathname}${url.search}` } })
+  })
+  const page = await context.newPage()
+  page.setDefaultTimeout(10_000)
+  await page.goto(`${server.url}/dashboard/`)
+  await page.getByRole('link', { name: 'Sign in with SSO' }).click()
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+  await page.getByText('Zoe Zed (viewer)').waitFor()
+  assert.equal(new URL(page.url()).origin, server.url, 'back on the dashboard')
+  assert.equal(await inPage(page, 'document.cookie'), '', 'the session cookie is httpOnly')
 })

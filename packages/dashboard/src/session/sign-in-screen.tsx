@@ -1,6 +1,41 @@
-import { type ReactNode, useId, useState } from 'react'
+import { type ReactNode, useEffect, useId, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
 import { operatorRequest, type SignedIn } from './session.js'
+import { isPending, type PendingSignIn, SecondStepScreen } from './two-factor.js'
+
+/**
+ * A sign-in answer may ask for a second step (a code, or the enrolment the server requires) before
+ * any session exists: `answered` shows it, else hands the operator over.
+ */
+function useSecondStep(onSignedIn: (signedIn: SignedIn) => void) {
+  const [pending, setPending] = useState<PendingSignIn>()
+  const answered = (answer: SignedIn) => (isPending(answer) ? setPending(answer) : onSignedIn(answer))
+  const secondStep = pending && <SecondStepScreen pending={pending} onSignedIn={onSignedIn} />
+  return { answered, secondStep }
+}
+
+/** Why a single sign-on came back to this page (the server names the problem's code only). */
+function ssoProblem(): string | undefined {
+  const code = new URLSearchParams(window.location.search).get('sso-error')
+  if (code === null) {
+    return undefined
+  }
+  return code === 'sso_refused'
+    ? 'Single sign-on refused: the identity provider has not verified your address, its domain is not allowed here, or an account with this address exists already (sign in with its password).'
+    : 'Single sign-on did not complete. Start again.'
+}
+
+/** Whether single sign-on is configured (`GET /operator/oidc` answers 404 when it is not). */
+function useSsoAvailable(): boolean {
+  const [available, setAvailable] = useState(false)
+  useEffect(() => {
+    fetch('/operator/oidc', { credentials: 'same-origin', headers: { accept: 'application/json' } }).then(
+      (response) => setAvailable(response.ok),
+      () => setAvailable(false),
+    )
+  }, [])
+  return available
+}
 
 /** A form of the sign-in pages: posts to `/operator<path>`, then hands over the signed-in operator. */
 function OperatorForm({
@@ -98,14 +133,35 @@ export function SignInScreen({
   onSignedIn: (signedIn: SignedIn) => void
   reason?: string | undefined
 }) {
+  const { answered, secondStep } = useSecondStep(onSignedIn)
+  const sso = useSsoAvailable()
+  if (secondStep) {
+    return secondStep
+  }
   return (
     <OperatorForm
       title="Keyturn dashboard"
-      intro={reason && <p role="status">{reason}</p>}
+      intro={
+        <>
+          {reason && <p role="status">{reason}</p>}
+          {ssoProblem() !== undefined && (
+            <p role="alert" className="problem">
+              {ssoProblem()}
+            </p>
+          )}
+          {sso && (
+            <p>
+              <a className="button" href="/operator/oidc/start">
+                Sign in with SSO
+              </a>
+            </p>
+          )}
+        </>
+      }
       path="/sign-in"
       submitLabel="Sign in"
       body={(form) => ({ email: text(form, 'email').trim(), password: text(form, 'password') })}
-      onSignedIn={onSignedIn}
+      onSignedIn={answered}
     >
       <Field label="Email" name="email" type="email" autoComplete="username" />
       <Field label="Password" name="password" type="password" autoComplete="current-password" />
@@ -187,6 +243,10 @@ export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
 
 /** An invitation's one-time link (`/dashboard/invitation#<token>`): the invited person chooses a password. */
 export function InvitationScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) => void }) {
+  const { answered, secondStep } = useSecondStep(onSignedIn)
+  if (secondStep) {
+    return secondStep
+  }
   return (
     <OperatorForm
       title="Join Keyturn"
@@ -194,7 +254,7 @@ export function InvitationScreen({ onSignedIn }: { onSignedIn: (signedIn: Signed
       path="/invitation"
       submitLabel="Set password and sign in"
       body={(form) => ({ token: linkToken(), password: text(form, 'password') })}
-      onSignedIn={onSignedIn}
+      onSignedIn={answered}
     >
       <Field
         label="Password"

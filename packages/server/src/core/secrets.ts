@@ -27,6 +27,12 @@ export interface SecretKeys {
   readonly integrationSecretEncryption: Buffer
   /** Derives each offline activation's deactivation secret (HMAC-SHA256 of its id). */
   readonly offlineDeactivation: Buffer
+  /** Encrypts operators' TOTP seeds at rest (AES-256-GCM). */
+  readonly operatorTotpEncryption: Buffer
+  /** Keys the HMAC-SHA256 digests of operators' recovery codes. */
+  readonly operatorRecoveryCodeDigest: Buffer
+  /** Encrypts the single sign-on request state kept in a short-lived cookie (AES-256-GCM). */
+  readonly operatorOidcStateEncryption: Buffer
 }
 
 export function deriveSecretKeys(masterSecret: string): SecretKeys {
@@ -41,6 +47,9 @@ export function deriveSecretKeys(masterSecret: string): SecretKeys {
     portalCodeDigest: derive('portal-code-digest'),
     integrationSecretEncryption: derive('integration-secret-encryption'),
     offlineDeactivation: derive('offline-deactivation'),
+    operatorTotpEncryption: derive('operator-totp-encryption'),
+    operatorRecoveryCodeDigest: derive('operator-recovery-code-digest'),
+    operatorOidcStateEncryption: derive('operator-oidc-state-encryption'),
   }
 }
 

@@ -86,6 +86,14 @@ export async function serve(
       },
       eventRetentionDays: config.eventRetentionDays,
       ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
+      ...(config.oidc === undefined
+        ? {}
+        : {
+            oidc: {
+              ...config.oidc,
+              redirectUri: `${config.publicUrl ?? `http://${config.host}:${config.port}`}/operator/oidc/callback`,
+            },
+          }),
       ...(config.mail === undefined ? {} : { mail: config.mail }),
       expiryNoticeDays: config.expiryNoticeDays,
       portal: {
@@ -121,6 +129,11 @@ export async function serve(
     const running = app
     if (config.portal && options.isWorker !== true) {
       warnAboutPortal(running, config)
+    }
+    if (config.oidc !== undefined && config.publicUrl === undefined && options.isWorker !== true) {
+      running.log.warn(
+        `KEYTURN_OIDC_ISSUER is set but KEYTURN_PUBLIC_URL is unset: the identity provider sends people back to http://${config.host}:${config.port}/operator/oidc/callback`,
+      )
     }
     // A database outage is logged once when it starts (logReachability), not by every failed tick.
     const background = startBackgroundWork(built.background, {

@@ -38,7 +38,8 @@ export const dashboardCsp = {
   defaultSrc: ["'none'"],
   scriptSrc: ["'self'"],
   styleSrc: ["'self'"],
-  imgSrc: ["'self'"],
+  // data: for the QR code of a TOTP enrolment (an SVG the server makes; images run no script).
+  imgSrc: ["'self'", 'data:'],
   fontSrc: ["'self'"],
   connectSrc: ["'self'"],
   manifestSrc: ["'self'"],

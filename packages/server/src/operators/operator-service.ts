@@ -8,6 +8,12 @@ import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
 import type { OperatorStore, StoredOperator } from './operator-store.js'
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
+import type { SecondFactorStep } from './totp.js'
+
+/** What decides, after a correct password, whether a second step comes first (operators/totp.ts). */
+export interface SecondFactorGate {
+  afterPassword(operator: Operator): Promise<SecondFactorStep | undefined>
+}
 
 const hour = 60 * 60_000
 
@@ -42,6 +48,8 @@ export type OperatorSignIn =
   /** Unknown address, wrong password, not active: one answer for all, so it tells nothing. */
   | { readonly kind: 'refused' }
   | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }
+  /** The password was right; a second factor (or its enrolment) comes before any session. */
+  | SecondFactorStep
 
 function checkPassword(password: string): void {
   const problem = passwordProblem(password)
@@ -60,13 +68,16 @@ export class OperatorService {
   readonly #sessions: SessionService
   readonly #clock: Clock
   readonly #limits: SignInLimits
+  readonly #secondFactor: SecondFactorGate | undefined
 
   constructor(options: {
     store: OperatorStore
     sessions: SessionService
     clock: Clock
     limits?: SignInLimits
+    secondFactor?: SecondFactorGate
   }) {
+    this.#secondFactor = options.secondFactor
     this.#store = options.store
     this.#sessions = options.sessions
     this.#clock = options.clock
@@ -196,6 +207,10 @@ export class OperatorService {
       return { kind: 'refused' }
     }
     this.#limits.recordSuccess(address)
+    const secondStep = await this.#secondFactor?.afterPassword(publicOperator(operator))
+    if (secondStep !== undefined) {
+      return secondStep
+    }
     return {
       kind: 'signedIn',
       operator: publicOperator(operator),

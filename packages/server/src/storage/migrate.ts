@@ -29,6 +29,7 @@ import { searchIndexes } from './migrations/2026-11-29-80-search-indexes.js'
 import { eventActors } from './migrations/2026-11-30-05-event-actors.js'
 import { offlineActivation } from './migrations/2026-11-30-10-offline-activation.js'
 import { policyCheckIn } from './migrations/2026-11-30-20-policy-check-in.js'
+import { operatorFactors } from './migrations/2026-11-30-35-operator-factors.js'
 import { integrations } from './migrations/2026-11-30-50-integrations.js'
 import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
 import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
@@ -77,6 +78,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-51-payment-grace': paymentGrace(kind),
     '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
     '2026-11-30-60-license-external-id': licenseExternalId(),
+    '2026-11-30-35-operator-factors': operatorFactors(kind),
   }
 }
 

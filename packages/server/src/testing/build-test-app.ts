@@ -39,7 +39,10 @@ export interface TestApp {
 
 /** Ports a test may replace (faults are injected through ports, never through production code). */
 export interface TestAppOptions
-  extends Pick<AppDeps, 'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts' | 'mail' | 'portal'> {
+  extends Pick<
+    AppDeps,
+    'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts' | 'mail' | 'portal' | 'oidc'
+  > {
   readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
   readonly recordValidations?: boolean
   /** KEYTURN_WEBHOOK_ALLOW_HTTP / _PRIVATE (a loopback receiver needs both). */
@@ -75,6 +78,7 @@ export async function buildTestApp(
     ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
     ...(options.mail === undefined ? {} : { mail: options.mail }),
     ...(options.portal === undefined ? {} : { portal: options.portal }),
+    ...(options.oidc === undefined ? {} : { oidc: options.oidc }),
     ...(options.httpTimeouts === undefined ? {} : { httpTimeouts: options.httpTimeouts }),
   })
   t.after(async () => {

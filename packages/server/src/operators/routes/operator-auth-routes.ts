@@ -16,6 +16,7 @@ import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import { maxPasswordLength } from '../passwords.js'
 import { toOperatorResource, toOperatorSession } from './operators-routes.js'
+import { secondStepBody } from './second-step-body.js'
 
 /** Where the dashboard signs operators in and out (outside /api/v0: these take no API key). */
 export const operatorAuthPath = '/operator'
@@ -25,7 +26,7 @@ const Password = Type.String({ minLength: 1, maxLength: maxPasswordLength * 4 })
 const LinkToken = Type.String({ minLength: 1, maxLength: 100 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 
-const operatorBody = toOperatorResource
+export const operatorBody = toOperatorResource
 
 /**
  * Operator sign-in for the dashboard: the session cookie (httpOnly) is set here, and the CSRF token
@@ -57,6 +58,10 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
           const { token, ...input } = request.body
           const owner = await operators.completeSetup(token, input)
           const outcome = await operators.signIn(owner.email, input.password, request.ip)
+          if (outcome.kind === 'secondFactor') {
+            reply.code(201)
+            return secondStepBody(outcome)
+          }
           if (outcome.kind !== 'signedIn') {
             throw new DomainError('unauthenticated', 'The owner was created; sign in with the new password.')
           }
@@ -80,6 +85,9 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
           if (outcome.kind === 'refused') {
             return sendProblem(reply, problemFor('unauthenticated', 'Wrong email or password.', request.id))
           }
+          if (outcome.kind === 'secondFactor') {
+            return secondStepBody(outcome)
+          }
           return signedIn(request, reply, outcome.operator, outcome.started)
         },
       )
@@ -90,6 +98,9 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         async (request, reply) => {
           const operator = await operators.acceptInvitation(request.body.token, request.body.password)
           const outcome = await operators.signIn(operator.email, request.body.password, request.ip)
+          if (outcome.kind === 'secondFactor') {
+            return secondStepBody(outcome)
+          }
           if (outcome.kind !== 'signedIn') {
             throw new DomainError('unauthenticated', 'The password was set; sign in with it.')
           }
