@@ -82,6 +82,7 @@ describeEachDatabase('KeyturnClient against a listening server', (database) => {
       policyId: null,
       entitlements: [],
       metadata: {},
+      externalId: null,
     })
     assert.deepEqual(await keyturn.getLicense(id), created)
 

@@ -5,6 +5,7 @@ import { it } from 'node:test'
 import Stripe from 'stripe'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
+import { startSmtpServer } from '../../testing/smtp-server.js'
 
 // Payloads shaped as each provider documents them: fixtures/README.md names the sources.
 // biome-ignore lint/suspicious/noExplicitAny: provider payloads are edited field by field, as JSON
@@ -57,6 +58,25 @@ async function setUp(
 }
 
 /** The one license the integration sold, as the API shows it. */
+/** A test app that mails through a real SMTP server in the test. */
+async function withMail(
+  t: Parameters<typeof startSmtpServer>[0],
+  database: Parameters<typeof buildTestApp>[1],
+) {
+  const smtp = await startSmtpServer(t)
+  const test = await buildTestApp(t, database, {
+    mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+  })
+  return { smtp, test }
+}
+
+/** Sends what the outbox holds; the addresses and bodies the SMTP server received. */
+async function mailed(test: TestApp, smtp: Awaited<ReturnType<typeof startSmtpServer>>) {
+  await test.services.deliveries.tick()
+  while (((await test.services.mail?.tick()) ?? 0) > 0) {}
+  return smtp.received.map((mail) => ({ to: mail.to, body: mail.raw.replace(/=\r\n/g, '') }))
+}
+
 async function theLicense(test: TestApp): Promise<Payload> {
   const res = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: test.headers })
   assert.equal(res.json().data.length, 1, res.body)
@@ -97,8 +117,8 @@ async function licenseEventTypes(test: TestApp, licenseId: string): Promise<stri
 }
 
 describeEachDatabase('Stripe subscriptions', (database) => {
-  it('buy → renew → payment failed → grace → payment_overdue → restored → plan change → cancel → expires at period end', async (t) => {
-    const test = await buildTestApp(t, database)
+  it('buy (key mailed) → renew → payment failed → grace → payment_overdue → restored → plan change → cancel → expires at period end', async (t) => {
+    const { smtp, test } = await withMail(t, database)
     const secret = 'whsec_stripe_subscription_secret'
     const { id, pro, url } = await setUp(test, 'stripe', secret, { basic: 'price_basic', pro: 'price_pro' })
     let n = 0
@@ -128,6 +148,8 @@ describeEachDatabase('Stripe subscriptions', (database) => {
     await deliver(invoice('invoice.paid', 'subscription_create', '2030-02-01T00:00:00Z'))
     const bought = await theLicense(test)
     assert.equal(bought.expirationDate, '2030-02-01T00:00:00.000Z') // the period paid for
+    const [keyMail] = await mailed(test, smtp)
+    assert.ok(keyMail?.body.includes(bought.key), 'the buyer is mailed the key')
     assert.equal(bought.maxActivations, 1)
     await deliver(invoice('invoice.paid', 'subscription_cycle', '2030-03-01T00:00:00Z'))
     assert.equal((await theLicense(test)).expirationDate, '2030-03-01T00:00:00.000Z')
@@ -318,8 +340,8 @@ describeEachDatabase('Lemon Squeezy subscriptions', (database) => {
 })
 
 describeEachDatabase('Paddle Billing', (database) => {
-  it('checks Paddle-Signature at the server clock; a transaction waits for its customer; renew, past due, scheduled cancel, refund', async (t) => {
-    const test = await buildTestApp(t, database)
+  it('checks Paddle-Signature at the server clock; a transaction waits for its customer (key mailed); renew, past due, scheduled cancel, refund', async (t) => {
+    const { smtp, test } = await withMail(t, database)
     const secret = 'pdl_ntfset_subscription_secret'
     const { id, pro, url } = await setUp(test, 'paddle', secret, {
       basic: 'pri_01gsz8x8sawmvhz1pv30nge1ke',
@@ -365,6 +387,8 @@ describeEachDatabase('Paddle Billing', (database) => {
     assert.equal((await test.services.integrationRetries.tick()).settled, 1)
     const bought = await theLicense(test)
     assert.equal(bought.expirationDate, '2031-01-01T00:00:00.000Z') // billing_period.ends_at
+    const [keyMail] = await mailed(test, smtp)
+    assert.ok(keyMail?.body.includes(bought.key), 'the buyer is mailed the key')
 
     // Past due: grace, then payment_overdue; the renewal transaction restores and renews it.
     test.clock.set('2031-01-01T00:00:00.000Z')
