@@ -20,12 +20,8 @@ export const StatsQuerySchema = Type.Object(
         examples: ['2026-11-30'],
       }),
     ),
-    productId: Type.Optional(
-      Type.Intersect([ProductIdSchema], {
-        description:
-          "Only this product's figures. Default: every product the key may see (an admin key: all, summed; a product key: its own).",
-      }),
-    ),
+    // Only this product's figures; default: every product the key may see (the route's description).
+    productId: Type.Optional(ProductIdSchema),
   },
   { additionalProperties: false },
 )
@@ -49,10 +45,13 @@ export const StatsCountsSchema = Type.Object(
 )
 export type StatsCounts = Static<typeof StatsCountsSchema>
 
-export const StatsDaySchema = Type.Intersect([
-  Type.Object({ date: Type.String({ pattern: dayPattern, description: 'The UTC day.' }) }),
-  StatsCountsSchema,
-])
+export const StatsDaySchema = Type.Object(
+  {
+    date: Type.String({ pattern: dayPattern, description: 'The UTC day.' }),
+    ...StatsCountsSchema.properties,
+  },
+  { additionalProperties: false },
+)
 export type StatsDay = Static<typeof StatsDaySchema>
 
 export const StatsSchema = Type.Object(
@@ -68,7 +67,10 @@ export const StatsSchema = Type.Object(
       description:
         'One entry per UTC day from `from` to `to`, oldest first; a day without activity has zeros.',
     }),
-    totals: Type.Intersect([StatsCountsSchema], { description: 'The sums over `days`.' }),
+    totals: Type.Object(StatsCountsSchema.properties, {
+      additionalProperties: false,
+      description: 'The sums over `days`.',
+    }),
     now: Type.Object(
       {
         at: Type.String({ format: 'date-time', description: 'When the figures below were read.' }),

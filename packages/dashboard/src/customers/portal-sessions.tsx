@@ -1,7 +1,7 @@
 import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ProblemMessage } from '../components/problem-message.js'
-import { Time } from '../components/time.js'
+import { SessionsTable } from '../components/sessions-table.js'
 import { useSession } from '../session/session.js'
 
 type CustomerId = Parameters<KeyturnClient['listPortalSessions']>[0]
@@ -33,44 +33,20 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
         (sessions.data.data.length === 0 ? (
           <p>Not signed in to the portal.</p>
         ) : (
-          <table>
-            <caption className="visually-hidden">Portal sessions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Signed in</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Ends at the latest</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.data.data.map((session) => (
-                <tr key={session.id}>
-                  <td>
-                    <Time value={session.createdAt} />
-                  </td>
-                  <td>
-                    <Time value={session.lastSeenAt} />
-                  </td>
-                  <td>
-                    <Time value={session.expiresAt} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      disabled={revoke.isPending}
-                      onClick={() => revoke.mutate(session.id)}
-                    >
-                      Sign out this session
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <SessionsTable
+            caption="Portal sessions"
+            sessions={sessions.data.data}
+            action={(session) => (
+              <button
+                type="button"
+                className="danger"
+                disabled={revoke.isPending}
+                onClick={() => revoke.mutate(session.id)}
+              >
+                Sign out this session
+              </button>
+            )}
+          />
         ))}
     </section>
   )

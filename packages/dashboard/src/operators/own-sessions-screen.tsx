@@ -1,6 +1,7 @@
 import type { OperatorSession } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ProblemMessage } from '../components/problem-message.js'
+import { SessionsTable } from '../components/sessions-table.js'
 import { Time } from '../components/time.js'
 import { operatorRequest, useSession } from '../session/session.js'
 
@@ -26,43 +27,19 @@ export function OwnSessionsScreen() {
       </p>
       <ProblemMessage error={sessions.error ?? end.error} />
       {sessions.data && (
-        <table>
-          <caption className="visually-hidden">Your sessions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last request</th>
-              <th scope="col">Ends at the latest</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.data.data.map((session) => (
-              <tr key={session.id}>
-                <td>
-                  <Time value={session.createdAt} />
-                </td>
-                <td>
-                  <Time value={session.lastSeenAt} />
-                </td>
-                <td>
-                  <Time value={session.expiresAt} />
-                </td>
-                <td>
-                  {session.current ? (
-                    <span className="muted">This browser</span>
-                  ) : (
-                    <button type="button" onClick={() => end.mutate(session.id)} disabled={end.isPending}>
-                      End session from <Time value={session.createdAt} />
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <SessionsTable
+          caption="Your sessions"
+          sessions={sessions.data.data}
+          action={(session) =>
+            session.current ? (
+              <span className="muted">This browser</span>
+            ) : (
+              <button type="button" onClick={() => end.mutate(session.id)} disabled={end.isPending}>
+                End session from <Time value={session.createdAt} />
+              </button>
+            )
+          }
+        />
       )}
     </>
   )

@@ -3,14 +3,13 @@ import { Type } from 'typebox'
 import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
-import { apiCacheControl, apiSecurityHeaders, registerSecurityHeaders } from '../../http/security-headers.js'
-import { isSecureRequest, readSessionCookie, sessionCookie } from '../../http/session-cookie.js'
+import { readSessionCookie } from '../../http/session-cookie.js'
 import { csrfHeader } from '../../sessions/session.js'
-import type { StartedSession } from '../../sessions/session-service.js'
 import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import type { TwoFactorService } from '../totp.js'
-import { operatorAuthPath, operatorBody } from './operator-auth-routes.js'
+import { operatorAuthPath } from './operator-auth-routes.js'
+import { operatorSignInScope } from './operator-scope.js'
 
 const PendingToken = Type.String({ minLength: 1, maxLength: 100 })
 const Code = Type.String({ minLength: 1, maxLength: 32, examples: ['492039'] })
@@ -38,21 +37,7 @@ export function registerOperatorTwoFactorRoutes(
 ): void {
   app.register(
     async (scope: App) => {
-      scope.addHook('onRoute', (route) => {
-        route.schema = { ...route.schema, hide: true }
-      })
-      registerSecurityHeaders(scope, apiSecurityHeaders, apiCacheControl)
-      const settings = operators.sessionSettings()
-
-      const signedIn = (
-        request: FastifyRequest,
-        reply: FastifyReply,
-        operator: Operator,
-        started: StartedSession,
-      ) => {
-        reply.header('set-cookie', sessionCookie(settings, started.token, isSecureRequest(request)))
-        return { operator: operatorBody(operator), csrfToken: started.csrfToken }
-      }
+      const { settings, signedIn } = operatorSignInScope(scope, operators)
 
       /** The operator of the session cookie; for a write, the CSRF header must be the session's. */
       const sessionOperator = async (request: FastifyRequest, write: boolean): Promise<Operator> => {

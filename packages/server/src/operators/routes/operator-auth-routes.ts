@@ -3,18 +3,11 @@ import { Type } from 'typebox'
 import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
-import { apiCacheControl, apiSecurityHeaders, registerSecurityHeaders } from '../../http/security-headers.js'
-import {
-  clearedSessionCookie,
-  isSecureRequest,
-  readSessionCookie,
-  sessionCookie,
-} from '../../http/session-cookie.js'
+import { clearedSessionCookie, isSecureRequest, readSessionCookie } from '../../http/session-cookie.js'
 import { csrfHeader } from '../../sessions/session.js'
-import type { StartedSession } from '../../sessions/session-service.js'
-import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import { maxPasswordLength } from '../passwords.js'
+import { operatorSignInScope } from './operator-scope.js'
 import { toOperatorResource, toOperatorSession } from './operators-routes.js'
 import { secondStepBody } from './second-step-body.js'
 
@@ -35,21 +28,7 @@ export const operatorBody = toOperatorResource
 export function registerOperatorAuthRoutes(app: App, operators: OperatorService): void {
   app.register(
     async (scope: App) => {
-      scope.addHook('onRoute', (route) => {
-        route.schema = { ...route.schema, hide: true }
-      })
-      registerSecurityHeaders(scope, apiSecurityHeaders, apiCacheControl)
-      const settings = operators.sessionSettings()
-
-      const signedIn = (
-        request: FastifyRequest,
-        reply: FastifyReply,
-        operator: Operator,
-        started: StartedSession,
-      ) => {
-        reply.header('set-cookie', sessionCookie(settings, started.token, isSecureRequest(request)))
-        return { operator: operatorBody(operator), csrfToken: started.csrfToken }
-      }
+      const { settings, signedIn } = operatorSignInScope(scope, operators)
 
       scope.post(
         '/setup',
