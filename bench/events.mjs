@@ -92,8 +92,8 @@ async function writeEvents(location, productId, data, count) {
     try {
       db.pragma('busy_timeout = 10000')
       const insert = db.prepare(
-        `insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, dispatched_at)
-         values (?, ?, ?, ?, null, null, null, ?, null)`,
+        `insert into events (id, type, occurred_at, product_id, actor_type, actor_id, actor_role, request_id, data, dispatched_at)
+         values (?, ?, ?, ?, 'system', 'keyturn', null, null, ?, null)`,
       )
       db.transaction(() => {
         for (const row of rows) {
@@ -112,8 +112,8 @@ async function writeEvents(location, productId, data, count) {
     for (let i = 0; i < rows.length; i += 1000) {
       const chunk = rows.slice(i, i + 1000)
       await client.query(
-        `insert into events (id, type, occurred_at, product_id, actor_api_key_id, actor_role, request_id, data, dispatched_at)
-         select id, type, occurred_at::timestamptz, product_id, null, null, null, data::jsonb, null
+        `insert into events (id, type, occurred_at, product_id, actor_type, actor_id, actor_role, request_id, data, dispatched_at)
+         select id, type, occurred_at::timestamptz, product_id, 'system', 'keyturn', null, null, data::jsonb, null
          from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as t(id, type, occurred_at, product_id, data)`,
         [0, 1, 2, 3, 4].map((column) => chunk.map((row) => row[column])),
       )

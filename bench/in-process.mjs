@@ -205,7 +205,7 @@ async function measureGuardCheck(spec) {
       },
     },
     productId: spec.productId,
-    publicKeys: spec.publicKey,
+    publicKey: spec.publicKey,
     licenseKey: spec.guard.licenseKey,
     storage: {
       get: (key) => stored.get(key) ?? null,
