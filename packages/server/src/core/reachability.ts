@@ -10,7 +10,7 @@ export type ReachabilityChange =
 
 export class ReachabilityTracker {
   reachable = true
-  /** Failures seen since start, outage or not. */
+  /** Failures seen since start, outage or not; a statement's answer counts only if none came after it began. */
   errors = 0
   readonly #listeners: ((change: ReachabilityChange) => void)[] = []
 
@@ -23,7 +23,16 @@ export class ReachabilityTracker {
     this.#change({ reachable: false, error })
   }
 
-  answered(): void {
+  /**
+   * An answer came. With `since` (the `errors` count when the statement began), an answer to a
+   * statement already in flight when a failure was seen says nothing about now: during a restart the
+   * connections end one after another, and one answering between two of them is not the end of the
+   * outage.
+   */
+  answered(since?: number): void {
+    if (since !== undefined && since !== this.errors) {
+      return
+    }
     this.#change({ reachable: true })
   }
 

@@ -239,13 +239,14 @@ function guardedPool(
       if (broken !== undefined) {
         throw new Error('The database connection was lost', { cause: broken })
       }
+      const since = reachability.errors
       try {
         const result = await (typeof text === 'string'
           ? run(text, values)
           : client.query(text as pg.Submittable))
         down = false
         probing = false
-        reachability.answered()
+        reachability.answered(since)
         return result
       } catch (error) {
         // A statement the server cancelled (statement_timeout: 57014) leaves the connection and
