@@ -593,6 +593,15 @@ function createServices(deps: AppDeps): Services {
     counts,
     clock: deps.clock,
   })
+  const offline = new OfflineActivationService({
+    offline: new KyselyOfflineStore(db),
+    storage: unitOfWork((trx) => ({ offline: new KyselyOfflineStore(trx) })),
+    activations,
+    licenses,
+    files: licenseFiles,
+    secretKey: deps.secretKeys.offlineDeactivation,
+    clock,
+  })
   const portal = new PortalService({
     portal: new KyselyPortalStore(db, mailOutbox),
     storage: unitOfWork((trx) => ({
@@ -610,6 +619,7 @@ function createServices(deps: AppDeps): Services {
     licenseFiles: {
       issueForCustomerMachine: (by, view, machine) => licenseFiles.issueForCustomerMachine(by, view, machine),
     },
+    offline,
     portalUrl: deps.portal?.url,
     counts,
   })
@@ -651,15 +661,7 @@ function createServices(deps: AppDeps): Services {
     activations,
     tokens,
     licenseFiles,
-    offline: new OfflineActivationService({
-      offline: new KyselyOfflineStore(db),
-      storage: unitOfWork((trx) => ({ offline: new KyselyOfflineStore(trx) })),
-      activations,
-      licenses,
-      files: licenseFiles,
-      secretKey: deps.secretKeys.offlineDeactivation,
-      clock,
-    }),
+    offline,
     apiKeys: new ApiKeyService({
       apiKeys: new KyselyApiKeyStore(deps.db),
       storage: unitOfWork((trx) => ({ apiKeys: new KyselyApiKeyStore(trx) })),

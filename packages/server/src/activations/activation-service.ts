@@ -17,7 +17,7 @@ import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import { pageOf, parseListQuery, toPage } from '../core/list-query.js'
 import { canSeeProduct, type Principal, requireManagementKey, scopedProductId } from '../core/principal.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import { type CustomerActor, isCustomerActor, type UnitOfWork } from '../core/unit-of-work.js'
 import { type LicenseView, viewAt } from '../licenses/license.js'
 import { toLicenseResource } from '../licenses/license-resource.js'
 import type { UsableLicenses } from '../licenses/usable-licenses.js'
@@ -32,7 +32,8 @@ import {
 
 /** What activations need of licenses, as the caller may see them (LicenseService fits). */
 export interface LicenseFinder extends UsableLicenses {
-  get(principal: Principal, id: LicenseId): Promise<LicenseView>
+  /** A portal customer sees only their own licenses (LicenseService.get). */
+  get(principal: Principal | CustomerActor, id: LicenseId): Promise<LicenseView>
   getByKey(principal: Principal, key: string, productId: ProductId): Promise<LicenseView>
 }
 
@@ -93,9 +94,10 @@ export class ActivationService {
   /**
    * Takes a seat of a license the caller found usable, for a machine activated offline (offline/):
    * the same path, limit and transaction as online; its `activation.created` says `mode: "offline"`.
+   * The caller is an API key or a customer in the portal (the event's actor).
    */
   async activateOffline(
-    principal: Principal,
+    principal: Principal | CustomerActor,
     view: LicenseView,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult> {
@@ -165,7 +167,22 @@ export class ActivationService {
     return renewed
   }
 
-  async get(principal: Principal, id: ActivationId): Promise<Activation> {
+  /** The activation as the caller may see it; a portal customer sees those of their own licenses only. */
+  async get(principal: Principal | CustomerActor, id: ActivationId): Promise<Activation> {
+    if (isCustomerActor(principal)) {
+      const activation = await this.#activations.findById(id, this.#clock.now())
+      const own =
+        activation !== undefined &&
+        (await this.#licenses.get(principal, activation.licenseId).then(
+          () => true,
+          (error: unknown) =>
+            error instanceof DomainError && error.code === 'license_not_found' ? false : Promise.reject(error),
+        ))
+      if (activation === undefined || !own) {
+        throw activationNotFound(`No activation ${id} is among your machines.`)
+      }
+      return activation
+    }
     requireManagementKey(principal)
     const activation = await this.#activations.findById(id, this.#clock.now())
     if (activation === undefined || !canSeeProduct(principal, activation.productId)) {
@@ -204,7 +221,7 @@ export class ActivationService {
 
   /** Takes a seat of `view`'s license, which the caller found usable, for the machine. */
   async #activate(
-    principal: Principal,
+    principal: Principal | CustomerActor,
     view: LicenseView,
     input: ActivateLicenseBody,
     mode?: 'offline',

@@ -37,6 +37,11 @@ export interface CustomerActor {
   readonly requestId?: string
 }
 
+/** Whether the caller is a customer signed in to the portal (not an API key or operator). */
+export function isCustomerActor(by: Principal | CustomerActor): by is CustomerActor {
+  return 'type' in by && by.type === 'customer'
+}
+
 /** The server itself: a background job, named by its part (protocol's systemActorIds). */
 export interface SystemActor {
   readonly type: 'system'

@@ -197,7 +197,7 @@ export class LicenseFileService {
    * unchanged license, gets the same file byte for byte, and a changed one never reuses an iv.
    */
   async issueForOfflineActivation(
-    principal: Principal,
+    principal: Principal | CustomerActor,
     view: LicenseView,
     machine: Machine & { readonly secret: string },
     issued: Date,

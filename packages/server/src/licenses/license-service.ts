@@ -31,7 +31,7 @@ import {
   scopedProductId,
 } from '../core/principal.js'
 import type { ProductLookup } from '../core/product-lookup.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import { type CustomerActor, isCustomerActor, type UnitOfWork } from '../core/unit-of-work.js'
 import { checkInAt } from '../policies/check-in.js'
 import {
   expirationDateBound,
@@ -213,9 +213,13 @@ export class LicenseService {
     }
   }
 
-  async get(principal: Principal, id: LicenseId): Promise<LicenseView> {
+  /**
+   * The license as the caller may see it. A customer signed in to the portal sees only their own
+   * licenses: another's is not found, exactly like one that does not exist.
+   */
+  async get(principal: Principal | CustomerActor, id: LicenseId): Promise<LicenseView> {
     const now = this.#clock.now()
-    const found = await this.#licenses.findForCaller({ id }, principal.apiKeyId, 'view')
+    const found = await this.#licenses.findForCaller({ id }, apiKeyOf(principal), 'view')
     return this.viewOf(this.#visibleConfirmed(principal, id, found), now)
   }
 
@@ -224,9 +228,9 @@ export class LicenseService {
    * the detail), for a route that confirms its API key (config.confirmsApiKey): the license, its
    * product's suspension and the key are read by one statement.
    */
-  async getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView> {
+  async getUsable(principal: Principal | CustomerActor, id: LicenseId, refusal: string): Promise<LicenseView> {
     const now = this.#clock.now()
-    const found = await this.#licenses.findForCaller({ id }, principal.apiKeyId, 'use')
+    const found = await this.#licenses.findForCaller({ id }, apiKeyOf(principal), 'use')
     const license = this.#visibleConfirmed(principal, id, typeof found === 'object' ? found.license : found)
     const view = await this.viewOf(license, now)
     refuseUnusable(view, unusableReasonOf(view, typeof found === 'object' && found.productUsable), refusal)
@@ -239,12 +243,18 @@ export class LicenseService {
    * hears 401, not 403.
    */
   #visibleConfirmed(
-    principal: Principal,
+    principal: Principal | CustomerActor,
     id: LicenseId,
     found: License | 'api_key_gone' | undefined,
   ): License {
     if (found === 'api_key_gone') {
       throw apiKeyGone()
+    }
+    if (isCustomerActor(principal)) {
+      if (found === undefined || found.customerId !== principal.id) {
+        throw licenseNotFound(id)
+      }
+      return found
     }
     requireManagementKey(principal)
     if (found === undefined || !canSeeProduct(principal, found.productId)) {
@@ -800,4 +810,9 @@ export function newLicenseFrom(input: CreateLicenseBody, policy: Policy | undefi
     createdAt: now,
     updatedAt: now,
   }
+}
+
+/** The API key a caller's reads confirm (config.confirmsApiKey); none for a portal customer. */
+function apiKeyOf(by: Principal | CustomerActor): Principal['apiKeyId'] {
+  return isCustomerActor(by) ? undefined : by.apiKeyId
 }

@@ -16,7 +16,7 @@ import type { ActivationResult } from '../activations/activation-service.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { canSeeProduct, type Principal, requireManagementKey } from '../core/principal.js'
-import type { UnitOfWork } from '../core/unit-of-work.js'
+import { type CustomerActor, isCustomerActor, type UnitOfWork } from '../core/unit-of-work.js'
 import type { IssuedLicenseFile, Machine } from '../license-files/license-file-service.js'
 import type { LicenseView } from '../licenses/license.js'
 import {
@@ -30,11 +30,17 @@ import {
 } from './offline-formats.js'
 import type { OfflineStore } from './offline-store.js'
 
+/**
+ * Who hands in a request file or a deactivation code: an API key (or a signed-in operator), or a
+ * customer signed in to the portal, who reaches only their own licenses and machines.
+ */
+export type OfflineCaller = Principal | CustomerActor
+
 /** What offline activation needs of the activations feature (ActivationService fits). */
 export interface Activations {
-  get(principal: Principal, id: ActivationId): Promise<Activation>
+  get(by: OfflineCaller, id: ActivationId): Promise<Activation>
   activateOffline(
-    principal: Principal,
+    by: OfflineCaller,
     view: LicenseView,
     input: ActivateLicenseBody,
   ): Promise<ActivationResult>
@@ -43,14 +49,14 @@ export interface Activations {
 
 /** What it needs of licenses, as the caller may see them (LicenseService fits). */
 export interface Licenses {
-  get(principal: Principal, id: LicenseId): Promise<LicenseView>
-  getUsable(principal: Principal, id: LicenseId, refusal: string): Promise<LicenseView>
+  get(by: OfflineCaller, id: LicenseId): Promise<LicenseView>
+  getUsable(by: OfflineCaller, id: LicenseId, refusal: string): Promise<LicenseView>
 }
 
 /** Machine files (LicenseFileService fits). */
 export interface MachineFiles {
   issueForOfflineActivation(
-    principal: Principal,
+    by: OfflineCaller,
     view: LicenseView,
     machine: Machine & { readonly secret: string },
     issued: Date,
@@ -86,8 +92,15 @@ export class OfflineActivationService {
     this.#deps = deps
   }
 
-  async activate(principal: Principal, body: ActivateOfflineBody): Promise<OfflineActivation> {
-    requireManagementKey(principal)
+  /**
+   * Answers a request file with a machine file, taking a seat of the license whose key made it. A
+   * portal customer's request must name one of their own licenses: another customer's is refused
+   * exactly like an unknown key.
+   */
+  async activate(by: OfflineCaller, body: ActivateOfflineBody): Promise<OfflineActivation> {
+    if (!isCustomerActor(by)) {
+      requireManagementKey(by)
+    }
     const request = readRequest(body.request)
     const { payload } = request
     const now = this.#deps.clock.now()
@@ -96,8 +109,8 @@ export class OfflineActivationService {
         `The request was made in the future (${payload.created}): check the clock of the machine that made it.`,
       )
     }
-    const found = await this.#licenseOf(principal, request)
-    const view = await this.#deps.licenses.getUsable(principal, found.license.id, 'it cannot be activated')
+    const found = await this.#licenseOf(by, request)
+    const view = await this.#deps.licenses.getUsable(by, found.license.id, 'it cannot be activated')
     if (view.license.heartbeatTtl !== null) {
       throw new DomainError(
         'license_floating',
@@ -109,18 +122,18 @@ export class OfflineActivationService {
     let activation: Activation
     if (record === undefined) {
       const platform = payload.platform
-      const result = await this.#deps.activations.activateOffline(principal, view, {
+      const result = await this.#deps.activations.activateOffline(by, view, {
         fingerprint: payload.fingerprint,
         ...(payload.name === undefined ? {} : { name: payload.name }),
         ...(platform === undefined ? {} : { metadata: { platform } }),
       })
       activation = result.activation
       const answered = { activationId: activation.id, issuedAt: view.state.determinedAt }
-      record = await this.#deps.storage.write(principal, (tx) =>
+      record = await this.#deps.storage.write(by, (tx) =>
         tx.offline.recordRequest(view.license.id, payload.nonce, answered),
       )
     } else {
-      activation = await this.#deps.activations.get(principal, record.activationId).catch((error) => {
+      activation = await this.#deps.activations.get(by, record.activationId).catch((error) => {
         throw error instanceof DomainError && error.code === 'activation_not_found'
           ? new DomainError(
               'activation_not_found',
@@ -131,7 +144,7 @@ export class OfflineActivationService {
     }
     const secret = deactivationSecret(this.#deps.secretKey, activation.id)
     const file = await this.#deps.files.issueForOfflineActivation(
-      principal,
+      by,
       view,
       { activationId: activation.id, fingerprint: activation.fingerprint, secret },
       record.issuedAt,
@@ -146,7 +159,21 @@ export class OfflineActivationService {
    */
   async deactivate(principal: Principal, id: ActivationId, body: DeactivateOfflineBody): Promise<void> {
     requireManagementKey(principal)
-    const activation = await this.#deps.activations.get(principal, id)
+    await this.deactivateWith(principal, id, body, () => this.#deps.activations.deactivate(principal, id))
+  }
+
+  /**
+   * `deactivate` for any caller, where `free` frees the seat once the code proved right: the portal
+   * frees it through its own deactivation, which counts the license's transfers. A customer reaches
+   * only the machines of their own licenses (any other activation is not found).
+   */
+  async deactivateWith<T>(
+    by: OfflineCaller,
+    id: ActivationId,
+    body: DeactivateOfflineBody,
+    free: () => Promise<T>,
+  ): Promise<T> {
+    const activation = await this.#deps.activations.get(by, id)
     const { offline, clock } = this.#deps
     const now = clock.now()
     const lockedUntil = await offline.lockedUntil(id)
@@ -155,7 +182,7 @@ export class OfflineActivationService {
     }
     if (!this.#codeMatches(activation, body.code, now)) {
       const lockUntil = new Date(now.getTime() + deactivationLockSeconds * 1000)
-      const failures = await this.#deps.storage.write(principal, (tx) =>
+      const failures = await this.#deps.storage.write(by, (tx) =>
         tx.offline.recordFailure(id, maxDeactivationCodeFailures, lockUntil),
       )
       const triesLeft = Math.max(0, maxDeactivationCodeFailures - failures)
@@ -168,7 +195,7 @@ export class OfflineActivationService {
       )
     }
     // The lock row goes with the activation (on delete cascade).
-    await this.#deps.activations.deactivate(principal, id)
+    return free()
   }
 
   #codeMatches(activation: Activation, code: string, now: Date): boolean {
@@ -188,24 +215,35 @@ export class OfflineActivationService {
   }
 
   /** The license the request names (by key hint) whose key made its HMAC. */
-  async #licenseOf(principal: Principal, request: ParsedActivationRequest): Promise<LicenseView> {
+  async #licenseOf(by: OfflineCaller, request: ParsedActivationRequest): Promise<LicenseView> {
     const productId = request.payload.productId as ProductId
     const notFound = new DomainError(
       'license_not_found',
       `No license of product ${productId} has the key this request was made with.`,
     )
-    if (!canSeeProduct(principal, productId)) {
+    if (!isCustomerActor(by) && !canSeeProduct(by, productId)) {
       throw notFound
     }
     const ids = await this.#deps.offline.licensesByKeyHint(productId, request.payload.keyHint)
-    if (ids.length === 0) {
-      throw notFound
-    }
+    let visible = 0
     for (const id of ids) {
-      const view = await this.#deps.licenses.get(principal, id)
+      // For a customer, the licenses of others are skipped as if they did not exist.
+      const view = await this.#deps.licenses.get(by, id).catch((error: unknown) => {
+        if (error instanceof DomainError && error.code === 'license_not_found') {
+          return undefined
+        }
+        throw error
+      })
+      if (view === undefined) {
+        continue
+      }
+      visible += 1
       if (requestMadeWithKey(request, view.license.key)) {
         return view
       }
+    }
+    if (visible === 0) {
+      throw notFound
     }
     throw invalidRequest(
       'The request was altered: its HMAC does not match the key of the license it names. Make a new request on the machine and send the file unchanged.',

@@ -1,5 +1,15 @@
 import { randomInt } from 'node:crypto'
-import type { ActivationId, CustomerId, LicenseId, ProductId } from '@keyturn/protocol'
+import {
+  type ActivateOfflineBody,
+  type ActivationId,
+  type CustomerId,
+  type DeactivateOfflineBody,
+  type ErrorCode,
+  errorCatalogue,
+  type LicenseId,
+  type ProductId,
+} from '@keyturn/protocol'
+import type { Activation } from '../activations/activation.js'
 import { toActivationResource } from '../activations/activation-resource.js'
 import type { ActivationStore } from '../activations/activation-store.js'
 import { type ActivityCounts, countNothing } from '../core/activity-counts.js'
@@ -62,6 +72,43 @@ export interface PortalLicenseFiles {
   ): Promise<{ readonly licenseFile: string } | 'license_not_active'>
 }
 
+/** Offline activation and deactivation for a customer (OfflineActivationService fits). */
+export interface PortalOffline {
+  activate(
+    by: CustomerActor,
+    body: ActivateOfflineBody,
+  ): Promise<{ readonly activation: Activation; readonly file: { readonly licenseFile: string } }>
+  deactivateWith<T>(
+    by: CustomerActor,
+    id: ActivationId,
+    body: DeactivateOfflineBody,
+    free: () => Promise<T>,
+  ): Promise<T>
+}
+
+/** Why the offline service refused (its error code and detail): the page says it in the customer's words. */
+export interface OfflineRefusal {
+  readonly kind: 'refused'
+  readonly code: ErrorCode
+  readonly status: number
+  readonly detail: string
+  /** Seconds until a lock ends (`deactivation_locked`). */
+  readonly retryAfter?: number
+  /** Wrong codes left before the lock (`deactivation_code_invalid`). */
+  readonly triesLeft?: number
+}
+
+export type OfflineActivationOutcome =
+  | {
+      readonly kind: 'issued'
+      readonly licenseFile: string
+      readonly fileName: string
+      readonly machineName: string
+    }
+  | OfflineRefusal
+
+export type OfflineDeactivationOutcome = DeactivateOutcome | OfflineRefusal
+
 export type LicenseFileOutcome =
   | { readonly kind: 'issued'; readonly licenseFile: string; readonly fileName: string }
   | { readonly kind: 'not_found' }
@@ -106,6 +153,7 @@ export interface PortalServiceDeps {
   readonly clock: Clock
   readonly digestKey: Buffer
   readonly licenseFiles: PortalLicenseFiles
+  readonly offline: PortalOffline
   /** The portal's address for mails (a product's `branding.portalUrl` wins); undefined: none given. */
   readonly portalUrl?: string | undefined
   /** Daily statistics: machines deactivated; default none. */
@@ -126,6 +174,7 @@ export class PortalService {
   readonly #key: Buffer
   readonly #portalUrl: string | null
   readonly #licenseFiles: PortalLicenseFiles
+  readonly #offline: PortalOffline
   readonly #counts: ActivityCounts
   readonly sessions: SessionService
   /** Code requests per IP address: 30 within 15 minutes (per address: counted in the database). */
@@ -142,6 +191,7 @@ export class PortalService {
     this.#key = deps.digestKey
     this.#portalUrl = deps.portalUrl ?? null
     this.#licenseFiles = deps.licenseFiles
+    this.#offline = deps.offline
     this.#counts = deps.counts ?? countNothing
     this.sessions = deps.sessions
     this.#requestLimits = new SignInLimits(deps.clock, {
@@ -507,10 +557,53 @@ export class PortalService {
     if (issued === 'license_not_active') {
       return { kind: 'license_not_active' }
     }
-    const name = (found.machine.name ?? found.machine.fingerprint)
-      .replace(/[^A-Za-z0-9._-]+/g, '-')
-      .slice(0, 60)
-    return { kind: 'issued', licenseFile: issued.licenseFile, fileName: `license-${name || 'machine'}.lic` }
+    const name = fileNamePart(found.machine.name ?? found.machine.fingerprint)
+    return { kind: 'issued', licenseFile: issued.licenseFile, fileName: `license-${name}.lic` }
+  }
+
+  /**
+   * Answers an activation request file the customer pasted or uploaded with the machine's license
+   * file, exactly as the API does (same seat limit, transaction and events), with the customer as
+   * actor; only for a license of theirs (another customer's key is refused as unknown).
+   */
+  async activateOffline(
+    customerId: CustomerId,
+    request: string,
+    caller: Caller,
+  ): Promise<OfflineActivationOutcome> {
+    try {
+      const { activation, file } = await this.#offline.activate(this.#actor(customerId, caller), { request })
+      const machineName = activation.name ?? activation.fingerprint
+      return {
+        kind: 'issued',
+        licenseFile: file.licenseFile,
+        fileName: `license-${fileNamePart(machineName)}.lic`,
+        machineName,
+      }
+    } catch (error) {
+      return refusalOf(error)
+    }
+  }
+
+  /**
+   * Frees one of the customer's machines with the deactivation code it printed (the offline
+   * service checks the code and counts wrong ones); the seat is freed by `deactivate`, so the
+   * license's transfer limit applies as to any deactivation in the portal.
+   */
+  async deactivateOffline(
+    customerId: CustomerId,
+    id: ActivationId,
+    code: string,
+    caller: Caller,
+  ): Promise<OfflineDeactivationOutcome> {
+    try {
+      return await this.#offline.deactivateWith(this.#actor(customerId, caller), id, { code }, () =>
+        this.deactivate(customerId, id, caller),
+      )
+    } catch (error) {
+      const refusal = refusalOf(error)
+      return refusal.code === 'activation_not_found' ? { kind: 'not_found' } : refusal
+    }
   }
 
   /** Mails the license key to the customer again (whatever their mail opt-out: they asked for it). */
@@ -563,5 +656,26 @@ export class PortalService {
 
   #codeDigest(id: string, code: string): string {
     return digestSecret(this.#key, `code:${id}:${code}`)
+  }
+}
+
+/** A machine's name as a safe part of a file name. */
+function fileNamePart(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 60) || 'machine'
+}
+
+/** A refusal of the offline service (a DomainError) as an outcome; anything else is thrown on. */
+function refusalOf(error: unknown): OfflineRefusal {
+  if (!(error instanceof DomainError)) {
+    throw error
+  }
+  const { retryAfter, triesLeft } = error.extensions ?? {}
+  return {
+    kind: 'refused',
+    code: error.code,
+    status: errorCatalogue[error.code].status,
+    detail: error.message,
+    ...(typeof retryAfter === 'number' ? { retryAfter } : {}),
+    ...(typeof triesLeft === 'number' ? { triesLeft } : {}),
   }
 }
