@@ -176,7 +176,9 @@ export class ActivationService {
         (await this.#licenses.get(principal, activation.licenseId).then(
           () => true,
           (error: unknown) =>
-            error instanceof DomainError && error.code === 'license_not_found' ? false : Promise.reject(error),
+            error instanceof DomainError && error.code === 'license_not_found'
+              ? false
+              : Promise.reject(error),
         ))
       if (activation === undefined || !own) {
         throw activationNotFound(`No activation ${id} is among your machines.`)

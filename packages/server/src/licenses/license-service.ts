@@ -228,7 +228,11 @@ export class LicenseService {
    * the detail), for a route that confirms its API key (config.confirmsApiKey): the license, its
    * product's suspension and the key are read by one statement.
    */
-  async getUsable(principal: Principal | CustomerActor, id: LicenseId, refusal: string): Promise<LicenseView> {
+  async getUsable(
+    principal: Principal | CustomerActor,
+    id: LicenseId,
+    refusal: string,
+  ): Promise<LicenseView> {
     const now = this.#clock.now()
     const found = await this.#licenses.findForCaller({ id }, apiKeyOf(principal), 'use')
     const license = this.#visibleConfirmed(principal, id, typeof found === 'object' ? found.license : found)

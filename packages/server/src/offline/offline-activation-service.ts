@@ -39,11 +39,7 @@ export type OfflineCaller = Principal | CustomerActor
 /** What offline activation needs of the activations feature (ActivationService fits). */
 export interface Activations {
   get(by: OfflineCaller, id: ActivationId): Promise<Activation>
-  activateOffline(
-    by: OfflineCaller,
-    view: LicenseView,
-    input: ActivateLicenseBody,
-  ): Promise<ActivationResult>
+  activateOffline(by: OfflineCaller, view: LicenseView, input: ActivateLicenseBody): Promise<ActivationResult>
   deactivate(principal: Principal, id: ActivationId): Promise<void>
 }
 
@@ -95,9 +91,14 @@ export class OfflineActivationService {
   /**
    * Answers a request file with a machine file, taking a seat of the license whose key made it. A
    * portal customer's request must name one of their own licenses: another customer's is refused
-   * exactly like an unknown key.
+   * exactly like an unknown key. With `onlyLicense`, a request made with another license's key is
+   * refused the same way (the portal's page of one license).
    */
-  async activate(by: OfflineCaller, body: ActivateOfflineBody): Promise<OfflineActivation> {
+  async activate(
+    by: OfflineCaller,
+    body: ActivateOfflineBody,
+    onlyLicense?: LicenseId,
+  ): Promise<OfflineActivation> {
     if (!isCustomerActor(by)) {
       requireManagementKey(by)
     }
@@ -109,7 +110,7 @@ export class OfflineActivationService {
         `The request was made in the future (${payload.created}): check the clock of the machine that made it.`,
       )
     }
-    const found = await this.#licenseOf(by, request)
+    const found = await this.#licenseOf(by, request, onlyLicense)
     const view = await this.#deps.licenses.getUsable(by, found.license.id, 'it cannot be activated')
     if (view.license.heartbeatTtl !== null) {
       throw new DomainError(
@@ -215,7 +216,11 @@ export class OfflineActivationService {
   }
 
   /** The license the request names (by key hint) whose key made its HMAC. */
-  async #licenseOf(by: OfflineCaller, request: ParsedActivationRequest): Promise<LicenseView> {
+  async #licenseOf(
+    by: OfflineCaller,
+    request: ParsedActivationRequest,
+    onlyLicense: LicenseId | undefined,
+  ): Promise<LicenseView> {
     const productId = request.payload.productId as ProductId
     const notFound = new DomainError(
       'license_not_found',
@@ -227,6 +232,9 @@ export class OfflineActivationService {
     const ids = await this.#deps.offline.licensesByKeyHint(productId, request.payload.keyHint)
     let visible = 0
     for (const id of ids) {
+      if (onlyLicense !== undefined && id !== onlyLicense) {
+        continue
+      }
       // For a customer, the licenses of others are skipped as if they did not exist.
       const view = await this.#deps.licenses.get(by, id).catch((error: unknown) => {
         if (error instanceof DomainError && error.code === 'license_not_found') {

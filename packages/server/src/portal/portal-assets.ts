@@ -25,7 +25,7 @@ h2 { font-size: 1.25rem; margin: 0 0 0.5rem; overflow-wrap: anywhere; }
 h3 { font-size: 1rem; margin: 1rem 0 0.25rem; }
 a { color: var(--primary); }
 label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
-input { display: block; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #767676; border-radius: 4px; margin-bottom: 0.75rem; }
+input, select, textarea { display: block; width: 100%; font: inherit; padding: 0.6rem; border: 1px solid #767676; border-radius: 4px; margin-bottom: 0.75rem; }
 button { font: inherit; min-height: 44px; padding: 0.5rem 1rem; border-radius: 4px; border: 1px solid var(--primary); background: var(--primary); color: #ffffff; cursor: pointer; }
 button.secondary { background: #ffffff; color: var(--primary); }
 button.danger { background: #ffffff; color: var(--danger); border-color: var(--danger); }
@@ -45,9 +45,15 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .machines li { display: flex; justify-content: space-between; align-items: center; gap: 0.5rem; padding: 0.5rem 0; border-top: 1px solid var(--line); flex-wrap: wrap; }
 .machines li div { overflow-wrap: anywhere; }
 .machines .actions form.inline { margin: 0.25rem 0 0.25rem 0.5rem; }
+textarea { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.85rem; }
+.file { font-size: 0.8rem; white-space: pre-wrap; overflow-wrap: anywhere; border: 1px solid var(--line); border-radius: 4px; padding: 0.75rem; background: #f6f6f6; }
 `
 
-/** Copies a license key; the buttons stay hidden where the script does not run (the key is selectable anyway). */
+/**
+ * Copies a license key or file; the buttons stay hidden where the script does not run (the text is
+ * selectable anyway). Reads a chosen request file into the form's text box (the file never leaves
+ * the page any other way); without the script, the text is pasted.
+ */
 export const portalJs = `for (const button of document.querySelectorAll('button.copy')) {
   const target = document.getElementById(button.dataset.copy || '')
   if (!target || !navigator.clipboard) continue
@@ -55,6 +61,20 @@ export const portalJs = `for (const button of document.querySelectorAll('button.
   button.addEventListener('click', async () => {
     await navigator.clipboard.writeText(target.textContent || '')
     button.textContent = 'Copied'
+  })
+}
+for (const input of document.querySelectorAll('input[type=file][data-into]')) {
+  const target = document.getElementById(input.dataset.into || '')
+  const pick = input.closest('.file-pick')
+  if (!target || !pick) continue
+  pick.hidden = false
+  input.addEventListener('change', async () => {
+    const file = input.files && input.files[0]
+    if (!file) return
+    const max = Number(input.dataset.max || '0')
+    input.setCustomValidity(file.size > max ? 'A request file is at most ' + max + ' bytes: this is not one.' : '')
+    if (!input.reportValidity()) return
+    target.value = await file.text()
   })
 }
 `

@@ -1,6 +1,6 @@
 import { Eta } from 'eta'
 import type { MailVariables } from '../mail/mail-templates.js'
-import type { PortalOverview } from './portal-service.js'
+import type { PortalLicense, PortalOverview } from './portal-service.js'
 
 /**
  * The portal's pages: server-rendered HTML, every `<%= %>` HTML-escaped by Eta. No inline script
@@ -138,6 +138,7 @@ ${message}
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <button type="submit" class="secondary">Mail me this key</button>
 </form>
+<p><a href="/portal/licenses/<%= encodeURIComponent(item.id) %>/offline">Machines without internet</a>: activate one with its request file, or free one with its deactivation code.</p>
 <h3>Machines</h3>
 <p class="muted"><%= item.transfers %></p>
 <% if (item.machines.length === 0) { %><p>No machine uses this license.</p><% } else { %>
@@ -182,7 +183,25 @@ export function licensesPage(input: {
   readonly error: string | null
   readonly notice: string | null
 }): string {
-  const items = input.overview.licenses.map(({ view, owned, machines, transfersLeft }) => {
+  const items = licenseItems(input.overview.licenses)
+  return page({
+    title: 'Your licenses',
+    brand: input.brand,
+    accentProductId: input.accentProductId,
+    csrf: input.csrf,
+    body: eta.renderString(licenses, {
+      email: input.overview.customer.email,
+      licenses: items,
+      csrf: input.csrf,
+      error: input.error,
+      notice: input.notice,
+    }),
+  })
+}
+
+/** What the pages show of each license. */
+function licenseItems(licenses: readonly PortalLicense[]) {
+  return licenses.map(({ view, owned, machines, transfersLeft }) => {
     const { license, state } = view
     const periodDays = Math.round(owned.transferPeriod / 86_400)
     return {
@@ -209,18 +228,110 @@ export function licensesPage(input: {
       })),
     }
   })
+}
+
+const offline = `<p><a href="/portal/licenses">← Your licenses</a></p>
+<h1>Machines without internet</h1>
+<p class="muted"><%= it.productName %> · <code class="key"><%= it.key %></code> · Machines: <%= it.seats %></p>
+${message}
+<section class="license" aria-labelledby="activate-title">
+<h2 id="activate-title">Activate a machine offline</h2>
+<p>On the machine, let the application save an activation request file. Bring it here (on a USB stick, say), upload it or paste its text, and take the license file you get back to the machine. The machine takes a seat of this license like any other.</p>
+<form method="post" action="/portal/licenses/<%= encodeURIComponent(it.id) %>/offline/activate">
+<input type="hidden" name="csrf" value="<%= it.csrf %>">
+<div class="file-pick" hidden>
+<label for="request-file">Request file</label>
+<input id="request-file" type="file" accept=".req,.txt,text/plain" data-into="request" data-max="<%= it.maxRequest %>">
+</div>
+<label for="request">Request file's text</label>
+<textarea id="request" name="request" rows="6" maxlength="<%= it.maxRequest %>" required spellcheck="false" placeholder="-----BEGIN KEYTURN ACTIVATION REQUEST-----"><%= it.request %></textarea>
+<button type="submit">Get the license file</button>
+</form>
+</section>
+<section class="license" aria-labelledby="free-title">
+<h2 id="free-title">Free an offline machine</h2>
+<% if (it.machines.length === 0) { %><p>No machine uses this license.</p><% } else { %>
+<p>On the machine, let the application deactivate itself: it deletes its license and shows a deactivation code. Enter the code here to free the machine's seat. <%= it.transfers %></p>
+<form method="post" action="/portal/licenses/<%= encodeURIComponent(it.id) %>/offline/deactivate">
+<input type="hidden" name="csrf" value="<%= it.csrf %>">
+<label for="machine">Machine</label>
+<select id="machine" name="machine" required>
+<% for (const machine of it.machines) { %><option value="<%= machine.id %>"<% if (machine.id === it.machine) { %> selected<% } %>><%= machine.name %><% if (machine.platform) { %> (<%= machine.platform %>)<% } %></option>
+<% } %></select>
+<label for="code">Deactivation code</label>
+<input id="code" name="code" maxlength="64" autocomplete="off" spellcheck="false" required placeholder="XXXX-XXXX-XXXX-XXXX" value="<%= it.code %>">
+<button type="submit" class="danger">Free the machine</button>
+</form>
+<% } %>
+</section>`
+
+/** The page of one license for machines that never reach the server: a request file in, a code in. */
+export function offlinePage(input: {
+  readonly brand: MailVariables
+  readonly accentProductId: string | null
+  readonly csrf: string
+  readonly item: PortalLicense
+  readonly maxRequest: number
+  readonly request: string
+  readonly machine: string
+  readonly code: string
+  readonly error: string | null
+  readonly notice: string | null
+}): string {
+  const { view, owned } = input.item
+  const [summary] = licenseItems([input.item])
   return page({
-    title: 'Your licenses',
+    title: 'Machines without internet',
     brand: input.brand,
     accentProductId: input.accentProductId,
     csrf: input.csrf,
-    body: eta.renderString(licenses, {
-      email: input.overview.customer.email,
-      licenses: items,
+    body: eta.renderString(offline, {
+      id: view.license.id,
+      productName: owned.branding.productName,
+      key: view.license.key,
+      seats: summary?.seats,
+      transfers: summary?.transfers,
+      machines: summary?.machines ?? [],
       csrf: input.csrf,
+      maxRequest: input.maxRequest,
+      request: input.request,
+      machine: input.machine,
+      code: input.code,
       error: input.error,
       notice: input.notice,
     }),
+  })
+}
+
+const offlineFile = `<p><a href="/portal/licenses/<%= encodeURIComponent(it.id) %>/offline">← Machines without internet</a></p>
+<h1>License file for <%= it.machineName %></h1>
+<p class="notice" role="status">The machine is activated. Take this license file to it: download it, or copy its text into a file there.</p>
+<form method="post" action="/portal/licenses/<%= encodeURIComponent(it.id) %>/offline/activate" class="inline">
+<input type="hidden" name="csrf" value="<%= it.csrf %>">
+<input type="hidden" name="request" value="<%= it.request %>">
+<input type="hidden" name="download" value="1">
+<button type="submit">Download <%= it.fileName %></button>
+</form>
+<button type="button" class="secondary copy" data-copy="license-file" hidden>Copy</button>
+<pre id="license-file" class="file" tabindex="0" aria-label="License file"><%= it.licenseFile %></pre>`
+
+/** The answer to a request file: the machine's license file, to download or copy. */
+export function offlineFilePage(input: {
+  readonly brand: MailVariables
+  readonly accentProductId: string | null
+  readonly csrf: string
+  readonly licenseId: string
+  readonly request: string
+  readonly machineName: string
+  readonly fileName: string
+  readonly licenseFile: string
+}): string {
+  return page({
+    title: 'License file',
+    brand: input.brand,
+    accentProductId: input.accentProductId,
+    csrf: input.csrf,
+    body: eta.renderString(offlineFile, { ...input, id: input.licenseId }),
   })
 }
 

@@ -77,6 +77,7 @@ export interface PortalOffline {
   activate(
     by: CustomerActor,
     body: ActivateOfflineBody,
+    onlyLicense: LicenseId,
   ): Promise<{ readonly activation: Activation; readonly file: { readonly licenseFile: string } }>
   deactivateWith<T>(
     by: CustomerActor,
@@ -484,6 +485,13 @@ export class PortalService {
     return { customer, licenses }
   }
 
+  /** One of the customer's licenses and its machines, as the overview shows it; undefined: not theirs. */
+  async license(customerId: CustomerId, id: LicenseId): Promise<PortalOverview | undefined> {
+    const overview = await this.overview(customerId)
+    const license = overview?.licenses.find((item) => item.view.license.id === id)
+    return overview === undefined || license === undefined ? undefined : { ...overview, licenses: [license] }
+  }
+
   async #transfersLeft(license: OwnedLicense, now: Date): Promise<number | null> {
     if (license.maxTransfers === null) {
       return null
@@ -564,15 +572,21 @@ export class PortalService {
   /**
    * Answers an activation request file the customer pasted or uploaded with the machine's license
    * file, exactly as the API does (same seat limit, transaction and events), with the customer as
-   * actor; only for a license of theirs (another customer's key is refused as unknown).
+   * actor; only for `licenseId`, a license of theirs (another license's key, the customer's or
+   * another customer's, is refused as unknown).
    */
   async activateOffline(
     customerId: CustomerId,
+    licenseId: LicenseId,
     request: string,
     caller: Caller,
   ): Promise<OfflineActivationOutcome> {
     try {
-      const { activation, file } = await this.#offline.activate(this.#actor(customerId, caller), { request })
+      const { activation, file } = await this.#offline.activate(
+        this.#actor(customerId, caller),
+        { request },
+        licenseId,
+      )
       const machineName = activation.name ?? activation.fingerprint
       return {
         kind: 'issued',

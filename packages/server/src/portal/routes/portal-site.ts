@@ -1,4 +1,10 @@
-import type { ActivationId, CustomerId, LicenseId, ProductId } from '@keyturn/protocol'
+import {
+  type ActivationId,
+  type CustomerId,
+  type LicenseId,
+  maxActivationRequestLength,
+  type ProductId,
+} from '@keyturn/protocol'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../http/app-types.js'
 import { registerSecurityHeaders } from '../../http/security-headers.js'
@@ -10,8 +16,16 @@ import {
 } from '../../http/session-cookie.js'
 import type { Session } from '../../sessions/session.js'
 import { accentCss, portalCss, portalJs } from '../portal-assets.js'
-import { codePage, licensesPage, messagePage, neutralBranding, signInPage } from '../portal-pages.js'
-import type { Caller, PortalService } from '../portal-service.js'
+import {
+  codePage,
+  licensesPage,
+  messagePage,
+  neutralBranding,
+  offlineFilePage,
+  offlinePage,
+  signInPage,
+} from '../portal-pages.js'
+import type { Caller, OfflineRefusal, PortalService } from '../portal-service.js'
 
 export const portalPath = '/portal'
 
@@ -70,6 +84,34 @@ function minutes(ms: number): number {
 const notices: Record<string, string> = {
   deactivated: 'The machine was deactivated. Its seat is free for another machine.',
   key_sent: 'The license key is on its way to your mailbox.',
+  freed: 'The machine was freed. Its seat is free for another machine.',
+}
+
+/** A request file's text in a form: up to the request's limit, URL-encoded (3 bytes a character at worst), and the token. */
+const offlineBodyLimit = 3 * maxActivationRequestLength + 1024
+
+/** What the customer reads when the offline service refuses a request file or a code. */
+function offlineMessage(refusal: OfflineRefusal): string {
+  switch (refusal.code) {
+    case 'activation_request_invalid':
+      return `That is not a usable activation request file. ${refusal.detail}`
+    case 'license_not_found':
+      return "That request was not made with this license's key. Check that the application on the machine was given the key shown here, then make a new request there."
+    case 'license_floating':
+      return 'This license keeps its machines online (each holds a seat only while it checks in), so a machine without internet cannot use it. Contact support.'
+    case 'activation_limit_reached':
+      return 'Every machine this license allows is in use. Free one first (deactivate it, or enter its deactivation code below), then try again.'
+    case 'license_not_active':
+      return `This license cannot take a new machine now. ${refusal.detail}`
+    case 'deactivation_code_invalid':
+      return refusal.triesLeft === 0
+        ? 'That is not the code this machine showed. Too many wrong codes: freeing this machine by code is locked for an hour.'
+        : `That is not the code this machine showed. Check it (it is read in groups of four) and try again; ${refusal.triesLeft ?? 0} more wrong codes lock freeing this machine by code for an hour.`
+    case 'deactivation_locked':
+      return `Too many wrong codes were entered for this machine. Try again in ${minutes((refusal.retryAfter ?? 60) * 1000)} minutes.`
+    default:
+      return refusal.detail
+  }
 }
 
 /**
@@ -346,6 +388,158 @@ export function registerPortalSite(app: App, portal: PortalService): void {
           .header('content-disposition', `attachment; filename="${outcome.fileName}"`)
           .type('text/plain; charset=utf-8')
           .send(outcome.licenseFile)
+      })
+
+      /** The offline page of one of the customer's licenses, with what the last form asked and its answer. */
+      const renderOffline = async (
+        reply: FastifyReply,
+        request: FastifyRequest,
+        session: Session,
+        licenseId: LicenseId,
+        status: number,
+        state: {
+          request?: string
+          machine?: string
+          code?: string
+          error: string | null
+          notice: string | null
+        },
+      ) => {
+        const overview = await portal.license(session.subjectId as CustomerId, licenseId)
+        const item = overview?.licenses[0]
+        if (item === undefined) {
+          return notFound(reply)
+        }
+        return send(
+          reply,
+          status,
+          offlinePage({
+            brand: item.owned.branding,
+            accentProductId: item.owned.productId,
+            csrf: csrfOf(request),
+            item,
+            maxRequest: maxActivationRequestLength,
+            request: state.request ?? '',
+            machine: state.machine ?? '',
+            code: state.code ?? '',
+            error: state.error,
+            notice: state.notice,
+          }),
+        )
+      }
+
+      scope.get<{ Params: { id: string }; Querystring: { done?: string } }>(
+        '/licenses/:id/offline',
+        async (request, reply) => {
+          const session = await sessionOf(request)
+          if (session === undefined) {
+            return reply.redirect(portalPath, 303)
+          }
+          return renderOffline(reply, request, session, request.params.id as LicenseId, 200, {
+            error: null,
+            notice: notices[String(request.query.done ?? '')] ?? null,
+          })
+        },
+      )
+
+      scope.post<{ Params: { id: string } }>(
+        '/licenses/:id/offline/activate',
+        { bodyLimit: offlineBodyLimit },
+        async (request, reply) => {
+          const session = await writer(request, reply)
+          if (session === undefined) {
+            return reply
+          }
+          const licenseId = request.params.id as LicenseId
+          const text = field(request.body, 'request', offlineBodyLimit)
+          const again = (status: number, error: string) =>
+            renderOffline(reply, request, session, licenseId, status, {
+              request: text.slice(0, maxActivationRequestLength),
+              error,
+              notice: null,
+            })
+          if (text.trim() === '') {
+            return again(400, 'Upload the request file or paste its text.')
+          }
+          if (text.length > maxActivationRequestLength) {
+            return again(
+              400,
+              `That is not an activation request file: one is at most ${maxActivationRequestLength} characters.`,
+            )
+          }
+          const customerId = session.subjectId as CustomerId
+          const outcome = await portal.activateOffline(customerId, licenseId, text, caller(request))
+          if (outcome.kind === 'refused') {
+            // On a license that is not the customer's, the page itself is not found (renderOffline).
+            return again(outcome.code === 'license_not_found' ? 400 : outcome.status, offlineMessage(outcome))
+          }
+          if (field(request.body, 'download', 1) === '1') {
+            return reply
+              .header('content-disposition', `attachment; filename="${outcome.fileName}"`)
+              .type('text/plain; charset=utf-8')
+              .send(outcome.licenseFile)
+          }
+          const overview = await portal.license(customerId, licenseId)
+          const owned = overview?.licenses[0]?.owned
+          return send(
+            reply,
+            201,
+            offlineFilePage({
+              brand: owned?.branding ?? neutralBranding,
+              accentProductId: owned?.productId ?? null,
+              csrf: csrfOf(request),
+              licenseId,
+              request: text,
+              machineName: outcome.machineName,
+              fileName: outcome.fileName,
+              licenseFile: outcome.licenseFile,
+            }),
+          )
+        },
+      )
+
+      scope.post<{ Params: { id: string } }>('/licenses/:id/offline/deactivate', async (request, reply) => {
+        const session = await writer(request, reply)
+        if (session === undefined) {
+          return reply
+        }
+        const licenseId = request.params.id as LicenseId
+        const machine = field(request.body, 'machine', 100)
+        const code = field(request.body, 'code', 64)
+        const again = (status: number, error: string) =>
+          renderOffline(reply, request, session, licenseId, status, { machine, code, error, notice: null })
+        if (machine === '') {
+          return again(400, 'Choose the machine to free.')
+        }
+        if (code.replace(/[\s-]/g, '') === '') {
+          return again(400, 'Enter the deactivation code the machine showed (at most 64 characters).')
+        }
+        const outcome = await portal.deactivateOffline(
+          session.subjectId as CustomerId,
+          machine as ActivationId,
+          code,
+          caller(request),
+        )
+        if (outcome.kind === 'not_found') {
+          return notFound(reply)
+        }
+        if (outcome.kind === 'transfer_limit_reached') {
+          const days = Math.round(outcome.transferPeriod / 86_400)
+          return again(
+            409,
+            `No deactivations are left on this license: at most ${outcome.maxTransfers} in ${days} day${days === 1 ? '' : 's'}. Try again later or contact support.`,
+          )
+        }
+        if (outcome.kind === 'refused') {
+          if (outcome.code === 'deactivation_locked' && outcome.retryAfter !== undefined) {
+            reply.header('retry-after', String(outcome.retryAfter))
+          }
+          return again(outcome.status, offlineMessage(outcome))
+        }
+        return reply.redirect(
+          `${portalPath}/licenses/${encodeURIComponent(licenseId)}/offline?done=freed`,
+          303,
+        )
       })
 
       scope.post<{ Params: { id: string } }>('/licenses/:id/resend-key', async (request, reply) => {
