@@ -1,6 +1,7 @@
 /**
  * @module The customer portal in a real browser (Debian's Chromium) at phone width (390 px), with
  * a real SMTP server: sign in with the mailed code, see the license, download a license file,
+ * activate a machine offline by uploading its request file and free it by its deactivation code,
  * deactivate a machine, hit the transfer limit, sign out, on SQLite and on PostgreSQL. Every page is
  * checked with axe-core and for CSP violations.
  */
@@ -8,6 +9,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { it } from 'node:test'
+import { createActivationRequest, createDeactivationCode, verifyLicenseFile } from '@keyturn/client'
 import type { Page } from 'playwright-core'
 import { launchChromium, skipWithoutChromium } from '../testing/browser.js'
 import { describeEachDatabase } from '../testing/each-database.js'
@@ -39,7 +41,7 @@ async function checkPage(page: Page, name: string): Promise<void> {
 }
 
 describeEachDatabase('the customer portal in Chromium', (database) => {
-  it('a customer signs in with the mailed code, deactivates a machine, meets the transfer limit and signs out, at 390 px', {
+  it('a customer signs in with the mailed code, activates and frees a machine offline, deactivates a machine, meets the transfer limit and signs out, at 390 px', {
     skip: skipWithoutChromium,
   }, async (t) => {
     const smtp = await startSmtpServer(t)
@@ -60,9 +62,9 @@ describeEachDatabase('the customer portal in Chromium', (database) => {
     })
     const policy = await call(test.app, test.headers, 'POST', '/policies', 201, {
       productId: test.productId,
-      name: 'One transfer a month',
+      name: 'Two transfers a month',
       maxActivations: 3,
-      maxTransfers: 1,
+      maxTransfers: 2,
     })
     const customer = await call(test.app, test.headers, 'POST', '/customers', 201, {
       email: 'ada@example.com',
@@ -115,12 +117,57 @@ describeEachDatabase('the customer portal in Chromium', (database) => {
     ])
     assert.equal(download.suggestedFilename(), 'license-Studio-iMac.lic')
 
+    // A machine without internet: its request file uploaded, its license file offered, then freed by its code.
+    await page.getByRole('link', { name: 'Machines without internet' }).click()
+    await page.getByRole('heading', { name: 'Machines without internet' }).waitFor()
+    const requestFile = await createActivationRequest({
+      licenseKey: license.key,
+      productId: test.productId,
+      fingerprint: 'lab-pc',
+      name: 'Lab PC',
+      now: test.clock.now(),
+    })
+    await page
+      .getByLabel('Request file', { exact: true })
+      .setInputFiles({ name: 'lab-pc.req', mimeType: 'text/plain', buffer: Buffer.from(requestFile) })
+    assert.equal(await page.getByLabel("Request file's text").inputValue(), requestFile)
+    await checkPage(page, 'offline')
+    await page.getByRole('button', { name: 'Get the license file' }).click()
+    await page.getByRole('heading', { name: 'License file for Lab PC' }).waitFor()
+    await checkPage(page, 'offline license file')
+    const [machineFile] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download license-Lab-PC.lic' }).click(),
+    ])
+    assert.equal(machineFile.suggestedFilename(), 'license-Lab-PC.lic')
+    const verified = await verifyLicenseFile(readFileSync(await machineFile.path(), 'utf8'), {
+      publicKey: (await call(test.app, test.headers, 'GET', `/products/${test.productId}`, 200)).publicKey,
+      productId: test.productId,
+      licenseKey: license.key,
+      fingerprint: 'lab-pc',
+      now: test.clock.now(),
+    })
+    await page.getByRole('link', { name: '← Machines without internet' }).click()
+    await page.getByLabel('Machine', { exact: true }).selectOption({ label: 'Lab PC' })
+    await page.getByLabel('Deactivation code').fill(
+      await createDeactivationCode({
+        activationId: verified.activationId ?? '',
+        secret: verified.deactivationSecret ?? '',
+        now: test.clock.now(),
+      }),
+    )
+    await page.getByRole('button', { name: 'Free the machine' }).click()
+    await page.getByText('The machine was freed.').waitFor()
+    assert.equal(await page.getByRole('option', { name: 'Lab PC' }).count(), 0)
+    await page.getByRole('link', { name: '← Your licenses' }).click()
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor()
+
     await page.getByRole('button', { name: 'Deactivate Studio iMac' }).click()
     await page.getByText('The machine was deactivated.').waitFor()
     assert.equal(await page.getByRole('button', { name: 'Deactivate Studio iMac' }).count(), 0)
 
     await page.getByRole('button', { name: 'Deactivate Travel laptop' }).click()
-    await page.getByText('No deactivations are left on this license: at most 1 in 30 days.').waitFor()
+    await page.getByText('No deactivations are left on this license: at most 2 in 30 days.').waitFor()
     await checkPage(page, 'transfer-limit')
 
     await page.getByRole('button', { name: 'Sign out', exact: true }).click()
