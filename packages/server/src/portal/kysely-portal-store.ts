@@ -60,9 +60,10 @@ function toOwned(row: OwnedRow): OwnedLicense {
   }
 }
 
-function toMachine(row: Selectable<Database['activations']>): PortalMachine {
+function toMachine(row: Selectable<Database['activations']> & { readonly offline: unknown }): PortalMachine {
   const metadata = readMetadata(row.metadata ?? {})
   return {
+    offline: Boolean(Number(row.offline)),
     id: row.id,
     licenseId: row.license_id,
     fingerprint: row.fingerprint,
@@ -72,6 +73,12 @@ function toMachine(row: Selectable<Database['activations']>): PortalMachine {
     lastSeenAt: toDate(row.last_seen_at),
   }
 }
+
+/** Whether an offline request made the activation (it holds a machine file with a deactivation secret). */
+const activatedOffline =
+  sql<number>`(case when exists (select 1 from offline_requests where offline_requests.license_id = activations.license_id and offline_requests.activation_id = activations.id) then 1 else 0 end)`.as(
+    'offline',
+  )
 
 function alive(at: Date) {
   const now = at.toISOString()
@@ -240,6 +247,7 @@ export class KyselyPortalStore implements PortalStore {
       .selectFrom('activations')
       .innerJoin('licenses', 'licenses.id', 'activations.license_id')
       .selectAll('activations')
+      .select(activatedOffline)
       .where('activations.id', '=', id)
       .where('licenses.customer_id', '=', customerId)
       .where(alive(now))
@@ -258,6 +266,7 @@ export class KyselyPortalStore implements PortalStore {
     const rows = await this.#db
       .selectFrom('activations')
       .selectAll()
+      .select(activatedOffline)
       .where('license_id', 'in', licenseIds)
       .where(alive(now))
       .orderBy('created_at')

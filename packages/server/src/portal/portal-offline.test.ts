@@ -114,6 +114,20 @@ describeEachDatabase('Customer portal: machines without internet', (database) =>
     assert.equal(full.statusCode, 409)
     assert.match(text(full.body), /Every machine this license allows is in use/)
 
+    // A machine activated offline keeps working on its file: the plain Deactivate does not free it.
+    const listed = await visitor.get('/portal/licenses')
+    assert.match(listed.body, /Lab PC<\/strong> · activated offline/)
+    assert.doesNotMatch(listed.body, /aria-label="Deactivate Lab PC"/)
+    const plain = await visitor.post(`/portal/machines/${file.activationId}/deactivate`, {
+      csrf: visitor.csrf,
+    })
+    assert.equal(plain.statusCode, 409)
+    assert.match(
+      plain.body,
+      /Lab PC was activated offline: deactivate it on the machine, then enter the code/,
+    )
+    assert.deepEqual(await machinesOf(test, ada.license.id), ['air-gapped-pc', 'online-laptop'])
+
     // Deactivation codes: only for her machines; five wrong ones lock, then the right one frees the seat.
     const id = file.activationId ?? ''
     const right = await createDeactivationCode({

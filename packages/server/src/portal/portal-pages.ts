@@ -145,16 +145,16 @@ ${message}
 <ul class="machines">
 <% for (const machine of item.machines) { %>
 <li>
-<div><strong><%= machine.name %></strong><% if (machine.platform) { %> · <%= machine.platform %><% } %><br><span class="muted">Last seen <%= machine.lastSeen %></span></div>
+<div><strong><%= machine.name %></strong><% if (machine.platform) { %> · <%= machine.platform %><% } %><% if (machine.offline) { %> · activated offline<% } %><br><span class="muted">Last seen <%= machine.lastSeen %></span></div>
 <div class="actions">
 <form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/license-file" class="inline">
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <button type="submit" class="secondary" aria-label="Download a license file for <%= machine.name %>">License file</button>
 </form>
-<form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/deactivate" class="inline">
+<% if (machine.offline) { %><a href="/portal/licenses/<%= encodeURIComponent(item.id) %>/offline" aria-label="Free <%= machine.name %> with its deactivation code">Free with code</a><% } else { %><form method="post" action="/portal/machines/<%= encodeURIComponent(machine.id) %>/deactivate" class="inline">
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <button type="submit" class="danger" aria-label="Deactivate <%= machine.name %>">Deactivate</button>
-</form>
+</form><% } %>
 </div>
 </li>
 <% } %>
@@ -225,6 +225,7 @@ function licenseItems(licenses: readonly PortalLicense[]) {
         name: machine.name ?? machine.fingerprint,
         platform: machine.platform,
         lastSeen: day(machine.lastSeenAt),
+        offline: machine.offline,
       })),
     }
   })
@@ -250,8 +251,8 @@ ${message}
 </section>
 <section class="license" aria-labelledby="free-title">
 <h2 id="free-title">Free an offline machine</h2>
-<% if (it.machines.length === 0) { %><p>No machine uses this license.</p><% } else { %>
-<p>On the machine, let the application deactivate itself: it deletes its license and shows a deactivation code. Enter the code here to free the machine's seat. <%= it.transfers %></p>
+<% if (it.machines.length === 0) { %><p>No machine of this license was activated offline.</p><% } else { %>
+<p>On the machine, let the application deactivate itself: it deletes its license file and shows a deactivation code. Enter the code here to free the machine's seat. <%= it.transfers %></p>
 <form method="post" action="/portal/licenses/<%= encodeURIComponent(it.id) %>/offline/deactivate">
 <input type="hidden" name="csrf" value="<%= it.csrf %>">
 <label for="machine">Machine</label>
@@ -291,7 +292,7 @@ export function offlinePage(input: {
       key: view.license.key,
       seats: summary?.seats,
       transfers: summary?.transfers,
-      machines: summary?.machines ?? [],
+      machines: (summary?.machines ?? []).filter((machine) => machine.offline),
       csrf: input.csrf,
       maxRequest: input.maxRequest,
       request: input.request,

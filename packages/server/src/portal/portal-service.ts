@@ -136,6 +136,8 @@ export interface PortalOverview {
 export type DeactivateOutcome =
   | { readonly kind: 'deactivated'; readonly machine: PortalMachine }
   | { readonly kind: 'not_found' }
+  /** The machine was activated offline: only its deactivation code frees it (`deactivateOffline`). */
+  | { readonly kind: 'code_required'; readonly machine: PortalMachine }
   | {
       readonly kind: 'transfer_limit_reached'
       readonly maxTransfers: number
@@ -504,9 +506,16 @@ export class PortalService {
    * Deactivates one of the customer's machines, unless the license's transfers in the rolling
    * window (`maxTransfers` per `transferPeriod`, read live from its policy) are used up. The
    * count and the deactivation share one transaction with the license row locked, so two
-   * concurrent deactivations cannot both take the last transfer.
+   * concurrent deactivations cannot both take the last transfer. A machine activated offline keeps
+   * working on its license file whatever the server says, so it is freed only with the code it
+   * shows once it deleted that file (`deactivateOffline`, which passes `byCode`).
    */
-  async deactivate(customerId: CustomerId, id: ActivationId, caller: Caller): Promise<DeactivateOutcome> {
+  async deactivate(
+    customerId: CustomerId,
+    id: ActivationId,
+    caller: Caller,
+    byCode = false,
+  ): Promise<DeactivateOutcome> {
     const now = this.#clock.now()
     // Counted once the transaction committed (a retried attempt starts again from nothing).
     let deactivated: ProductId | undefined
@@ -519,6 +528,9 @@ export class PortalService {
           return { kind: 'not_found' }
         }
         const { license, machine } = found
+        if (machine.offline && !byCode) {
+          return { kind: 'code_required', machine }
+        }
         await portal.lockLicense(license.id)
         if (license.maxTransfers !== null) {
           const since = new Date(now.getTime() - license.transferPeriod * 1000)
@@ -612,7 +624,7 @@ export class PortalService {
   ): Promise<OfflineDeactivationOutcome> {
     try {
       return await this.#offline.deactivateWith(this.#actor(customerId, caller), id, { code }, () =>
-        this.deactivate(customerId, id, caller),
+        this.deactivate(customerId, id, caller, true),
       )
     } catch (error) {
       const refusal = refusalOf(error)

@@ -32,6 +32,8 @@ export interface PortalMachine {
   readonly platform: string | null
   readonly createdAt: Date
   readonly lastSeenAt: Date
+  /** Activated by an offline request file: the machine is freed only with its deactivation code. */
+  readonly offline: boolean
 }
 
 /** What the customer portal reads and writes (portal/). Every read of a license or machine is scoped to its customer. */

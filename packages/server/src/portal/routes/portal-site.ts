@@ -355,6 +355,12 @@ export function registerPortalSite(app: App, portal: PortalService): void {
         if (outcome.kind === 'not_found') {
           return notFound(reply)
         }
+        if (outcome.kind === 'code_required') {
+          return renderLicenses(reply, request, session, 409, {
+            error: `${outcome.machine.name ?? outcome.machine.fingerprint} was activated offline: deactivate it on the machine, then enter the code it shows under “Machines without internet”.`,
+            notice: null,
+          })
+        }
         if (outcome.kind === 'transfer_limit_reached') {
           const days = Math.round(outcome.transferPeriod / 86_400)
           return renderLicenses(reply, request, session, 409, {
@@ -520,7 +526,7 @@ export function registerPortalSite(app: App, portal: PortalService): void {
           code,
           caller(request),
         )
-        if (outcome.kind === 'not_found') {
+        if (outcome.kind === 'not_found' || outcome.kind === 'code_required') {
           return notFound(reply)
         }
         if (outcome.kind === 'transfer_limit_reached') {
