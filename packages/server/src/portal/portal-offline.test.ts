@@ -78,6 +78,17 @@ describeEachDatabase('Customer portal: machines without internet', (database) =>
       text(junk.body),
       /That is not a usable activation request file\. Not an activation request file/,
     )
+    const long = await visitor.post(`${offlinePath}/activate`, {
+      csrf: visitor.csrf,
+      request: 'x'.repeat(9000),
+    })
+    assert.equal(long.statusCode, 400)
+    assert.match(long.body, /one is at most 8192 characters/)
+    const huge = await visitor.post(`${offlinePath}/activate`, {
+      csrf: visitor.csrf,
+      request: 'x'.repeat(40_000),
+    })
+    assert.equal(huge.statusCode, 413, 'a body past the form limit is refused before it is read')
     const mine = await request(ada.license.key, 'air-gapped-pc')
     const forged = await visitor.post(`${offlinePath}/activate`, { csrf: 'forged', request: mine })
     assert.equal(forged.statusCode, 403)
