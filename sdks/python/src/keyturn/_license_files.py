@@ -54,6 +54,9 @@ class LicenseFileResult:
     #: The machine the file is bound to, when it is.
     fingerprint: Optional[str] = None
     activation_id: Optional[str] = None
+    #: A file from offline activation: the secret that keys this machine's deactivation codes
+    #: (:func:`create_deactivation_code`). Keep it with the file; never show it.
+    deactivation_secret: Optional[str] = None
     #: When the application must next validate online (ISO 8601); None: no check-in required.
     check_in_by: Optional[str] = None
     #: Seconds of grace after ``check_in_by`` the license's policy allows; None when it sets none.
@@ -303,6 +306,7 @@ def verify_license_file(
         encrypted="encryption" in header,
         fingerprint=None if machine is None else machine["fingerprint"],
         activation_id=None if machine is None else machine["activationId"],
+        deactivation_secret=None if machine is None else machine.get("secret"),
         check_in_by=payload.get("checkInBy"),
         grace_period=payload.get("gracePeriod"),
     )
