@@ -73,10 +73,13 @@ type LicenseFileResult struct {
 	// CustomFields is always `{}`: license files carry no custom payload.
 	CustomFields json.RawMessage `json:"customFields"`
 	// Fingerprint and ActivationID name the machine the file is bound to; empty when it is not.
-	Fingerprint  string             `json:"fingerprint,omitempty"`
-	ActivationID string             `json:"activationId,omitempty"`
-	Entitlements []string           `json:"entitlements"`
-	License      LicenseFileLicense `json:"license"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+	ActivationID string `json:"activationId,omitempty"`
+	// DeactivationSecret, in a file from offline activation, keys this machine's deactivation
+	// codes (CreateDeactivationCode). Keep it with the file; never show it. Empty otherwise.
+	DeactivationSecret string             `json:"deactivationSecret,omitempty"`
+	Entitlements       []string           `json:"entitlements"`
+	License            LicenseFileLicense `json:"license"`
 	// KeyID is the signing key's id.
 	KeyID     string `json:"keyId"`
 	Encrypted bool   `json:"encrypted"`
@@ -436,6 +439,9 @@ func VerifyLicenseFile(file string, options LicenseFileOptions) (*LicenseFileRes
 	}
 	if machine != nil {
 		result.Fingerprint, result.ActivationID = *machine.Fingerprint, *machine.ActivationID
+		if machine.Secret != nil {
+			result.DeactivationSecret = *machine.Secret
+		}
 	}
 	return result, nil
 }

@@ -30,7 +30,6 @@ _CODE_GROUP_LENGTH = 4
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _SECRET = re.compile(r"[A-Za-z0-9_-]{43}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MINUTE_LIMIT = 2**32  # a code holds its minute in four bytes
 
 
 class InvalidOptionError(ValueError):
@@ -153,11 +152,13 @@ def create_deactivation_code(activation_id: str, secret: str, *, now: Optional[I
 
     ``activation_id`` and ``secret`` are :func:`verify_license_file`'s ``activation_id`` and
     ``deactivation_secret`` (only files from offline activation carry one). Delete the machine's
-    license file before showing the code. Invalid arguments (a time before 1970, a secret that is
-    not 43 base64url characters) raise :class:`InvalidOptionError`."""
-    minute = _milliseconds(now) // 60_000
-    if not 0 <= minute < _MINUTE_LIMIT:
-        raise InvalidOptionError("now", "now must be a time from 1970 to the year 10000")
+    license file before showing the code. Invalid arguments (a time outside the years 1970 to 9999, a
+    secret that is not 43 base64url characters) raise :class:`InvalidOptionError`."""
+    milliseconds = _milliseconds(now)
+    _iso_time(milliseconds)  # years 1 to 9999
+    if milliseconds < 0:
+        raise InvalidOptionError("now", "now must be a time in the years 1970 to 9999")
+    minute = milliseconds // 60_000  # below 2**32 (four bytes) until the year 10136
     _require_text("activation_id", activation_id, 64)
     if not isinstance(secret, str) or not _SECRET.fullmatch(secret):
         raise InvalidOptionError("secret", "secret must be the 43-character deactivation secret of a machine file")
