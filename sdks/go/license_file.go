@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // MaxLicenseFileLength is the longest license file accepted; longer ones are refused unparsed.
@@ -142,11 +143,38 @@ var (
 	keyturnKey = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{25}$`)
 )
 
-// CanonicalLicenseKey is a Keyturn-made key as stored: upper case, O read as 0, I and L as 1, five
-// groups of five. Input not shaped like such a key is returned unchanged.
+// fullUpperCase are the characters whose full Unicode upper case (JavaScript's toUpperCase) is
+// ASCII but differs from Go's simple mapping (unicode.ToUpper): only these can make a key Keyturn's.
+var fullUpperCase = map[rune]string{
+	'ß': "SS", 'ﬀ': "FF", 'ﬁ': "FI", 'ﬂ': "FL", 'ﬃ': "FFI", 'ﬄ': "FFL", 'ﬅ': "ST", 'ﬆ': "ST",
+}
+
+// isKeySeparator is JavaScript's \s (unicode.IsSpace differs: it has U+0085 and lacks U+FEFF),
+// and the dash.
+func isKeySeparator(r rune) bool {
+	switch r {
+	case '-', '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// CanonicalLicenseKey is a Keyturn-made key as stored: upper case (full Unicode case mapping, as
+// JavaScript's: ß is SS), whitespace and dashes removed, O read as 0, I and L as 1, five groups of
+// five. Input not shaped like such a key is returned unchanged.
 func CanonicalLicenseKey(key string) string {
-	characters := strings.NewReplacer("-", "", " ", "", "\t", "", "\n", "", "\r", "", "O", "0", "I", "1", "L", "1").
-		Replace(strings.ToUpper(key))
+	var upper strings.Builder
+	for _, r := range key {
+		if isKeySeparator(r) {
+			continue
+		}
+		if full, ok := fullUpperCase[r]; ok {
+			upper.WriteString(full)
+		} else {
+			upper.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	characters := strings.NewReplacer("O", "0", "I", "1", "L", "1").Replace(upper.String())
 	if !keyturnKey.MatchString(characters) {
 		return key
 	}

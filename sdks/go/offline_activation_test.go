@@ -188,3 +188,25 @@ func TestDeactivationCodeBadOptionsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// The non-ASCII characters JavaScript's toUpperCase turns into ASCII (ß → SS, ı → I, ſ → S, the
+// Latin ligatures) and those its \s removes, found by enumerating every code point in Node:
+// exactly these, and nothing else, may help make a Keyturn-shaped key.
+func TestCanonicalLicenseKeyReadsUnicodeAsJavaScriptDoes(t *testing.T) {
+	want := map[rune]string{0xdf: "SS", 0x131: "I", 0x17f: "S", 0xfb00: "FF", 0xfb01: "FI", 0xfb02: "FL", 0xfb03: "FFI", 0xfb04: "FFL", 0xfb05: "ST", 0xfb06: "ST"}
+	for _, separator := range []rune{0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff} {
+		want[separator] = ""
+	}
+	for r := rune(0x80); r <= 0x10ffff; r++ {
+		if r >= 0xd800 && r < 0xe000 {
+			continue
+		}
+		// Padded with Z to 25 characters: canonical only when r is removed or becomes ASCII Crockford.
+		expected, ok := want[r]
+		key := string(r) + strings.Repeat("Z", 25-len(expected))
+		got := keyturn.CanonicalLicenseKey(key)
+		if ok != (got != key) {
+			t.Errorf("U+%04X: canonical %q", r, got)
+		}
+	}
+}

@@ -81,6 +81,13 @@ class ActivationRequestVectors(unittest.TestCase):
             list(request["payload"]), ["format", "productId", "keyHint", "fingerprint", "nonce", "created"]
         )
 
+    def test_keys_are_read_as_javascript_reads_them(self) -> None:
+        # Separators are JavaScript's \s and the dash: Python's own \s would also drop U+001C and
+        # U+0085, and keep U+FEFF.
+        self.assertEqual(keyturn.canonical_license_key("ZZZZZ\ufeffzzzzz zzzzz zzzzz zzzzz"), "ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ-ZZZZZ")
+        for kept in ("ZZZZZ\x1czzzzz zzzzz zzzzz zzzzz", "ZZZZZ\x85zzzzz zzzzz zzzzz zzzzz"):
+            self.assertEqual(keyturn.canonical_license_key(kept), kept)
+
     def test_bad_arguments_are_refused_naming_the_argument(self) -> None:
         good: Dict[str, Any] = {"license_key": "Acme-1", "product_id": "prd_x", "fingerprint": "machine"}
         cases: Dict[str, Any] = {
