@@ -197,7 +197,8 @@ func TestCanonicalLicenseKeyReadsUnicodeAsJavaScriptDoes(t *testing.T) {
 	for _, separator := range []rune{0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff} {
 		want[separator] = ""
 	}
-	for r := rune(0x80); r <= 0x10ffff; r++ {
+	// The Basic Multilingual Plane: no character beyond it is whitespace or has an ASCII upper case.
+	for r := rune(0x80); r <= 0xffff; r++ {
 		if r >= 0xd800 && r < 0xe000 {
 			continue
 		}
