@@ -211,3 +211,15 @@ func TestCanonicalLicenseKeyReadsUnicodeAsJavaScriptDoes(t *testing.T) {
 		}
 	}
 }
+
+func TestActivationRequestYearsBefore1000HaveFourDigits(t *testing.T) {
+	written, err := keyturn.CreateActivationRequest(keyturn.ActivationRequestOptions{
+		LicenseKey: "Acme-1", ProductID: "prd_x", Fingerprint: "machine", Now: time.Date(999, 12, 31, 23, 59, 59, 0, time.UTC),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if payload, _, _, _ := readRequest(t, written); payload["created"] != "0999-12-31T23:59:59.000Z" {
+		t.Errorf("created %s", payload["created"])
+	}
+}

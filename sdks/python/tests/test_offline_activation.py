@@ -67,6 +67,7 @@ class ActivationRequestVectors(unittest.TestCase):
             (1_893_456_000.001, "2030-01-01T00:00:00.001Z"),
             (1_893_456_000.9999, "2030-01-01T00:00:00.999Z"),
             (datetime(2030, 1, 1, 0, 0, 0, 999_999), "2030-01-01T00:00:00.999Z"),
+            (datetime(999, 12, 31, 23, 59, 59), "0999-12-31T23:59:59.000Z"),
         ):
             with self.subTest(now):
                 written = keyturn.create_activation_request("Acme-1", "prd_x", "machine", now=now)

@@ -80,7 +80,11 @@ def _iso_time(milliseconds: int) -> str:
         at = _EPOCH + timedelta(milliseconds=milliseconds)
     except OverflowError as error:  # outside datetime's years 1 to 9999
         raise InvalidOptionError("now", "now must be a time in the years 1 to 9999") from error
-    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+    # Not strftime: its %Y does not pad years before 1000 to four digits on every platform.
+    return (
+        f"{at.year:04d}-{at.month:02d}-{at.day:02d}T{at.hour:02d}:{at.minute:02d}:{at.second:02d}"
+        f".{at.microsecond // 1000:03d}Z"
+    )
 
 
 def _json_text(payload: Dict[str, str]) -> str:
