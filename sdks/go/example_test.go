@@ -60,6 +60,49 @@ func ExampleNewLicenseGuard() {
 	_ = run
 }
 
+// The README's air-gapped round trip, compiled (not run: the license file comes from the vendor).
+func ExampleCreateActivationRequest() {
+	run := func(licenseKey, productID, productPublicKey, machine string) error {
+		// On the machine, once: a request file for the user to carry to the vendor (it holds no license key).
+		request, err := keyturn.CreateActivationRequest(keyturn.ActivationRequestOptions{
+			LicenseKey:  licenseKey,
+			ProductID:   productID,
+			Fingerprint: machine, // ThisMachineFingerprint(salt)
+			Name:        "Lab PC 4",
+			Platform:    "linux-amd64",
+		})
+		if err != nil {
+			return err // *InvalidOptionError: an empty fingerprint, a name over 200 characters …
+		}
+		if err := os.WriteFile("lab-pc-4.request", []byte(request), 0o644); err != nil {
+			return err
+		}
+		// The vendor answers with a license file: keyturn offline activate lab-pc-4.request --out lab-pc-4.license
+		// When it comes back, and at every start: check it, for this license key and this machine.
+		text, err := os.ReadFile("lab-pc-4.license")
+		if err != nil {
+			return err
+		}
+		file, err := keyturn.VerifyLicenseFile(string(text), keyturn.LicenseFileOptions{
+			PublicKeyPEM: productPublicKey, ProductID: productID, LicenseKey: licenseKey, Fingerprint: machine,
+		})
+		if err != nil {
+			return err // *LicenseFileError: decryption_failed on another machine, expired …
+		}
+		// Giving the seat back: delete the file, then show the code (the vendor: keyturn offline deactivate act_… CODE).
+		if err := os.Remove("lab-pc-4.license"); err != nil {
+			return err
+		}
+		code, err := keyturn.CreateDeactivationCode(keyturn.DeactivationCodeOptions{ActivationID: file.ActivationID, Secret: file.DeactivationSecret})
+		if err != nil {
+			return err
+		}
+		fmt.Println("Read this code to your vendor:", code) // e.g. Q2M4-7XKD-3H9P-T6WB
+		return nil
+	}
+	_ = run
+}
+
 // The README shows the quick starts above, line for line.
 func TestTheReadmeQuickStartIsTheExample(t *testing.T) {
 	readme, err := os.ReadFile("README.md")

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // MaxLicenseFileLength is the longest license file accepted; longer ones are refused unparsed.
@@ -73,10 +74,13 @@ type LicenseFileResult struct {
 	// CustomFields is always `{}`: license files carry no custom payload.
 	CustomFields json.RawMessage `json:"customFields"`
 	// Fingerprint and ActivationID name the machine the file is bound to; empty when it is not.
-	Fingerprint  string             `json:"fingerprint,omitempty"`
-	ActivationID string             `json:"activationId,omitempty"`
-	Entitlements []string           `json:"entitlements"`
-	License      LicenseFileLicense `json:"license"`
+	Fingerprint  string `json:"fingerprint,omitempty"`
+	ActivationID string `json:"activationId,omitempty"`
+	// DeactivationSecret, in a file from offline activation, keys this machine's deactivation
+	// codes (CreateDeactivationCode). Keep it with the file; never show it. Empty otherwise.
+	DeactivationSecret string             `json:"deactivationSecret,omitempty"`
+	Entitlements       []string           `json:"entitlements"`
+	License            LicenseFileLicense `json:"license"`
 	// KeyID is the signing key's id.
 	KeyID     string `json:"keyId"`
 	Encrypted bool   `json:"encrypted"`
@@ -139,11 +143,38 @@ var (
 	keyturnKey = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{25}$`)
 )
 
-// CanonicalLicenseKey is a Keyturn-made key as stored: upper case, O read as 0, I and L as 1, five
-// groups of five. Input not shaped like such a key is returned unchanged.
+// fullUpperCase are the characters whose full Unicode upper case (JavaScript's toUpperCase) is
+// ASCII but differs from Go's simple mapping (unicode.ToUpper): only these can make a key Keyturn's.
+var fullUpperCase = map[rune]string{
+	'ß': "SS", 'ﬀ': "FF", 'ﬁ': "FI", 'ﬂ': "FL", 'ﬃ': "FFI", 'ﬄ': "FFL", 'ﬅ': "ST", 'ﬆ': "ST",
+}
+
+// isKeySeparator is JavaScript's \s (unicode.IsSpace differs: it has U+0085 and lacks U+FEFF),
+// and the dash.
+func isKeySeparator(r rune) bool {
+	switch r {
+	case '-', '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// CanonicalLicenseKey is a Keyturn-made key as stored: upper case (full Unicode case mapping, as
+// JavaScript's: ß is SS), whitespace and dashes removed, O read as 0, I and L as 1, five groups of
+// five. Input not shaped like such a key is returned unchanged.
 func CanonicalLicenseKey(key string) string {
-	characters := strings.NewReplacer("-", "", " ", "", "\t", "", "\n", "", "\r", "", "O", "0", "I", "1", "L", "1").
-		Replace(strings.ToUpper(key))
+	var upper strings.Builder
+	for _, r := range key {
+		if isKeySeparator(r) {
+			continue
+		}
+		if full, ok := fullUpperCase[r]; ok {
+			upper.WriteString(full)
+		} else {
+			upper.WriteRune(unicode.ToUpper(r))
+		}
+	}
+	characters := strings.NewReplacer("O", "0", "I", "1", "L", "1").Replace(upper.String())
 	if !keyturnKey.MatchString(characters) {
 		return key
 	}
@@ -436,6 +467,9 @@ func VerifyLicenseFile(file string, options LicenseFileOptions) (*LicenseFileRes
 	}
 	if machine != nil {
 		result.Fingerprint, result.ActivationID = *machine.Fingerprint, *machine.ActivationID
+		if machine.Secret != nil {
+			result.DeactivationSecret = *machine.Secret
+		}
 	}
 	return result, nil
 }

@@ -3,6 +3,7 @@ package keyturn_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +101,8 @@ func TestLiveScenario(t *testing.T) {
 		t.Fatalf("validate after deactivation: %+v %v", result, err)
 	}
 
+	offlineRoundTrip(ctx, t, s)
+
 	// 409: every seat of the full license is taken.
 	_, err = client.ActivateLicense(ctx, keyturn.LicenseKeyRequest{Key: full.Key, ProductID: s.ProductID, Fingerprint: machine}, "")
 	apiError(t, err, 409, "activation_limit_reached")
@@ -136,4 +139,61 @@ func TestLiveScenario(t *testing.T) {
 	if !limited.HasRetryAfter || limited.RetryAfter <= 20*time.Second {
 		t.Fatalf("Retry-After: %v %v", limited.HasRetryAfter, limited.RetryAfter)
 	}
+}
+
+// offlineRoundTrip is the scenario's air-gapped machine: its request file (the key typed in lower
+// case without dashes, a name outside ASCII with characters JSON escapes differently) turned into
+// a license file by the vendor (an admin key), read on the machine, and its seat given back with a
+// deactivation code, a wrong code refused first.
+func offlineRoundTrip(ctx context.Context, t *testing.T, s *scenario) {
+	t.Helper()
+	main := s.Licenses["main"]
+	machine := keyturn.MachineFingerprint("keyturn-go-scenario", "air-gapped-machine")
+	name := "Poste de Zoé ✓ <lab & co> \u2028"
+	request, err := keyturn.CreateActivationRequest(keyturn.ActivationRequestOptions{
+		LicenseKey:  strings.ToLower(strings.ReplaceAll(main.Key, "-", "")),
+		ProductID:   s.ProductID,
+		Fingerprint: machine,
+		Name:        name,
+		Platform:    "linux-amd64",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vendor := keyturn.NewClient(keyturn.Options{BaseURL: s.BaseURL, APIKey: s.AdminKey, Timeout: 10 * time.Second})
+	var answer struct {
+		Activation struct {
+			ID          string `json:"id"`
+			Fingerprint string `json:"fingerprint"`
+			Name        string `json:"name"`
+		} `json:"activation"`
+		LicenseFile string `json:"licenseFile"`
+	}
+	if err := vendor.Request(ctx, "POST", "/licenses/activate-offline", map[string]string{"request": request}, &answer); err != nil {
+		t.Fatal(err)
+	}
+	if answer.Activation.Fingerprint != machine || answer.Activation.Name != name {
+		t.Fatalf("offline activation: %+v", answer.Activation)
+	}
+	file, err := keyturn.VerifyLicenseFile(answer.LicenseFile, keyturn.LicenseFileOptions{
+		PublicKeyPEM: s.PublicKeyPEM, ProductID: s.ProductID, LicenseKey: main.Key, Fingerprint: machine,
+	})
+	if err != nil || file.ActivationID != answer.Activation.ID || !file.Encrypted || len(file.DeactivationSecret) != 43 {
+		t.Fatalf("the machine's license file: %+v %v", file, err)
+	}
+	path := "/activations/" + file.ActivationID + "/deactivate-offline"
+	wrong, err := keyturn.CreateDeactivationCode(keyturn.DeactivationCodeOptions{ActivationID: file.ActivationID, Secret: strings.Repeat("A", 43)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiError(t, vendor.Request(ctx, "POST", path, map[string]string{"code": wrong}, nil), 422, "deactivation_code_invalid")
+	code, err := keyturn.CreateDeactivationCode(keyturn.DeactivationCodeOptions{ActivationID: file.ActivationID, Secret: file.DeactivationSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vendor.Request(ctx, "POST", path, map[string]string{"code": code}, nil); err != nil {
+		t.Fatalf("the right code: %v", err)
+	}
+	// The seat is free: the activation is gone.
+	apiError(t, vendor.Request(ctx, "GET", "/activations/"+file.ActivationID, nil, nil), 404, "activation_not_found")
 }

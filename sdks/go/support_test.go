@@ -102,6 +102,27 @@ type vectors struct {
 			ValidUntil   *string  `json:"validUntil"`
 		} `json:"expect"`
 	} `json:"guard"`
+	ActivationRequests []struct {
+		Name       string `json:"name"`
+		LicenseKey string `json:"licenseKey"`
+		Payload    struct {
+			ProductID   string `json:"productId"`
+			Fingerprint string `json:"fingerprint"`
+			Name        string `json:"name"`
+			Platform    string `json:"platform"`
+			Nonce       string `json:"nonce"`
+			Created     string `json:"created"`
+		} `json:"payload"`
+		KeyHint string `json:"keyHint"`
+		Request string `json:"request"`
+	} `json:"activationRequests"`
+	DeactivationCodes []struct {
+		Name         string `json:"name"`
+		ActivationID string `json:"activationId"`
+		Secret       string `json:"secret"`
+		Now          string `json:"now"`
+		Code         string `json:"code"`
+	} `json:"deactivationCodes"`
 	Fingerprints []struct {
 		Salt        string `json:"salt"`
 		MachineID   string `json:"machineId"`
@@ -119,7 +140,8 @@ func loadVectors(t testing.TB) *vectors {
 	if err := json.Unmarshal(data, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Tokens) == 0 || len(v.SignedAnswers) == 0 || len(v.Webhooks) == 0 || len(v.Fingerprints) == 0 || len(v.LicenseFiles) == 0 {
+	if len(v.Tokens) == 0 || len(v.SignedAnswers) == 0 || len(v.Webhooks) == 0 || len(v.Fingerprints) == 0 || len(v.LicenseFiles) == 0 ||
+		len(v.ActivationRequests) == 0 || len(v.DeactivationCodes) == 0 {
 		t.Fatal("conformance/vectors.json has an empty section")
 	}
 	return &v

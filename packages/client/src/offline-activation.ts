@@ -46,7 +46,7 @@ const encoder = new TextEncoder()
  * ```
  */
 export async function createActivationRequest(options: CreateActivationRequestOptions): Promise<string> {
-  const created = new Date(readNow(options.now)).toISOString()
+  const created = new Date(readYearsOneTo9999(options.now)).toISOString()
   requireText('productId', options.productId, 64)
   requireText('fingerprint', options.fingerprint, 256)
   if (options.name !== undefined) {
@@ -114,7 +114,11 @@ const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
  * ```
  */
 export async function createDeactivationCode(options: CreateDeactivationCodeOptions): Promise<string> {
-  const minute = Math.floor(readNow(options.now) / 60_000)
+  const time = readYearsOneTo9999(options.now)
+  if (time < 0) {
+    throw new InvalidOptionError('now', '`now` must be a time in the years 1970 to 9999.')
+  }
+  const minute = Math.floor(time / 60_000)
   requireText('activationId', options.activationId, 64)
   if (typeof options.secret !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(options.secret)) {
     throw new InvalidOptionError(
@@ -139,6 +143,18 @@ export async function createDeactivationCode(options: CreateDeactivationCodeOpti
     text += crockford[Number((bits >> BigInt(i * 5)) & 31n)]
   }
   return (text.match(new RegExp(`.{1,${deactivationCodeGroupLength}}`, 'g')) ?? [text]).join('-')
+}
+
+/** Latest time of the year 9999 (ms): later years have no `YYYY` form the server reads. */
+const endOfYear9999 = Date.UTC(10000, 0, 1) - 1
+
+/** `now` (see `readNow`), refused outside the years 1 to 9999. */
+function readYearsOneTo9999(now: Date | undefined): number {
+  const time = readNow(now)
+  if (time > endOfYear9999 || new Date(time).getUTCFullYear() < 1) {
+    throw new InvalidOptionError('now', '`now` must be a time in the years 1 to 9999.')
+  }
+  return time
 }
 
 async function hmac(key: Uint8Array, message: string): Promise<Uint8Array> {

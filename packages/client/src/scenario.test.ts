@@ -13,10 +13,13 @@ import { it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { KeyturnApiError, KeyturnSignatureError, LicenseTokenError } from './errors.js'
 import { KeyturnClient } from './keyturn-client.js'
+import { createActivationRequest, createDeactivationCode } from './offline-activation.js'
 import { validateLicenseToken } from './validate-license-token.js'
+import { verifyLicenseFile } from './verify-license-file.js'
 
 interface Scenario {
   baseUrl: string
+  adminKey: string
   clientKey: string
   productId: `prd_${string}`
   publicKeyPem: string
@@ -83,6 +86,42 @@ it('runs the live scenario against keyturn serve', async (t) => {
   await client.deactivateLicenseByKey(onMachine)
   const after = await client.validateLicense(onMachine)
   assert.deepEqual([after.isValid, after.reason], [false, 'not_activated'])
+
+  // An air-gapped machine: its request file (the key typed in lower case without dashes, a name
+  // outside ASCII) turned into a license file by the vendor (an admin key), read on the machine,
+  // and its seat given back with a deactivation code, a wrong code refused first.
+  const vendor = new KeyturnClient({ baseUrl: s.baseUrl, apiKey: s.adminKey })
+  const airGapped = createHmac('sha256', 'keyturn-js-scenario').update('air-gapped-machine').digest('hex')
+  const name = 'Poste de Zoé ✓ <lab & co> \u2028'
+  const request = await createActivationRequest({
+    licenseKey: main.key.toLowerCase().replaceAll('-', ''),
+    productId,
+    fingerprint: airGapped,
+    name,
+    platform: 'linux-x64',
+  })
+  const offline = await vendor.activateOffline({ request })
+  assert.deepEqual([offline.activation.fingerprint, offline.activation.name], [airGapped, name])
+  const file = await verifyLicenseFile(offline.licenseFile, {
+    productId,
+    publicKey: s.publicKeyPem,
+    licenseKey: main.key,
+    fingerprint: airGapped,
+  })
+  assert.equal(file.activationId, offline.activation.id)
+  assert.ok(file.activationId !== undefined && file.deactivationSecret !== undefined)
+  const wrong = await createDeactivationCode({ activationId: file.activationId, secret: 'A'.repeat(43) })
+  await rejectsWith(
+    vendor.deactivateOffline(file.activationId, { code: wrong }),
+    422,
+    'deactivation_code_invalid',
+  )
+  const code = await createDeactivationCode({
+    activationId: file.activationId,
+    secret: file.deactivationSecret,
+  })
+  await vendor.deactivateOffline(file.activationId, { code })
+  await rejectsWith(vendor.getActivation(file.activationId), 404, 'activation_not_found')
 
   // 409: every seat of the full license is taken.
   await rejectsWith(

@@ -82,6 +82,8 @@ class LiveScenario(unittest.TestCase):
         validation = client.validate_license(main["key"], product, fingerprint=MACHINE)
         self.assertEqual((validation["isValid"], validation["reason"]), (False, "not_activated"))
 
+        self.offline_round_trip()
+
         # 409: every seat of the full license is taken.
         with self.assertRaises(keyturn.ApiError) as limit:
             client.activate_license(full["key"], product, MACHINE)
@@ -112,6 +114,39 @@ class LiveScenario(unittest.TestCase):
         self.assertEqual((guessed.exception.status, guessed.exception.code), (429, "rate_limited"))
         self.assertIsNotNone(guessed.exception.retry_after)
         self.assertGreater(guessed.exception.retry_after or 0, 20)
+
+    def offline_round_trip(self) -> None:
+        """An air-gapped machine: its request file (the key typed in lower case without dashes, a name
+        outside ASCII with characters JSON escapes differently) turned into a license file by the
+        vendor (an admin key), read on the machine, and its seat given back with a deactivation code,
+        a wrong code refused first."""
+        s = self.scenario
+        product, main = s["productId"], s["licenses"]["main"]
+        machine = keyturn.machine_fingerprint("keyturn-python-scenario", "air-gapped-machine")
+        name = "Poste de Zoé ✓ <lab & co> \u2028"
+        request = keyturn.create_activation_request(
+            main["key"].lower().replace("-", ""), product, machine, name=name, platform="linux-x64"
+        )
+        vendor = keyturn.Client(s["baseUrl"], s["adminKey"], timeout=10.0)
+        answer = vendor.request("POST", "/licenses/activate-offline", {"request": request})
+        activation = answer["activation"]
+        self.assertEqual((activation["fingerprint"], activation["name"]), (machine, name))
+        checked = keyturn.verify_license_file(
+            answer["licenseFile"], public_key=s["publicKeyPem"], product_id=product, license_key=main["key"], fingerprint=machine
+        )
+        self.assertEqual((checked.activation_id, checked.encrypted), (activation["id"], True))
+        assert checked.activation_id is not None and checked.deactivation_secret is not None
+        path = f"/activations/{checked.activation_id}/deactivate-offline"
+        wrong = keyturn.create_deactivation_code(checked.activation_id, "A" * 43)
+        with self.assertRaises(keyturn.ApiError) as refused:
+            vendor.request("POST", path, {"code": wrong})
+        self.assertEqual((refused.exception.status, refused.exception.code), (422, "deactivation_code_invalid"))
+        code = keyturn.create_deactivation_code(checked.activation_id, checked.deactivation_secret)
+        self.assertIsNone(vendor.request("POST", path, {"code": code}))
+        # The seat is free: the activation is gone.
+        with self.assertRaises(keyturn.ApiError) as gone:
+            vendor.request("GET", f"/activations/{checked.activation_id}")
+        self.assertEqual((gone.exception.status, gone.exception.code), (404, "activation_not_found"))
 
 
 if __name__ == "__main__":

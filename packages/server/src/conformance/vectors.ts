@@ -675,6 +675,8 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
       keyText?: string
       expiry?: string | null
       checkIn?: boolean
+      /** A machine file from offline activation: it carries the machine's deactivation secret. */
+      secret?: string
     } = {},
   ) => {
     const key = options.key ?? productKey
@@ -686,7 +688,9 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
         expiry: options.expiry === null ? null : new Date(options.expiry ?? expires),
         payload: {
           license,
-          ...(options.withMachine === true ? { machine } : {}),
+          ...(options.withMachine === true
+            ? { machine: options.secret === undefined ? machine : { ...machine, secret: options.secret } }
+            : {}),
           ...(options.checkIn === true ? checkIn : {}),
         },
         licenseKey: options.keyText ?? licenseKey,
@@ -729,6 +733,7 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
   const changed = `${payload.slice(0, 20)}${payload[20] === 'A' ? 'B' : 'A'}${payload.slice(21)}`
   const tampered = `-----BEGIN KEYTURN LICENSE FILE-----\n${`${head}.${changed}.${signature}`.match(/.{1,64}/g)?.join('\n')}\n-----END KEYTURN LICENSE FILE-----\n`
   const machineFields = { fingerprint, activationId: machine.activationId }
+  const offlineSecret = deactivationSecretOf('keyturn conformance: deactivation secret')
   return [
     valid('valid-clear', 'A clear license file.', clear, resultOf()),
     valid(
@@ -821,6 +826,16 @@ async function licenseFileVectors(): Promise<LicenseFileVector[]> {
       'Not armoured as a license file.',
       clear.replace('KEYTURN LICENSE FILE', 'LICENSE'),
       'malformed',
+    ),
+    valid(
+      'valid-offline-activation',
+      'A machine file from offline activation: encrypted for the key and the machine, carrying the deactivation secret that keys its deactivation codes.',
+      await file({ withMachine: true, encrypt: true, secret: offlineSecret }),
+      {
+        ...(resultOf({ ...machineFields, deactivationSecret: offlineSecret }) as Record<string, Json>),
+        encrypted: true,
+      },
+      { licenseKey: '7k3qd m9xtb 2vhcr 8pnwf 4zj6a', fingerprint },
     ),
   ]
 }
@@ -1142,12 +1157,74 @@ function activationRequestVectors() {
         created: '2030-01-01T00:00:00.000Z',
       },
     ),
+    vector(
+      'json-escapes',
+      'A name with quotes, a backslash, HTML characters, control characters, U+2028 and an emoji: escaped exactly as JSON.stringify escapes them (" \\ \\b \\f \\n \\r \\t and \\u00xx for the other control characters; nothing else).',
+      '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        name: 'Zoé\'s "rack" <b>&amp; \\ \t\n\r\b\f\u0001\u001f\u007f \u2028\u2029 😀',
+        platform: 'linux-x64 <dev>',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+    vector(
+      'keyturn-key-look-alikes',
+      'A Keyturn key typed with O for 0, I and L for 1, mixed case, spaces, a tab and dashes: read as 10KQD-M9XTB-2VHCR-8PNWF-4ZJ61.',
+      'iOkqd M9XTB\t2vhcr--8pnwf 4zj6L',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+    vector(
+      'keyturn-key-unicode-typing',
+      "A Keyturn key typed with Unicode: a no-break space, an ideographic space and U+FEFF as separators (JavaScript's \\s), ß upper-cased to SS and a Turkish dotless ı to I (full Unicode upper case): read as SS3QD-M9XTB-2VHCR-8PNW1-4ZJ6A.",
+      'ß3qd\u00a0m9xtb\u30002vhcr\ufeff8pnwı-4zj6a',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+    vector(
+      'custom-key-shaped-like-keyturn',
+      'Five groups of five, but with U (not in Crockford base32): a custom key, used exactly as given (lower case kept).',
+      'abcde-fghjk-mnpqr-stuvw-xyz01',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
+    vector(
+      'custom-key-non-ascii',
+      'A custom key outside ASCII: the HMAC is keyed by its UTF-8 bytes, the hint is SHA-256 of them.',
+      'Clé-Öffentlich-2030',
+      {
+        productId,
+        fingerprint: 'machine-7f3a9c',
+        nonce,
+        created: '2030-01-01T00:00:00.000Z',
+      },
+    ),
   ]
+}
+
+/** A test-only deactivation secret (base64url of 32 bytes) derived from a public label. */
+function deactivationSecretOf(label: string): string {
+  return createHash('sha256').update(label).digest('base64url')
 }
 
 /** Deactivation codes as `createDeactivationCode` prints them. */
 function deactivationCodeVectors() {
-  const secret = createHash('sha256').update('keyturn conformance: deactivation secret').digest('base64url')
+  const secret = deactivationSecretOf('keyturn conformance: deactivation secret')
   const vector = (name: string, activationId: string, now: string) => {
     const minute = Math.floor(Date.parse(now) / 60_000)
     return {

@@ -1,6 +1,6 @@
 """Keyturn for Python: check license tokens, license files, signed answers and webhooks offline, and call the
 Keyturn API (activate, validate, heartbeat, usage, tokens, deactivate) with retries; a license guard that
-keeps working offline."""
+keeps working offline; activation request files and deactivation codes for air-gapped machines."""
 
 from ._client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS, Client
 from ._errors import (
@@ -22,6 +22,7 @@ from ._guard import (
     LicenseGuardStateChange,
 )
 from ._keys import PublicKey, PublicKeys
+from ._offline_activation import InvalidOptionError, create_activation_request, create_deactivation_code
 from ._license_files import MAX_LICENSE_FILE_LENGTH, LicenseFileResult, canonical_license_key, verify_license_file
 from ._signed_answers import answer_signature_base, new_nonce, verify_signed_answer
 from ._storage import FileStorage, GuardStorage, user_data_directory
@@ -44,6 +45,7 @@ __all__ = [
     "FileStorage",
     "GuardLicense",
     "GuardStorage",
+    "InvalidOptionError",
     "Instant",
     "KeyturnConnectionError",
     "KeyturnError",
@@ -60,6 +62,8 @@ __all__ = [
     "WebhookError",
     "answer_signature_base",
     "canonical_license_key",
+    "create_activation_request",
+    "create_deactivation_code",
     "machine_fingerprint",
     "machine_id",
     "new_nonce",

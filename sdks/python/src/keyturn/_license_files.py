@@ -54,6 +54,9 @@ class LicenseFileResult:
     #: The machine the file is bound to, when it is.
     fingerprint: Optional[str] = None
     activation_id: Optional[str] = None
+    #: A file from offline activation: the secret that keys this machine's deactivation codes
+    #: (:func:`create_deactivation_code`). Keep it with the file; never show it.
+    deactivation_secret: Optional[str] = None
     #: When the application must next validate online (ISO 8601); None: no check-in required.
     check_in_by: Optional[str] = None
     #: Seconds of grace after ``check_in_by`` the license's policy allows; None when it sets none.
@@ -66,10 +69,15 @@ _keyturn_key = re.compile(r"^[0-9A-HJKMNP-TV-Z]{25}$")
 _whitespace = re.compile(r"\s+")
 
 
+#: JavaScript's ``\s`` (Python's differs: it adds U+001C to U+001F and U+0085, and lacks U+FEFF), and the dash.
+_key_separators = re.compile("[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff-]")
+
+
 def canonical_license_key(key: str) -> str:
-    """A Keyturn-made key as stored: upper case, O read as 0, I and L as 1, five groups of five.
-    Input not shaped like such a key is returned unchanged."""
-    characters = re.sub(r"[\s-]", "", key.upper()).replace("O", "0").replace("I", "1").replace("L", "1")
+    """A Keyturn-made key as stored: upper case (full Unicode case mapping, as JavaScript's: ß is SS),
+    whitespace and dashes removed, O read as 0, I and L as 1, five groups of five. Input not shaped like
+    such a key is returned unchanged."""
+    characters = _key_separators.sub("", key.upper()).replace("O", "0").replace("I", "1").replace("L", "1")
     if not _keyturn_key.match(characters):
         return key
     return "-".join(characters[i : i + 5] for i in range(0, 25, 5))
@@ -303,6 +311,7 @@ def verify_license_file(
         encrypted="encryption" in header,
         fingerprint=None if machine is None else machine["fingerprint"],
         activation_id=None if machine is None else machine["activationId"],
+        deactivation_secret=None if machine is None else machine.get("secret"),
         check_in_by=payload.get("checkInBy"),
         grace_period=payload.get("gracePeriod"),
     )
