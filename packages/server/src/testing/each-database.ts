@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { type Connection, connect } from '../storage/connect.js'
 import { migrateToLatest } from '../storage/migrate.js'
-import { processDatabaseUrl, query } from './postgres-database.js'
+import { processDatabaseUrl, query, takeMigratedSchema } from './postgres-database.js'
 
 /** How to get a fresh, migrated database for one test. */
 export interface TestDatabase {
@@ -49,24 +49,27 @@ function migratedSqliteImage(): Promise<Buffer> {
 
 /**
  * Each test gets its own schema (t_<random>), dropped when it closes, inside this process's own
- * database (testing/postgres-database.ts).
+ * database (testing/postgres-database.ts). The first takes the migrated schema the database was
+ * copied with when scripts/test.mjs made a template (no migrations to run: most of a PostgreSQL
+ * test file's set-up); later ones reuse emptied schemas, or make and migrate one.
  */
 export function postgresTestDatabase(serverUrl: string): TestDatabase {
   return {
     kind: 'postgres',
     async open() {
       const url = await processDatabaseUrl(serverUrl)
-      const reused = idleSchemas.pop()
-      const schema = reused ?? `t_${randomBytes(6).toString('hex')}`
-      if (reused === undefined) {
+      const migrated = idleSchemas.pop() ?? takeMigratedSchema()
+      const schema = migrated ?? `t_${randomBytes(6).toString('hex')}`
+      if (migrated === undefined) {
         await query(url, `create schema ${schema}`)
       }
       const connection = connect({ kind: 'postgres', url }, { searchPath: schema, poolSize: 5 })
-      if (reused === undefined) {
+      if (migrated === undefined) {
         await migrateToLatest(connection)
-        freshTables ??= describeTables(url, schema)
-        await freshTables
       }
+      // Described while it is as the migrations left it: the first schema of the process is fresh.
+      freshTables ??= describeTables(url, schema)
+      await freshTables
       let closed = false
       return {
         ...connection,

@@ -9,10 +9,19 @@ import pg from 'pg'
  */
 let ownDatabase: Promise<string> | undefined
 
+/**
+ * The schema, already migrated and empty, that a database copied from TEST_POSTGRES_TEMPLATE holds
+ * (testing/postgres-template.ts); scripts/test.mjs migrates that template once per run.
+ */
+export const migratedTemplateSchema = 't_migrated'
+let templateSchemaLeft = false
+
 export function processDatabaseUrl(serverUrl: string): Promise<string> {
   ownDatabase ??= (async () => {
     const name = `keyturn_test_${process.pid}_${randomBytes(4).toString('hex')}`
-    await query(serverUrl, `create database ${name}`)
+    const template = process.env.TEST_POSTGRES_TEMPLATE
+    await query(serverUrl, `create database ${name}${template ? ` template ${template}` : ''}`)
+    templateSchemaLeft = Boolean(template)
     process.once('beforeExit', () => {
       query(serverUrl, `drop database if exists ${name} with (force)`).catch(() => {})
     })
@@ -21,6 +30,18 @@ export function processDatabaseUrl(serverUrl: string): Promise<string> {
     return url.toString()
   })()
   return ownDatabase
+}
+
+/**
+ * The migrated schema this process's database was copied with, the first time it is asked for (then
+ * it belongs to the caller); undefined when it was taken already or there was no template.
+ */
+export function takeMigratedSchema(): string | undefined {
+  if (!templateSchemaLeft) {
+    return undefined
+  }
+  templateSchemaLeft = false
+  return migratedTemplateSchema
 }
 
 /** Runs one statement on its own connection. */
