@@ -7,10 +7,11 @@
 // on plain node: tsx's loader costs every test process about 1.5 s of CPU. Tests that no build emits
 // (the client's and the dashboard's) run from their .ts through tsx (scripts/test-typescript.mjs).
 // Give test files by their source path: node scripts/test.mjs packages/server/src/x/y.test.ts
+// The slowest files start first (slowestFirst below), as timed by the run before.
 // `--no-browser` leaves out the test files that drive Chromium: CI runs them once, on the Node
 // version whose run ends the log, not once per Node version.
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { startThrowawayPostgres } from './throwaway-postgres.mjs'
@@ -40,6 +41,56 @@ function testFiles() {
 }
 
 /**
+ * Where each run leaves every test file's wall time (ms, by source path) for the next run to order
+ * the files by. Under node_modules, so a fresh install starts without it.
+ */
+const timesPath = join(root, 'node_modules', '.cache', 'keyturn-test-times.json')
+
+function knownTimes() {
+  try {
+    return JSON.parse(readFileSync(timesPath, 'utf8'))
+  } catch {
+    return {}
+  }
+}
+
+/**
+ * The files, slowest first. node runs them in the order given, `concurrency` at a time: a long file
+ * that starts near the end runs alone on one core while the other idles, so the long ones go first
+ * and the short ones fill in behind them. Times come from the last run that ran each file; a file
+ * without one is guessed from what it starts: processes and browsers take ten seconds or so, the
+ * rest about two.
+ */
+function slowestFirst(files) {
+  const times = knownTimes()
+  const estimate = (path) =>
+    times[path] ??
+    (/startServerProcess|watchKeyturn|spawn\(|fork\(|launchChromium|playwright-core|startFaultJourney/.test(
+      readFileSync(join(root, path), 'utf8'),
+    )
+      ? 10_000
+      : 2_000)
+  const estimates = new Map(files.map((path) => [path, estimate(path)]))
+  return [...files].sort((a, b) => estimates.get(b) - estimates.get(a))
+}
+
+/** Adds this run's file times (scripts/test-timing.mjs wrote them) to the ones kept for the next run. */
+function keepTimes(timingsFile) {
+  if (!existsSync(timingsFile)) {
+    return
+  }
+  const times = knownTimes()
+  for (const line of readFileSync(timingsFile, 'utf8').split('\n')) {
+    if (line !== '') {
+      const { file, ms } = JSON.parse(line)
+      times[file] = ms
+    }
+  }
+  mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true })
+  writeFileSync(timesPath, `${JSON.stringify(times, null, 1)}\n`)
+}
+
+/**
  * packages/<p>/src/<x>.test.ts → packages/<p>/dist/<x>.test.js when the build emitted it (else the
  * .ts itself). Only files found in src are run, so a test deleted from src never runs from a stale dist.
  */
@@ -56,6 +107,9 @@ try {
 }
 
 const env = { ...process.env }
+// V8's compiled code of every module, kept between the suite's processes and runs (node's module
+// compile cache): each test process and each `keyturn` it starts compiles less.
+env.NODE_COMPILE_CACHE ??= join(root, 'node_modules', '.cache', 'keyturn-node-compile')
 // Each test process appends its wall time here (scripts/test-timing.mjs); the reporter prints them.
 const timings = mkdtempSync(join(tmpdir(), 'keyturn-test-timings-'))
 env.KEYTURN_TEST_TIMINGS = join(timings, 'timings.jsonl')
@@ -69,6 +123,19 @@ if (!env.TEST_POSTGRES_URL) {
   } else {
     env.TEST_POSTGRES_SKIP = postgres.skip
     console.log(`# PostgreSQL suites are skipped: ${postgres.skip}`)
+  }
+}
+// One migrated database every test process copies its own from, instead of each migrating.
+let dropTemplate = async () => {}
+if (env.TEST_POSTGRES_URL) {
+  const { createMigratedTemplate } = await import('../packages/server/dist/testing/postgres-template.js')
+  try {
+    const template = await createMigratedTemplate(env.TEST_POSTGRES_URL)
+    env.TEST_POSTGRES_TEMPLATE = template.name
+    dropTemplate = () => template.drop().catch(() => {})
+  } catch (error) {
+    // Each PostgreSQL suite migrates on its own, and reports the failure where it happens.
+    console.log(`# No migrated PostgreSQL template: ${error instanceof Error ? error.message : error}`)
   }
 }
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -89,10 +156,9 @@ const child = spawn(
     './scripts/test-typescript.mjs',
     '--import',
     './scripts/test-timing.mjs',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    '--test-reporter=./scripts/test-reporter.mjs',
-    ...testFiles().map(runnable),
+    './scripts/test-run.mjs',
+    String(concurrency),
+    ...slowestFirst(testFiles()).map((path) => join(root, runnable(path))),
   ],
   {
     cwd: root,
@@ -101,6 +167,8 @@ const child = spawn(
   },
 )
 const code = await new Promise((done) => child.on('close', (exitCode) => done(exitCode ?? 1)))
+await dropTemplate()
 stop()
+keepTimes(env.KEYTURN_TEST_TIMINGS)
 rmSync(timings, { recursive: true, force: true })
 process.exit(code)

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { childEnvironment } from '@keyturn/server/testing/server-process'
 
 /** The built CLI (`npm test` builds first). */
 export const keyturnBin = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
@@ -24,10 +25,10 @@ export interface Running {
   readonly finished: Promise<Finished>
 }
 
-/** Starts `keyturn <args>` with only PATH and `env` in its environment. */
+/** Starts `keyturn <args>` with only PATH and `env` in its environment (childEnvironment). */
 export function startKeyturn(args: readonly string[], env: Readonly<Record<string, string>> = {}): Running {
   const child = spawn(process.execPath, [keyturnBin, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: childEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
@@ -80,7 +81,7 @@ export function watchKeyturn(
   options: { readonly patience: number; readonly beforeKill?: (run: Watched) => void },
 ): Watched {
   const child = spawn(process.execPath, [keyturnBin, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: childEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

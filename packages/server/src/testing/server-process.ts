@@ -14,13 +14,27 @@ export interface ServerProcess {
   readonly output: () => string
 }
 
+/**
+ * The whole environment of a `keyturn` child process: PATH and `env`, nothing else of the test's,
+ * except NODE_COMPILE_CACHE when scripts/test.mjs set it (V8's compiled code of the modules, kept on
+ * disk, so each of the suite's many processes starts with less work; behaviour is the same).
+ */
+export function childEnvironment(env: Readonly<Record<string, string>>): Record<string, string> {
+  const cache = process.env.NODE_COMPILE_CACHE
+  return {
+    PATH: process.env.PATH ?? '',
+    ...(cache === undefined ? {} : { NODE_COMPILE_CACHE: cache }),
+    ...env,
+  }
+}
+
 /** Starts `keyturn serve` as its own process with `env`; stopped (SIGTERM, then SIGKILL) after the test. */
 export async function startServerProcess(
   t: TestContext,
   env: Record<string, string>,
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [cli, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: childEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   t.after(async () => {
