@@ -1,29 +1,29 @@
 import assert from 'node:assert/strict'
-import { createHmac } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { it } from 'node:test'
 import Stripe from 'stripe'
 import { memoryCounters } from '../../protection/counters.js'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import { startSmtpServer } from '../../testing/smtp-server.js'
+import {
+  lemonSqueezySignature,
+  mailed,
+  paddleSignature,
+  providerFixture,
+  stripeSignature,
+  withMail,
+} from '../../testing/payment-providers.js'
 
 // An `order_created` delivery shaped as Lemon Squeezy documents it (docs.lemonsqueezy.com, "Webhooks"
 // → "Example payloads", trimmed to the fields Keyturn reads).
-const orderCreated = readFileSync(
-  new URL('../../../src/integrations/fixtures/lemonsqueezy-order-created.json', import.meta.url),
-)
+const orderCreated = providerFixture('lemonsqueezy-order-created.json')
 const secret = 'ls-webhook-signing-secret'
 // A `checkout.session.completed` event shaped as Stripe documents it (docs.stripe.com/api/events and
 // /api/checkout/sessions/object, trimmed), at the API version the `stripe` SDK is pinned to.
-const checkoutCompleted = readFileSync(
-  new URL('../../../src/integrations/fixtures/stripe-checkout-session-completed.json', import.meta.url),
-  'utf8',
-)
+const checkoutCompleted = providerFixture('stripe-checkout-session-completed.json')
 const stripeSecret = 'whsec_stripe_fixture_secret'
 
-function sign(body: Buffer | string, key = secret): string {
-  return createHmac('sha256', key).update(body).digest('hex')
+function sign(body: string, key = secret): string {
+  return lemonSqueezySignature(body, key)
 }
 
 async function integration(
@@ -130,10 +130,7 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
   })
 
   it('turns a mapped order into a customer for the buyer and one license on the policy, once under 10 concurrent deliveries, mails its key; its refund revokes it once', async (t) => {
-    const smtp = await startSmtpServer(t)
-    const test = await buildTestApp(t, database, {
-      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
-    })
+    const { smtp, test } = await withMail(t, database)
     const policy = await test.app.inject({
       method: 'POST',
       url: '/api/v0/policies',
@@ -182,13 +179,12 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     assert.equal(bought[0].maxActivations, 2)
     assert.equal(bought[0].expirationDate, '2032-01-01T00:00:00.000Z') // 730 days from 2030-01-01
     // The key is mailed to the buyer through the outbox, once.
-    await test.services.deliveries.tick()
-    while (((await test.services.mail?.tick()) ?? 0) > 0) {}
+    const mails = await mailed(test, smtp)
     assert.deepEqual(
-      smtp.received.map((mail) => mail.to),
+      mails.map((mail) => mail.to),
       [['darlene@example.com']],
     )
-    assert.ok(smtp.received[0]?.raw.replace(/=\r\n/g, '').includes(bought[0].key), 'the key is in the mail')
+    assert.ok(mails[0]?.body.includes(bought[0].key), 'the key is in the mail')
     const events = await test.app.inject({
       method: 'GET',
       url: `/api/v0/integrations/${id}/events`,
@@ -215,7 +211,7 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
 
     // The same order refunded (Lemon Squeezy sends the order again as `order_refunded`): the
     // license is revoked once, however often the refund is delivered.
-    const order = JSON.parse(orderCreated.toString('utf8'))
+    const order = JSON.parse(orderCreated)
     order.meta.event_name = 'order_refunded'
     order.data.attributes.refunded = true
     order.data.attributes.refunded_at = '2021-08-20T10:00:00.000000Z'
@@ -268,7 +264,7 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
         payload: body,
       })
     const signedAt = (seconds: number, key = stripeSecret, payload = checkoutCompleted) =>
-      Stripe.webhooks.generateTestHeaderString({ payload, secret: key, timestamp: seconds })
+      stripeSignature(seconds, payload, key)
     const now = Math.floor(test.clock.now().getTime() / 1000)
 
     const stale = await post(signedAt(now - 301))
@@ -335,15 +331,11 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
 
 // A `transaction.completed` notification shaped as Paddle Billing documents it
 // (developer.paddle.com/webhooks/transactions/transaction-completed, trimmed).
-const transactionCompleted = readFileSync(
-  new URL('../../../src/integrations/fixtures/paddle-transaction-completed.json', import.meta.url),
-  'utf8',
-)
+const transactionCompleted = providerFixture('paddle-transaction-completed.json')
 const paddleSecret = 'pdl_ntfset_fixture_secret_key'
 
-/** The documented algorithm: h1 = hex HMAC-SHA256 of `<ts>:<raw body>`. */
-function paddleSignature(ts: number, body = transactionCompleted, key = paddleSecret): string {
-  return `ts=${ts};h1=${createHmac('sha256', key).update(`${ts}:${body}`).digest('hex')}`
+function signedByPaddle(ts: number, body = transactionCompleted, key = paddleSecret): string {
+  return paddleSignature(ts, body, key)
 }
 
 describeEachDatabase('receiving Paddle webhooks', (database) => {
@@ -362,15 +354,15 @@ describeEachDatabase('receiving Paddle webhooks', (database) => {
       })
     const now = Math.floor(test.clock.now().getTime() / 1000)
 
-    const stale = await post(paddleSignature(now - 301))
+    const stale = await post(signedByPaddle(now - 301))
     assert.equal(stale.statusCode, 400, stale.body)
     assert.equal(stale.json().code, 'provider_signature_invalid')
-    assert.equal((await post(paddleSignature(now, transactionCompleted, 'another'))).statusCode, 400)
+    assert.equal((await post(signedByPaddle(now, transactionCompleted, 'another'))).statusCode, 400)
     assert.equal((await post(undefined)).statusCode, 400)
-    const malformed = await post(paddleSignature(now, '{"event_id":'), '{"event_id":')
+    const malformed = await post(signedByPaddle(now, '{"event_id":'), '{"event_id":')
     assert.equal(malformed.json().code, 'bad_request')
 
-    const rotating = `${paddleSignature(now, transactionCompleted, 'old-secret')};${paddleSignature(now).split(';')[1]}`
+    const rotating = `${signedByPaddle(now, transactionCompleted, 'old-secret')};${signedByPaddle(now).split(';')[1]}`
     const answers = await Promise.all(Array.from({ length: 10 }, () => post(rotating)))
     assert.deepEqual(answers.map((a) => [a.statusCode, a.json().duplicate]).sort(), [
       [200, false],

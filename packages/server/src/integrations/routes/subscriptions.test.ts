@@ -1,20 +1,22 @@
 import assert from 'node:assert/strict'
-import { createHmac } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { it } from 'node:test'
-import Stripe from 'stripe'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import { startSmtpServer } from '../../testing/smtp-server.js'
+import {
+  lemonSqueezySignature,
+  mailed,
+  paddleSignature,
+  providerFixture,
+  stripeSignature,
+  withMail,
+} from '../../testing/payment-providers.js'
 
 // Payloads shaped as each provider documents them: fixtures/README.md names the sources.
 // biome-ignore lint/suspicious/noExplicitAny: provider payloads are edited field by field, as JSON
 type Payload = Record<string, any>
 
 function fixture(name: string): Payload {
-  return JSON.parse(
-    readFileSync(new URL(`../../../src/integrations/fixtures/${name}`, import.meta.url), 'utf8'),
-  )
+  return JSON.parse(providerFixture(name))
 }
 
 const day = 86_400_000
@@ -58,25 +60,6 @@ async function setUp(
 }
 
 /** The one license the integration sold, as the API shows it. */
-/** A test app that mails through a real SMTP server in the test. */
-async function withMail(
-  t: Parameters<typeof startSmtpServer>[0],
-  database: Parameters<typeof buildTestApp>[1],
-) {
-  const smtp = await startSmtpServer(t)
-  const test = await buildTestApp(t, database, {
-    mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
-  })
-  return { smtp, test }
-}
-
-/** Sends what the outbox holds; the addresses and bodies the SMTP server received. */
-async function mailed(test: TestApp, smtp: Awaited<ReturnType<typeof startSmtpServer>>) {
-  await test.services.deliveries.tick()
-  while (((await test.services.mail?.tick()) ?? 0) > 0) {}
-  return smtp.received.map((mail) => ({ to: mail.to, body: mail.raw.replace(/=\r\n/g, '') }))
-}
-
 async function theLicense(test: TestApp): Promise<Payload> {
   const res = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: test.headers })
   assert.equal(res.json().data.length, 1, res.body)
@@ -125,11 +108,7 @@ describeEachDatabase('Stripe subscriptions', (database) => {
     const deliver = async (event: Payload) => {
       n += 1
       const body = JSON.stringify({ ...event, id: `evt_${event.type}_${n}` })
-      const header = Stripe.webhooks.generateTestHeaderString({
-        payload: body,
-        secret,
-        timestamp: Math.floor(test.clock.now().getTime() / 1000),
-      })
+      const header = stripeSignature(Math.floor(test.clock.now().getTime() / 1000), body, secret)
       const res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'stripe-signature': header },
@@ -247,7 +226,7 @@ describeEachDatabase('Lemon Squeezy subscriptions', (database) => {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-signature': createHmac('sha256', secret).update(body).digest('hex'),
+          'x-signature': lemonSqueezySignature(body, secret),
         },
         body,
       })
@@ -353,7 +332,7 @@ describeEachDatabase('Paddle Billing', (database) => {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'paddle-signature': `ts=${ts};h1=${createHmac('sha256', key).update(`${ts}:${body}`).digest('hex')}`,
+          'paddle-signature': paddleSignature(ts, body, key),
         },
         body,
       })
