@@ -10,13 +10,26 @@ export function problemCodesOf(schema: object): readonly ErrorCode[] | undefined
   return codesBySchema.get(schema)
 }
 
+/**
+ * The problem responses made so far, by their codes: every app (the tests build thousands) gets the
+ * same schema object for the same codes, which the compiled-schema cache (schema-compilers.ts)
+ * recognises by identity instead of writing it out as JSON again. Schemas are never changed once made.
+ */
+const responsesByCodes = new Map<string, TSchema>()
+
 /** One problem response for `codes`, all of one status. */
 export function problemResponse(codes: readonly ErrorCode[]): TSchema {
+  const key = codes.join(' ')
+  const made = responsesByCodes.get(key)
+  if (made !== undefined) {
+    return made
+  }
   const response = {
     ...ProblemSchema,
     description: `Problem details with \`code\` ${codes.map((code) => `\`${code}\``).join(' or ')}`,
   }
   codesBySchema.set(response, codes)
+  responsesByCodes.set(key, response)
   return response
 }
 

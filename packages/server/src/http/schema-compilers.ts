@@ -16,8 +16,34 @@ export class CompiledSchemas {
   readonly serializers = new Map<string, unknown>()
   /** Compile each schema on its first use instead of when the app is built (tests; production compiles up front). */
   readonly lazy: boolean
+  /**
+   * What the maps above hold for a schema object, by the rest of its key: the apps of a test process
+   * pass the same objects again and again, found here without writing out (and hashing) their JSON.
+   */
+  readonly #bySchema = new WeakMap<object, Map<string, unknown>>()
   constructor(options: { readonly lazy?: boolean } = {}) {
     this.lazy = options.lazy ?? false
+  }
+
+  /** What `compiled` holds for `schema` under `prefix` (by the object, then by its JSON), else `make()`'s, kept. */
+  reuse(compiled: Map<string, unknown>, prefix: string, schema: unknown, make: () => unknown): unknown {
+    const known = typeof schema === 'object' && schema !== null ? this.#bySchema.get(schema) : undefined
+    const found = known?.get(prefix)
+    if (found !== undefined) {
+      return found
+    }
+    const key = `${prefix}\n${contentKey(schema)}`
+    let value = compiled.get(key)
+    if (value === undefined) {
+      value = make()
+      compiled.set(key, value)
+    }
+    if (typeof schema === 'object' && schema !== null) {
+      const byPrefix = known ?? new Map<string, unknown>()
+      byPrefix.set(prefix, value)
+      this.#bySchema.set(schema, byPrefix)
+    }
+    return value
   }
 }
 
@@ -68,15 +94,10 @@ function lazyValidator(compile: () => Validator): Validator {
 /** A validator compiler that reuses what `cache` holds (keyed by the part and the schema's JSON). */
 export function cachingValidatorCompiler(cache: CompiledSchemas): FastifySchemaCompiler<FastifySchema> {
   const compile = createValidatorCompiler()
-  return (route) => {
-    const key = `${route.httpPart}\n${contentKey(route.schema)}`
-    let validate = cache.validators.get(key)
-    if (validate === undefined) {
-      validate = cache.lazy ? lazyValidator(() => compile(route) as Validator) : compile(route)
-      cache.validators.set(key, validate)
-    }
-    return validate as ReturnType<typeof compile>
-  }
+  return (route) =>
+    cache.reuse(cache.validators, String(route.httpPart), route.schema, () =>
+      cache.lazy ? lazyValidator(() => compile(route) as Validator) : compile(route),
+    ) as ReturnType<typeof compile>
 }
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>
@@ -90,25 +111,23 @@ export function cachingSerializerFactory(cache: CompiledSchemas): BuildSerialize
   const build = SerializerSelector()
   return (externalSchemas, options) => {
     const compile = build(externalSchemas, options)
-    const shared = JSON.stringify([externalSchemas ?? null, options ?? null])
-    return (route) => {
-      const key = `${shared}\n${contentKey(route.schema)}`
-      let serialize = cache.serializers.get(key)
-      if (serialize === undefined) {
+    // Each shared schema by its remembered JSON: the apps of a test process add the same objects.
+    const shared = JSON.stringify([
+      Object.entries(externalSchemas ?? {}).map(([id, schema]) => [id, contentKey(schema)]),
+      options ?? null,
+    ])
+    return (route) =>
+      cache.reuse(cache.serializers, shared, route.schema, () => {
         const written = { ...route, schema: nullableForSerialization(route.schema) }
-        if (cache.lazy) {
-          let compiled: ((data: unknown) => string) | undefined
-          serialize = (data: unknown) => {
-            compiled ??= compile(written)
-            return compiled(data)
-          }
-        } else {
-          serialize = compile(written)
+        if (!cache.lazy) {
+          return compile(written)
         }
-        cache.serializers.set(key, serialize)
-      }
-      return serialize as ReturnType<typeof compile>
-    }
+        let compiled: ((data: unknown) => string) | undefined
+        return (data: unknown) => {
+          compiled ??= compile(written)
+          return compiled(data)
+        }
+      }) as ReturnType<ReturnType<BuildSerializer>>
   }
 }
 
