@@ -125,7 +125,16 @@ if (!env.TEST_POSTGRES_URL) {
     console.log(`# PostgreSQL suites are skipped: ${postgres.skip}`)
   }
 }
-// One migrated database every test process copies its own from, instead of each migrating.
+// One migrated database per engine that every test process copies its own from, instead of each
+// migrating (testing/each-database.ts).
+const { writeMigratedSqlite } = await import('../packages/server/dist/testing/each-database.js')
+try {
+  await writeMigratedSqlite(join(timings, 'migrated.db'))
+  env.TEST_SQLITE_TEMPLATE = join(timings, 'migrated.db')
+} catch (error) {
+  // Each SQLite suite migrates on its own, and reports the failure where it happens.
+  console.log(`# No migrated SQLite template: ${error instanceof Error ? error.message : error}`)
+}
 let dropTemplate = async () => {}
 if (env.TEST_POSTGRES_URL) {
   const { createMigratedTemplate } = await import('../packages/server/dist/testing/postgres-template.js')

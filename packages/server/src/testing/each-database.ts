@@ -27,24 +27,34 @@ export function sqliteTestDatabase(): TestDatabase {
 let sqliteImage: Promise<Buffer> | undefined
 
 /**
- * A migrated SQLite database, serialized, made once per test process: each test's in-memory
- * database starts as a copy of it instead of running the migrations again.
+ * A migrated SQLite database, serialized, read once per test process: each test's in-memory
+ * database starts as a copy of it instead of running the migrations again. scripts/test.mjs makes
+ * the file once per run (TEST_SQLITE_TEMPLATE); without it, the process migrates one of its own.
  */
 function migratedSqliteImage(): Promise<Buffer> {
   sqliteImage ??= (async () => {
+    const made = process.env.TEST_SQLITE_TEMPLATE
+    if (made) {
+      return readFileSync(made)
+    }
     const dir = mkdtempSync(join(tmpdir(), 'keyturn-template-'))
     try {
       const path = join(dir, 'template.db')
-      const connection = connect({ kind: 'sqlite', path })
-      await migrateToLatest(connection)
-      await sql`pragma journal_mode = delete`.execute(connection.db) // one file, no WAL to deserialize
-      await connection.close()
+      await writeMigratedSqlite(path)
       return readFileSync(path)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   })()
   return sqliteImage
+}
+
+/** Writes a migrated SQLite database, in one file, to `path`. */
+export async function writeMigratedSqlite(path: string): Promise<void> {
+  const connection = connect({ kind: 'sqlite', path })
+  await migrateToLatest(connection)
+  await sql`pragma journal_mode = delete`.execute(connection.db) // one file, no WAL to deserialize
+  await connection.close()
 }
 
 /**
