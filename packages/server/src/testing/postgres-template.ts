@@ -6,7 +6,7 @@ import { migratedTemplateSchema, query } from './postgres-database.js'
 /**
  * Makes a database holding one migrated, empty schema (`t_migrated`), for the test processes of a
  * run to copy (`create database … template …`, testing/postgres-database.ts) instead of each
- * running every migration again: about a second of PostgreSQL's CPU per test file. Nothing may
+ * running every migration again (some 200 statements: about half a second per test file). Nothing may
  * connect to it while it is copied, so only its maker does, before the tests start. `drop` removes
  * it after the run.
  */
