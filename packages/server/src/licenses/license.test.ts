@@ -1,34 +1,16 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { aLicense as storedLicense } from '../testing/licenses.js'
 import { type License, stateAt, viewAt } from './license.js'
 
-const created = new Date('2030-01-01T00:00:00.000Z')
-
-/** A license as stored; only the fields a test names differ. */
+/** A license as stored (testing/licenses.ts); only the fields a test names differ. */
 function aLicense(fields: Partial<License> = {}): License {
-  return {
+  return storedLicense({
     id: 'lic_test',
     productId: 'prd_test',
     key: 'AAAAA-BBBBB-CCCCC-DDDDD-EEEEE',
-    maxActivations: 1,
-    expirationDate: null,
-    revokedAt: null,
-    activationCount: 0,
-    heartbeatTtl: null,
-    maxUses: null,
-    uses: 0,
-    usesResetAt: null,
-    customerId: null,
-    policyId: null,
-    entitlements: [],
-    metadata: {},
-    firstActivationDuration: null,
-    paymentGraceEndsAt: null,
-    externalId: null,
-    createdAt: created,
-    updatedAt: created,
     ...fields,
-  }
+  })
 }
 
 const at = (iso: string) => new Date(iso)

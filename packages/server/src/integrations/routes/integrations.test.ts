@@ -10,21 +10,8 @@ import {
 } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { assertProblem } from '../../testing/problems.js'
+import { send } from '../../testing/requests.js'
 import { KyselyIntegrationStore } from '../kysely-integration-store.js'
-
-async function send(
-  test: TestApp,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  url: string,
-  payload?: object,
-) {
-  return test.app.inject({
-    method,
-    url: `/api/v0${url}`,
-    headers: test.headers,
-    ...(payload === undefined ? {} : { payload }),
-  })
-}
 
 async function createPolicy(test: TestApp, productId = test.productId): Promise<string> {
   const res = await send(test, 'POST', '/policies', { productId, name: 'Yearly' })

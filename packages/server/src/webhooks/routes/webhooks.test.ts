@@ -9,6 +9,7 @@ import { buildTestApp, createProduct, productKeyHeaders, type TestApp } from '..
 import { describeEachDatabase } from '../../testing/each-database.js'
 import type { AuthHeaders } from '../../testing/licenses.js'
 import { assertProblem } from '../../testing/problems.js'
+import { send } from '../../testing/requests.js'
 import { testMasterSecret } from '../../testing/server-environments.js'
 import { startWebhookReceiver } from '../../testing/webhook-receiver.js'
 import { DeliveryWorker } from '../delivery-worker.js'
@@ -24,21 +25,6 @@ async function until(done: () => boolean): Promise<void> {
     assert.ok(Date.now() < deadline, 'timed out')
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
-}
-
-async function send(
-  test: TestApp,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  url: string,
-  payload?: object,
-  headers: AuthHeaders = test.headers,
-) {
-  return test.app.inject({
-    method,
-    url: `/api/v0${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload }),
-  })
 }
 
 async function createEndpoint(test: TestApp, body: object, headers: AuthHeaders = test.headers) {
