@@ -60,8 +60,8 @@ export async function writeMigratedSqlite(path: string): Promise<void> {
 /**
  * Each test gets its own schema (t_<random>), dropped when it closes, inside this process's own
  * database (testing/postgres-database.ts). The first takes the migrated schema the database was
- * copied with when scripts/test.mjs made a template (no migrations to run: most of a PostgreSQL
- * test file's set-up); later ones reuse emptied schemas, or make and migrate one.
+ * copied with when scripts/test.mjs made a template (no migrations to run); later ones reuse
+ * emptied schemas, or make and migrate one.
  */
 export function postgresTestDatabase(serverUrl: string): TestDatabase {
   return {
