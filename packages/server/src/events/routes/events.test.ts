@@ -5,21 +5,7 @@ import { buildTestApp, createProduct, productKeyHeaders, type TestApp } from '..
 import { describeEachDatabase } from '../../testing/each-database.js'
 import type { AuthHeaders } from '../../testing/licenses.js'
 import { assertProblem } from '../../testing/problems.js'
-
-async function send(
-  test: TestApp,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  url: string,
-  payload?: object,
-  headers: AuthHeaders = test.headers,
-) {
-  return test.app.inject({
-    method,
-    url: `/api/v0${url}`,
-    headers,
-    ...(payload === undefined ? {} : { payload }),
-  })
-}
+import { send } from '../../testing/requests.js'
 
 async function listEvents(
   test: TestApp,
