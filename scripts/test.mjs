@@ -19,6 +19,11 @@ import { startThrowawayPostgres } from './throwaway-postgres.mjs'
 const root = resolve(import.meta.dirname, '..')
 const args = process.argv.slice(2)
 const only = args.filter((arg) => !arg.startsWith('--'))
+const missing = only.filter((path) => !existsSync(path))
+if (missing.length > 0) {
+  console.error(`No such test file: ${missing.join(', ')}`)
+  process.exit(2)
+}
 const withoutBrowser = args.includes('--no-browser')
 
 /** Whether a test file drives a browser (it imports playwright-core or the browser test helpers). */
