@@ -25,6 +25,7 @@ import {
   exampleTime,
 } from './examples.js'
 import { exampleIntegrationResource } from './integrations.js'
+import { exampleOperator } from './operators.js'
 
 const exampleProduct = {
   id: exampleProductId,
@@ -218,6 +219,39 @@ export const eventTypeExamples = {
   'integration.created': exampleIntegrationResource(),
   'integration.updated': exampleIntegrationResource(),
   'integration.deleted': exampleIntegrationResource(),
+  /**
+   * Operators: the people who sign in to the dashboard. Each event's data is the operator as the API
+   * answers it (never a password, TOTP seed, one-time link or session id). An account made with its
+   * password (the first owner's setup, `keyturn operators create --password`).
+   */
+  'operator.created': exampleOperator,
+  /** An invitation was made; `mailed`: its link was also queued as a mail (mail configured). */
+  'operator.invited': { ...exampleOperator, status: 'invited', mailed: true },
+  /** The invited operator chose a password through the invitation link. */
+  'operator.activated': exampleOperator,
+  /** A role change; `previous` holds the fields as they were. */
+  'operator.updated': { ...exampleOperator, role: 'admin', previous: { role: 'support' } },
+  'operator.disabled': { ...exampleOperator, status: 'disabled' },
+  'operator.enabled': exampleOperator,
+  /**
+   * A password-reset link was made, asked for by the operator (the sign-in page's "forgot password")
+   * or made by an owner (the actor says which); `mailed`: also queued as a mail.
+   */
+  'operator.password_reset_requested': { ...exampleOperator, mailed: true },
+  /** A new password through a reset link; every session of the operator ended. */
+  'operator.password_changed': { ...exampleOperator, via: 'resetLink' },
+  /**
+   * Sessions ended: `signedOut` (the operator signed out), `revoked` (one session ended from the
+   * session list) or `revokedAll` (signed out everywhere). The actor says by whom.
+   */
+  'operator.session_ended': { ...exampleOperator, reason: 'revoked' },
+  /** TOTP enrolment confirmed (recovery codes were made with it). */
+  'operator.two_factor_enabled': exampleOperator,
+  /** `by: "self"`: the operator turned it off with a code; `by: "owner"`: an owner reset it. */
+  'operator.two_factor_disabled': { ...exampleOperator, by: 'self' },
+  'operator.recovery_codes_regenerated': exampleOperator,
+  /** A first single sign-on made the account (an allowed email domain, the configured role). */
+  'operator.sso_account_created': { ...exampleOperator, role: 'viewer' },
 } as const satisfies Record<string, unknown>
 
 function exampleWebhookEndpoint() {

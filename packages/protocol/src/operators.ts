@@ -29,7 +29,7 @@ const OperatorEmailSchema = Type.String({
 
 const OperatorNameSchema = Type.String({ minLength: 1, maxLength: 200, examples: ['Grace Hopper'] })
 
-const exampleOperator = {
+export const exampleOperator = {
   id: 'opr_7Hq2LmXv9TbR4KcWn3JsYd',
   object: 'Operator',
   email: 'grace@example.com',
@@ -79,6 +79,10 @@ export const InvitedOperatorSchema = Type.Object(
         'The one-time link where the operator chooses a password: works once, for 7 days, and is shown only in this answer. Hand it to the person.',
       examples: ['https://licenses.example.com/dashboard/invitation#Zr4Qw8…'],
     }),
+    mailed: Type.Boolean({
+      description:
+        'The link was also mailed to the operator (mail is configured: KEYTURN_SMTP_URL). False: hand the link over yourself.',
+    }),
   },
   {
     additionalProperties: false,
@@ -86,6 +90,7 @@ export const InvitedOperatorSchema = Type.Object(
       {
         operator: { ...exampleOperator, status: 'invited' },
         invitationUrl: 'https://licenses.example.com/dashboard/invitation#Zr4Qw8…',
+        mailed: true,
       },
     ],
   },
@@ -98,10 +103,14 @@ export const PasswordResetLinkSchema = Type.Object(
       description:
         'The one-time link where the operator chooses a new password: works once, for one hour, and is shown only in this answer. Using it ends every session of the operator.',
     }),
+    mailed: Type.Boolean({
+      description:
+        'The link was also mailed to the operator (mail is configured: KEYTURN_SMTP_URL). False: hand the link over yourself.',
+    }),
   },
   {
     additionalProperties: false,
-    examples: [{ resetUrl: 'https://licenses.example.com/dashboard/password-reset#Qk7Lp2…' }],
+    examples: [{ resetUrl: 'https://licenses.example.com/dashboard/password-reset#Qk7Lp2…', mailed: true }],
   },
 )
 

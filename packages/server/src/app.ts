@@ -86,6 +86,7 @@ import { KyselyOfflineStore } from './offline/kysely-offline-store.js'
 import { OfflineActivationService } from './offline/offline-activation-service.js'
 import { registerOfflineRoutes } from './offline/routes/offline-routes.js'
 import { KyselyFactorStore } from './operators/kysely-factor-store.js'
+import { operatorStorage } from './operators/kysely-operator-storage.js'
 import { KyselyOperatorStore } from './operators/kysely-operator-store.js'
 import { OidcService, type OidcSettings } from './operators/oidc.js'
 import { OperatorService } from './operators/operator-service.js'
@@ -381,7 +382,7 @@ export function buildApp(deps: AppDeps): {
   if (deps.portal?.enabled === true) {
     registerPortalSite(app, services.portal)
   }
-  registerOperatorAuthRoutes(app, services.operators)
+  registerOperatorAuthRoutes(app, services.operators, deps.publicUrl)
   registerOperatorTwoFactorRoutes(app, services.operators, services.twoFactor)
   if (services.oidc !== undefined) {
     registerOperatorOidcRoutes(app, services.operators, services.oidc)
@@ -633,7 +634,14 @@ function createServices(deps: AppDeps): Services {
     encryptionKey: deps.secretKeys.operatorTotpEncryption,
     recoveryDigestKey: deps.secretKeys.operatorRecoveryCodeDigest,
   })
-  const operators = new OperatorService({ store: operatorStore, sessions, clock, secondFactor: twoFactor })
+  const operators = new OperatorService({
+    store: operatorStore,
+    storage: operatorStorage({ db, clock, outbox: mailOutbox, group: eventGroup }),
+    sessions,
+    clock,
+    secondFactor: twoFactor,
+    ...(mailTemplates === undefined ? {} : { templates: mailTemplates }),
+  })
   return {
     sessions,
     portal,

@@ -1,7 +1,8 @@
 import { loadConfig } from '../config.js'
 import { systemClock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
-import { dashboardPath } from '../http/dashboard.js'
+import { systemActor } from '../core/unit-of-work.js'
+import { operatorStorage } from '../operators/kysely-operator-storage.js'
 import { KyselyOperatorStore } from '../operators/kysely-operator-store.js'
 import type { OperatorRole } from '../operators/operator.js'
 import { OperatorService } from '../operators/operator-service.js'
@@ -26,6 +27,7 @@ async function withOperators<T>(
     await migrateToLatest(connection)
     const operators = new OperatorService({
       store: new KyselyOperatorStore(connection.db),
+      storage: operatorStorage({ db: connection.db, clock: systemClock }),
       sessions: new SessionService({ store: new KyselySessionStore(connection.db), clock: systemClock }),
       clock: systemClock,
     })
@@ -41,10 +43,10 @@ export async function createOperator(
   output: Output,
 ): Promise<void> {
   await withOperators(env, async (operators, base) => {
-    const { operator, invitationToken } = await operators.create(input)
+    const { operator, invitation } = await operators.create(systemActor('keyturn'), input, base)
     output.print(`Created ${operator.role} ${operator.email} (${operator.id}), invited.`)
     output.print(`One-time link to choose a password (works once, for 7 days; shown only now):`)
-    output.print(`  ${base}${dashboardPath}/invitation#${invitationToken}`)
+    output.print(`  ${invitation?.url ?? ''}`)
   })
 }
 
@@ -85,7 +87,7 @@ export async function updateOperator(
     if (found === undefined) {
       throw new DomainError('operator_not_found', `No operator ${idOrEmail} exists.`)
     }
-    const operator = await operators.update(found.id, changes)
+    const operator = await operators.update(systemActor('keyturn'), found.id, changes)
     output.print(`${operator.email} (${operator.id}): ${operator.role}, ${operator.status}.`)
   })
 }

@@ -11,6 +11,8 @@ export type MailTemplateName =
   | 'license-expiring'
   | 'license-expired'
   | 'machine-deactivated'
+  | 'operator-invitation'
+  | 'operator-password-reset'
 
 /** What every template may use (`it.productName`, …, from the product's branding); the per-mail fields come beside it. */
 export interface MailVariables {
@@ -110,6 +112,35 @@ ${footerHtml}`,
 ${footerText}`,
     html: `${headerHtml}<p>The machine <strong><%= it.machineName %></strong> no longer uses your <strong><%= it.productName %></strong> license.</p>
 ${footerHtml}`,
+  },
+  // To operators (the dashboard's people), not customers: no product branding, essential.
+  'operator-invitation': {
+    subject: 'You are invited to the Keyturn dashboard',
+    text: `<%= it.invitedBy %> invited you to the Keyturn dashboard as <%= it.role %>.
+
+Choose your password here (the link works once, for <%= it.days %> days):
+<%= it.link %>
+
+If you did not expect this mail, ignore it.
+`,
+    html: `<p><%= it.invitedBy %> invited you to the Keyturn dashboard as <strong><%= it.role %></strong>.</p>
+<p><a href="<%= it.link %>">Choose your password</a> (the link works once, for <%= it.days %> days).</p>
+<p>If you did not expect this mail, ignore it.</p>
+`,
+  },
+  'operator-password-reset': {
+    subject: 'Reset your Keyturn dashboard password',
+    text: `Someone asked to reset the password of your Keyturn dashboard account (<%= it.email %>).
+
+Choose a new password here (the link works once, for <%= it.minutes %> minutes):
+<%= it.link %>
+
+Setting it signs you out everywhere. If you did not ask for it, ignore this mail: your password stays as it is.
+`,
+    html: `<p>Someone asked to reset the password of your Keyturn dashboard account (<%= it.email %>).</p>
+<p><a href="<%= it.link %>">Choose a new password</a> (the link works once, for <%= it.minutes %> minutes).</p>
+<p>Setting it signs you out everywhere. If you did not ask for it, ignore this mail: your password stays as it is.</p>
+`,
   },
 }
 

@@ -1,12 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto'
+import type { EventType } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
+import type { OperatorPrincipal } from '../core/principal.js'
+import { type ChangeActor, systemActor, type UnitOfWork } from '../core/unit-of-work.js'
+import { dashboardPath } from '../http/dashboard.js'
+import type { MailTemplates } from '../mail/mail-templates.js'
 import type { AudienceSettings, Session } from '../sessions/session.js'
 import { csrfTokenFor, type SessionService, type StartedSession } from '../sessions/session-service.js'
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
-import type { OperatorStore, StoredOperator } from './operator-store.js'
+import { toOperatorResource } from './operator-resource.js'
+import type { OperatorStore, OperatorStores, StoredOperator } from './operator-store.js'
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
 import type { SecondFactorStep } from './totp.js'
 
@@ -25,6 +31,34 @@ export const tokenLifetimesMs: Readonly<Record<OperatorTokenPurpose, number>> = 
 }
 
 const maxTokenLength = 100
+
+/** Where the dashboard takes each one-time link (the secret after `#` never reaches a server log). */
+export const linkPaths: Readonly<Record<'invitation' | 'reset', string>> = {
+  invitation: `${dashboardPath}/invitation`,
+  reset: `${dashboardPath}/password-reset`,
+}
+
+/** An operator acting on its own account (a one-time link, its own factors or sessions), as events name it. */
+export function operatorActor(
+  operator: { readonly id: string; readonly role: OperatorRole },
+  requestId?: string,
+): OperatorPrincipal {
+  return {
+    role: 'admin',
+    operator: { id: operator.id, role: operator.role },
+    ...(requestId === undefined ? {} : { requestId }),
+  }
+}
+
+/** The changes to a one-time link a caller gets back: the link (to copy) and whether it was also mailed. */
+export interface IssuedLink {
+  readonly token: string
+  readonly url: string
+  readonly mailed: boolean
+}
+
+/** "Forgot password" requests: 3 per address and 30 per IP address in 15 minutes. */
+const resetRequestLimits = { accountFailures: 3, ipFailures: 30 }
 
 /** One-time link secrets are 32 random bytes: a plain SHA-256 digest is enough to store them. */
 function digest(value: string): string {
@@ -51,6 +85,16 @@ export type OperatorSignIn =
   /** The password was right; a second factor (or its enrolment) comes before any session. */
   | SecondFactorStep
 
+/** Operator mails carry no product's branding: the shared variables are the server's. */
+const operatorMailVariables = {
+  productName: 'Keyturn',
+  supportEmail: null,
+  supportUrl: null,
+  portalUrl: null,
+  logoUrl: null,
+  accentColor: null,
+} as const
+
 function checkPassword(password: string): void {
   const problem = passwordProblem(password)
   if (problem !== undefined) {
@@ -69,15 +113,25 @@ export class OperatorService {
   readonly #clock: Clock
   readonly #limits: SignInLimits
   readonly #secondFactor: SecondFactorGate | undefined
+  readonly #storage: UnitOfWork<OperatorStores>
+  readonly #templates: MailTemplates | undefined
+  readonly #resetRequests: SignInLimits
 
   constructor(options: {
     store: OperatorStore
+    /** The operators' changes with their events and mails, in one transaction. */
+    storage: UnitOfWork<OperatorStores>
     sessions: SessionService
     clock: Clock
     limits?: SignInLimits
     secondFactor?: SecondFactorGate
+    /** Set when mail is configured: invitations and reset links are then mailed too. */
+    templates?: MailTemplates
   }) {
     this.#secondFactor = options.secondFactor
+    this.#storage = options.storage
+    this.#templates = options.templates
+    this.#resetRequests = new SignInLimits(options.clock, resetRequestLimits)
     this.#store = options.store
     this.#sessions = options.sessions
     this.#clock = options.clock
@@ -93,13 +147,14 @@ export class OperatorService {
       return undefined
     }
     await this.#store.deleteTokens('setup', undefined)
-    return this.#newToken('setup', undefined)
+    return this.#newToken(this.#store, 'setup', undefined)
   }
 
   /** Uses the setup link: creates the first owner, with a password, and ends every other setup link. */
   async completeSetup(
     token: string,
     input: { email: string; name: string; password: string },
+    requestId?: string,
   ): Promise<Operator> {
     checkPassword(input.password)
     await this.#takeToken(token, 'setup')
@@ -107,62 +162,112 @@ export class OperatorService {
     if ((await this.#store.count()) > 0) {
       throw new DomainError('forbidden', 'The server already has operators: the setup link no longer works.')
     }
-    return this.#insert({ ...input, role: 'owner', passwordHash: await hashPassword(input.password) })
+    const passwordHash = await hashPassword(input.password)
+    const id = newId('operator', this.#clock.now().getTime())
+    return this.#storage.write(
+      operatorActor({ id, role: 'owner' }, requestId),
+      async ({ operators, events }) => {
+        const owner = await this.#insert(operators, { ...input, role: 'owner', passwordHash }, id)
+        events.record('operator.created', null, toOperatorResource(owner))
+        return owner
+      },
+    )
   }
 
   /**
    * A new operator: with a password (the command line), active at once; without one, invited: the
-   * returned one-time link lets them choose a password.
+   * returned one-time link lets them choose a password, and when mail is configured it is mailed to
+   * them in the same transaction. `linkBase` is the server's public address.
    */
-  async create(input: {
-    email: string
-    name: string
-    role: OperatorRole
-    password?: string
-  }): Promise<{ readonly operator: Operator; readonly invitationToken: string | undefined }> {
+  async create(
+    by: ChangeActor,
+    input: {
+      email: string
+      name: string
+      role: OperatorRole
+      password?: string
+    },
+    linkBase?: string,
+  ): Promise<{ readonly operator: Operator; readonly invitation: IssuedLink | undefined }> {
     if (input.password !== undefined) {
       checkPassword(input.password)
-      const operator = await this.#insert({ ...input, passwordHash: await hashPassword(input.password) })
-      return { operator, invitationToken: undefined }
+      const passwordHash = await hashPassword(input.password)
+      return this.#storage.write(by, async ({ operators, events }) => {
+        const operator = await this.#insert(operators, { ...input, passwordHash })
+        events.record('operator.created', null, toOperatorResource(operator))
+        return { operator, invitation: undefined }
+      })
     }
-    const operator = await this.#insert({ ...input, passwordHash: undefined })
-    return { operator, invitationToken: await this.#newToken('invitation', operator.id) }
+    const invitedBy = await this.#nameOf(by)
+    return this.#storage.write(by, async (tx) => {
+      const operator = await this.#insert(tx.operators, { ...input, passwordHash: undefined })
+      const token = await this.#newToken(tx.operators, 'invitation', operator.id)
+      const url = `${linkBase ?? ''}${linkPaths.invitation}#${token}`
+      const mailed = await this.#mail(tx, 'operator-invitation', operator.email, {
+        invitedBy,
+        role: operator.role,
+        link: url,
+        days: tokenLifetimesMs.invitation / (24 * hour),
+      })
+      tx.events.record('operator.invited', null, { ...toOperatorResource(operator), mailed })
+      return { operator, invitation: { token, url, mailed } }
+    })
   }
 
   /** Uses an invitation link: the operator chooses a password and becomes active. */
-  async acceptInvitation(token: string, password: string): Promise<Operator> {
+  async acceptInvitation(token: string, password: string, requestId?: string): Promise<Operator> {
     checkPassword(password)
     const operatorId = await this.#takeToken(token, 'invitation')
     const operator = await this.#store.findById(operatorId)
     if (operator === undefined || operator.status !== 'invited') {
       throw new DomainError('unauthenticated', 'This link is unknown, used or expired.')
     }
-    await this.#store.update(operator.id, {
-      status: 'active',
-      passwordHash: await hashPassword(password),
-      updatedAt: this.#clock.now(),
+    const passwordHash = await hashPassword(password)
+    await this.#storage.write(operatorActor(operator, requestId), async ({ operators, events }) => {
+      await operators.update(operator.id, { status: 'active', passwordHash, updatedAt: this.#clock.now() })
+      events.record('operator.activated', null, toOperatorResource(await this.#getIn(operators, operator.id)))
     })
     return this.#get(operator.id)
   }
 
   /**
-   * A password-reset link for an active operator, or undefined for any other address (the caller
-   * answers the same either way). Earlier reset links of the operator stop working.
+   * "Forgot password", from the sign-in page: an active operator's address gets a reset link by
+   * mail (when mail is configured); any other address gets nothing, and the caller answers the same
+   * either way. Both take the same steps (the mail is rendered, one transaction runs) so the time
+   * tells little. Limited per address and per IP address, counting every request.
    */
-  async requestPasswordReset(email: string): Promise<{ operator: Operator; token: string } | undefined> {
-    const operator = await this.#store.findByEmail(email.trim())
-    if (operator === undefined || operator.status !== 'active') {
-      return undefined
+  async requestPasswordReset(
+    email: string,
+    caller: { readonly ip: string; readonly requestId?: string; readonly linkBase: string },
+  ): Promise<
+    { readonly kind: 'accepted' } | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }
+  > {
+    const address = email.trim()
+    const gate = this.#resetRequests.check(address, caller.ip)
+    if (!gate.allowed) {
+      return { kind: 'rate_limited', retryAfterMs: gate.retryAfterMs }
     }
-    await this.#store.deleteTokens('reset', operator.id)
-    return { operator: publicOperator(operator), token: await this.#newToken('reset', operator.id) }
+    this.#resetRequests.recordFailure(address, caller.ip)
+    const found = await this.#store.findByEmail(address)
+    const operator = found?.status === 'active' ? found : undefined
+    const by = operator === undefined ? systemActor('keyturn') : operatorActor(operator, caller.requestId)
+    await this.#storage.write(by, async (tx) => {
+      await this.#issueReset(
+        tx,
+        operator ?? { id: '', email: address },
+        caller.linkBase,
+        operator !== undefined,
+      )
+    })
+    return { kind: 'accepted' }
   }
 
   /**
    * A password-reset link for an operator an owner names (a forgotten password): the operator must
-   * be active (409-like refusal otherwise, as `forbidden`). Earlier reset links stop working.
+   * be active (refused as `forbidden` otherwise). Earlier reset links stop working. Mailed to the
+   * operator too when mail is configured.
    */
-  async passwordResetFor(operatorId: string): Promise<string> {
+  async passwordResetFor(by: ChangeActor, operatorId: string, linkBase: string): Promise<IssuedLink> {
     const operator = await this.#get(operatorId)
     if (operator.status !== 'active') {
       throw new DomainError(
@@ -170,24 +275,63 @@ export class OperatorService {
         'Only an active operator gets a reset link: an invited one uses its invitation, a disabled one is enabled first.',
       )
     }
-    const reset = await this.requestPasswordReset(operator.email)
-    if (reset === undefined) {
-      throw new DomainError('operator_not_found', `No operator ${operatorId} exists.`)
+    return this.#storage.write(by, (tx) => this.#issueReset(tx, operator, linkBase, true))
+  }
+
+  /**
+   * Stores a reset link and queues its mail; for an address that is no active operator's (`real`
+   * false) the same statements run on nothing and no mail is queued.
+   */
+  async #issueReset(
+    tx: OperatorStores & {
+      readonly events: { record(type: EventType, productId: null, data: object): void }
+    },
+    operator: { readonly id: string; readonly email: string },
+    linkBase: string,
+    real: boolean,
+  ): Promise<IssuedLink> {
+    await tx.operators.deleteTokens('reset', operator.id)
+    const token = randomBytes(32).toString('base64url')
+    const url = `${linkBase}${linkPaths.reset}#${token}`
+    const rendered = this.#templates?.render('operator-password-reset', {
+      ...operatorMailVariables,
+      email: operator.email,
+      link: url,
+      minutes: tokenLifetimesMs.reset / 60_000,
+    })
+    if (!real) {
+      return { token: '', url: '', mailed: false }
     }
-    return reset.token
+    await this.#storeToken(tx.operators, token, 'reset', operator.id)
+    if (rendered !== undefined) {
+      await tx.mail.queue(
+        { template: 'operator-password-reset', message: { to: operator.email, ...rendered } },
+        this.#clock.now(),
+      )
+    }
+    const stored = await this.#getIn(tx.operators, operator.id)
+    tx.events.record('operator.password_reset_requested', null, {
+      ...toOperatorResource(stored),
+      mailed: rendered !== undefined,
+    })
+    return { token, url, mailed: rendered !== undefined }
   }
 
   /** Uses a reset link: a new password, and every session of the operator ends. */
-  async resetPassword(token: string, password: string): Promise<Operator> {
+  async resetPassword(token: string, password: string, requestId?: string): Promise<Operator> {
     checkPassword(password)
     const operatorId = await this.#takeToken(token, 'reset')
     const operator = await this.#store.findById(operatorId)
     if (operator === undefined || operator.status !== 'active') {
       throw new DomainError('unauthenticated', 'This link is unknown, used or expired.')
     }
-    await this.#store.update(operator.id, {
-      passwordHash: await hashPassword(password),
-      updatedAt: this.#clock.now(),
+    const passwordHash = await hashPassword(password)
+    await this.#storage.write(operatorActor(operator, requestId), async ({ operators, events }) => {
+      await operators.update(operator.id, { passwordHash, updatedAt: this.#clock.now() })
+      events.record('operator.password_changed', null, {
+        ...toOperatorResource(await this.#getIn(operators, operator.id)),
+        via: 'resetLink',
+      })
     })
     await this.#sessions.revokeAllOf('operator', operator.id)
     return this.#get(operator.id)
@@ -254,7 +398,7 @@ export class OperatorService {
   }
 
   /** Ends one session of the operator; `operator_session_not_found` if it has no such live session. */
-  async revokeSession(operatorId: string, sessionId: string): Promise<void> {
+  async revokeSession(by: ChangeActor, operatorId: string, sessionId: string): Promise<void> {
     const sessions = await this.sessionsOf(operatorId)
     if (!sessions.some((session) => session.id === sessionId)) {
       throw new DomainError(
@@ -263,16 +407,33 @@ export class OperatorService {
       )
     }
     await this.#sessions.revoke('operator', sessionId)
+    await this.#sessionEnded(by, operatorId, 'revoked')
   }
 
   /** Ends every session of the operator: signed out everywhere. */
-  async revokeAllSessions(operatorId: string): Promise<void> {
+  async revokeAllSessions(by: ChangeActor, operatorId: string): Promise<void> {
     await this.#get(operatorId)
     await this.#sessions.revokeAllOf('operator', operatorId)
+    await this.#sessionEnded(by, operatorId, 'revokedAll')
   }
 
-  async signOut(sessionId: string): Promise<void> {
+  /** The operator signs out of the session it calls with. */
+  async signOut(operator: Operator, sessionId: string, requestId?: string): Promise<void> {
     await this.#sessions.revoke('operator', sessionId)
+    await this.#sessionEnded(operatorActor(operator, requestId), operator.id, 'signedOut')
+  }
+
+  /** `operator.session_ended`: whose, why, and (as the actor) by whom; never the session's id. */
+  async #sessionEnded(
+    by: ChangeActor,
+    operatorId: string,
+    reason: 'signedOut' | 'revoked' | 'revokedAll',
+  ): Promise<void> {
+    const operator = await this.#get(operatorId)
+    await this.#storage.recordAlone(by, 'operator.session_ended', null, {
+      ...toOperatorResource(operator),
+      reason,
+    })
   }
 
   async list(): Promise<readonly Operator[]> {
@@ -281,6 +442,7 @@ export class OperatorService {
 
   /** Changes a role or disables an operator; the last active owner can be neither demoted nor disabled. */
   async update(
+    by: ChangeActor,
     id: string,
     changes: { role?: OperatorRole; status?: 'active' | 'disabled' },
   ): Promise<Operator> {
@@ -298,8 +460,20 @@ export class OperatorService {
         )
       }
     }
-    await this.#store.update(id, { ...changes, updatedAt: this.#clock.now() })
-    if (changes.status === 'disabled' || (changes.role !== undefined && changes.role !== operator.role)) {
+    const roleChanged = changes.role !== undefined && changes.role !== operator.role
+    const statusChanged =
+      changes.status !== undefined && changes.status !== operator.status && operator.status !== 'invited'
+    await this.#storage.write(by, async ({ operators, events }) => {
+      await operators.update(id, { ...changes, updatedAt: this.#clock.now() })
+      const after = toOperatorResource(await this.#getIn(operators, id))
+      if (roleChanged) {
+        events.record('operator.updated', null, { ...after, previous: { role: operator.role } })
+      }
+      if (statusChanged) {
+        events.record(changes.status === 'disabled' ? 'operator.disabled' : 'operator.enabled', null, after)
+      }
+    })
+    if (changes.status === 'disabled' || roleChanged) {
       await this.#sessions.revokeAllOf('operator', id)
     }
     return this.#get(id)
@@ -317,19 +491,53 @@ export class OperatorService {
     return publicOperator(operator)
   }
 
-  async #insert(input: {
-    email: string
-    name: string
-    role: OperatorRole
-    passwordHash: string | undefined
-  }): Promise<Operator> {
+  async #getIn(store: OperatorStore, id: string): Promise<Operator> {
+    const operator = await store.findById(id)
+    if (operator === undefined) {
+      throw new DomainError('operator_not_found', `No operator ${id} exists.`)
+    }
+    return publicOperator(operator)
+  }
+
+  /** Who is named as the sender of an invitation: the inviting operator's name, else the server. */
+  async #nameOf(by: ChangeActor): Promise<string> {
+    const operatorId = 'operator' in by ? by.operator?.id : undefined
+    const inviter = operatorId === undefined ? undefined : await this.#store.findById(operatorId)
+    return inviter?.name ?? 'The Keyturn server'
+  }
+
+  /** Queues a mail to an operator when mail is configured; false when it is not. */
+  async #mail(
+    tx: OperatorStores,
+    template: 'operator-invitation' | 'operator-password-reset',
+    to: string,
+    variables: Record<string, unknown>,
+  ): Promise<boolean> {
+    if (this.#templates === undefined) {
+      return false
+    }
+    const rendered = this.#templates.render(template, { ...operatorMailVariables, ...variables })
+    await tx.mail.queue({ template, message: { to, ...rendered } }, this.#clock.now())
+    return true
+  }
+
+  async #insert(
+    store: OperatorStore,
+    input: {
+      email: string
+      name: string
+      role: OperatorRole
+      passwordHash: string | undefined
+    },
+    id?: string,
+  ): Promise<Operator> {
     const email = input.email.trim()
-    if ((await this.#store.findByEmail(email)) !== undefined) {
+    if ((await store.findByEmail(email)) !== undefined) {
       throw new DomainError('operator_email_taken', 'Another operator has this email.')
     }
     const now = this.#clock.now()
     const operator: StoredOperator = {
-      id: newId('operator', now.getTime()),
+      id: id ?? newId('operator', now.getTime()),
       email,
       name: input.name.trim(),
       role: input.role,
@@ -338,14 +546,28 @@ export class OperatorService {
       createdAt: now,
       updatedAt: now,
     }
-    await this.#store.insert(operator)
+    await store.insert(operator)
     return publicOperator(operator)
   }
 
-  async #newToken(purpose: OperatorTokenPurpose, operatorId: string | undefined): Promise<string> {
+  async #newToken(
+    store: OperatorStore,
+    purpose: OperatorTokenPurpose,
+    operatorId: string | undefined,
+  ): Promise<string> {
     const token = randomBytes(32).toString('base64url')
+    await this.#storeToken(store, token, purpose, operatorId)
+    return token
+  }
+
+  async #storeToken(
+    store: OperatorStore,
+    token: string,
+    purpose: OperatorTokenPurpose,
+    operatorId: string | undefined,
+  ): Promise<void> {
     const now = this.#clock.now()
-    await this.#store.insertToken({
+    await store.insertToken({
       id: newId('operatorToken', now.getTime()),
       tokenDigest: digest(token),
       purpose,
@@ -353,9 +575,7 @@ export class OperatorService {
       createdAt: now,
       expiresAt: new Date(now.getTime() + tokenLifetimesMs[purpose]),
     })
-    return token
   }
-
   /** Consumes a one-time link of `purpose`; returns the operator id it acts for ('' for setup). */
   async #takeToken(token: string, purpose: OperatorTokenPurpose): Promise<string> {
     const taken =

@@ -1,3 +1,4 @@
+import type { MailMessage } from '../mail/kysely-mail-outbox.js'
 import type { Operator, OperatorRole, OperatorStatus, OperatorTokenPurpose } from './operator.js'
 
 export interface StoredOperator extends Operator {
@@ -36,4 +37,15 @@ export interface OperatorStore {
   takeToken(tokenDigest: string): Promise<StoredOperatorToken | undefined>
   /** Deletes every token of a purpose (of an operator, or the setup tokens when undefined). */
   deleteTokens(purpose: OperatorTokenPurpose, operatorId: string | undefined): Promise<void>
+}
+
+/** Queues a mail in the change's transaction (the one-time link and its mail commit together). */
+export interface OperatorMailQueue {
+  queue(mail: { readonly template: string; readonly message: MailMessage }, now: Date): Promise<void>
+}
+
+/** What an operator change writes in one transaction: the accounts and links, the mail outbox, its events. */
+export interface OperatorStores {
+  readonly operators: OperatorStore
+  readonly mail: OperatorMailQueue
 }

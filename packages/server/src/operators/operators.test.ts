@@ -1,14 +1,18 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { DomainError } from '../core/errors.js'
+import { systemActor } from '../core/unit-of-work.js'
 import { KyselySessionStore } from '../sessions/kysely-session-store.js'
 import { SessionService } from '../sessions/session-service.js'
 import { buildTestApp } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
+import { operatorStorage } from './kysely-operator-storage.js'
 import { KyselyOperatorStore } from './kysely-operator-store.js'
 import { OperatorService } from './operator-service.js'
 
 const minute = 60_000
+const cli = systemActor('keyturn')
+const base = 'https://licenses.example.com'
 const password = 'correct horse battery staple'
 
 function failsWith(code: string) {
@@ -24,6 +28,7 @@ describeEachDatabase('Operators', (database) => {
     })
     const operators = new OperatorService({
       store: new KyselyOperatorStore(test.connection.db),
+      storage: operatorStorage({ db: test.connection.db, clock: test.clock }),
       sessions,
       clock: test.clock,
     })
@@ -75,7 +80,7 @@ describeEachDatabase('Operators', (database) => {
 
   it('signs in with the password, one answer for every failure, and locks out for a bounded time', async (t) => {
     const { test, operators } = await service(t)
-    await operators.create({ email: 'sam@example.com', name: 'Sam', role: 'support', password })
+    await operators.create(cli, { email: 'sam@example.com', name: 'Sam', role: 'support', password })
 
     assert.deepEqual(await operators.signIn('nobody@example.com', password, '192.0.2.1'), { kind: 'refused' })
     assert.deepEqual(await operators.signIn('sam@example.com', 'wrong password!', '192.0.2.1'), {
@@ -99,15 +104,21 @@ describeEachDatabase('Operators', (database) => {
 
   it('invites by a one-time link, then the operator chooses a password', async (t) => {
     const { operators } = await service(t)
-    const { operator, invitationToken } = await operators.create({
-      email: 'ada@example.com',
-      name: 'Ada',
-      role: 'admin',
-    })
+    const { operator, invitation } = await operators.create(
+      cli,
+      {
+        email: 'ada@example.com',
+        name: 'Ada',
+        role: 'admin',
+      },
+      base,
+    )
     assert.equal(operator.status, 'invited')
-    assert.ok(invitationToken !== undefined)
+    const invitationToken = invitation?.token ?? ''
+    assert.equal(invitation?.url, `https://licenses.example.com/dashboard/invitation#${invitationToken}`)
+    assert.equal(invitation?.mailed, false, 'no mail without templates')
     await assert.rejects(
-      operators.create({ email: 'ADA@example.com', name: 'Ada again', role: 'viewer' }),
+      operators.create(cli, { email: 'ADA@example.com', name: 'Ada again', role: 'viewer' }),
       failsWith('operator_email_taken'),
     )
     assert.deepEqual(await operators.signIn('ada@example.com', password, '192.0.2.2'), { kind: 'refused' })
@@ -118,20 +129,24 @@ describeEachDatabase('Operators', (database) => {
 
   it('resets a password by a link that lasts an hour and ends every session', async (t) => {
     const { test, operators } = await service(t)
-    await operators.create({ email: 'vic@example.com', name: 'Vic', role: 'viewer', password })
+    const { operator: vic } = await operators.create(cli, {
+      email: 'vic@example.com',
+      name: 'Vic',
+      role: 'viewer',
+      password,
+    })
     const before = await operators.signIn('vic@example.com', password, '192.0.2.3')
     assert.ok(before.kind === 'signedIn')
 
-    assert.equal(await operators.requestPasswordReset('nobody@example.com'), undefined)
-    const late = await operators.requestPasswordReset('vic@example.com')
+    const late = await operators.passwordResetFor(cli, vic.id, base)
     test.clock.advance(61 * minute)
     await assert.rejects(
-      operators.resetPassword(late?.token ?? '', 'a brand new passphrase'),
+      operators.resetPassword(late.token, 'a brand new passphrase'),
       failsWith('unauthenticated'),
     )
 
-    const reset = await operators.requestPasswordReset('vic@example.com')
-    await operators.resetPassword(reset?.token ?? '', 'a brand new passphrase')
+    const reset = await operators.passwordResetFor(cli, vic.id, base)
+    await operators.resetPassword(reset.token, 'a brand new passphrase')
     assert.equal(await operators.authenticate(before.started.token), undefined)
     assert.deepEqual(await operators.signIn('vic@example.com', password, '192.0.2.3'), { kind: 'refused' })
     assert.equal(
@@ -142,22 +157,25 @@ describeEachDatabase('Operators', (database) => {
 
   it('keeps one active owner: the last cannot be demoted or disabled', async (t) => {
     const { operators } = await service(t)
-    const { operator: owner } = await operators.create({
+    const { operator: owner } = await operators.create(cli, {
       email: 'o@example.com',
       name: 'O',
       role: 'owner',
       password,
     })
-    await assert.rejects(operators.update(owner.id, { role: 'admin' }), failsWith('forbidden'))
-    await assert.rejects(operators.update(owner.id, { status: 'disabled' }), failsWith('forbidden'))
-    const { operator: second } = await operators.create({
+    await assert.rejects(operators.update(cli, owner.id, { role: 'admin' }), failsWith('forbidden'))
+    await assert.rejects(operators.update(cli, owner.id, { status: 'disabled' }), failsWith('forbidden'))
+    const { operator: second } = await operators.create(cli, {
       email: 'p@example.com',
       name: 'P',
       role: 'owner',
       password,
     })
-    assert.equal((await operators.update(owner.id, { role: 'admin' })).role, 'admin')
-    await assert.rejects(operators.update(second.id, { status: 'disabled' }), failsWith('forbidden'))
-    await assert.rejects(operators.update('opr_missing', { role: 'viewer' }), failsWith('operator_not_found'))
+    assert.equal((await operators.update(cli, owner.id, { role: 'admin' })).role, 'admin')
+    await assert.rejects(operators.update(cli, second.id, { status: 'disabled' }), failsWith('forbidden'))
+    await assert.rejects(
+      operators.update(cli, 'opr_missing', { role: 'viewer' }),
+      failsWith('operator_not_found'),
+    )
   })
 })

@@ -41,7 +41,7 @@ export interface TestApp {
 export interface TestAppOptions
   extends Pick<
     AppDeps,
-    'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts' | 'mail' | 'portal' | 'oidc'
+    'protection' | 'trustProxy' | 'corsOrigins' | 'httpTimeouts' | 'mail' | 'portal' | 'oidc' | 'publicUrl'
   > {
   readonly idempotencyStore?: (db: Kysely<Database>) => IdempotencyStore
   readonly recordValidations?: boolean
@@ -79,6 +79,7 @@ export async function buildTestApp(
     ...(options.mail === undefined ? {} : { mail: options.mail }),
     ...(options.portal === undefined ? {} : { portal: options.portal }),
     ...(options.oidc === undefined ? {} : { oidc: options.oidc }),
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     ...(options.httpTimeouts === undefined ? {} : { httpTimeouts: options.httpTimeouts }),
   })
   t.after(async () => {

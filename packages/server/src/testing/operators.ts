@@ -1,3 +1,4 @@
+import { systemActor } from '../core/unit-of-work.js'
 import type { OperatorRole } from '../operators/operator.js'
 import { audienceDefaults, csrfHeader } from '../sessions/session.js'
 import type { TestApp } from './build-test-app.js'
@@ -24,7 +25,7 @@ let made = 0
  */
 export async function signedInOperator(test: TestApp, role: OperatorRole): Promise<SignedInOperator> {
   const email = `${role}-${made++}@example.com`
-  const { operator } = await test.services.operators.create({
+  const { operator } = await test.services.operators.create(systemActor('keyturn'), {
     email,
     name: `The ${role}`,
     role,

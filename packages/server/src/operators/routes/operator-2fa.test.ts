@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import { Secret, TOTP } from 'otpauth'
+import { systemActor } from '../../core/unit-of-work.js'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 
@@ -37,7 +38,12 @@ describeEachDatabase('Operator two-factor authentication over HTTP', (database) 
     const test = await buildTestApp(t, database)
     const noSso = await test.app.inject({ method: 'GET', url: '/operator/oidc' })
     assert.equal(noSso.statusCode, 404, 'without KEYTURN_OIDC_ISSUER the dashboard offers no SSO')
-    await test.services.operators.create({ email: 'olga@example.com', name: 'Olga', role: 'owner', password })
+    await test.services.operators.create(systemActor('keyturn'), {
+      email: 'olga@example.com',
+      name: 'Olga',
+      role: 'owner',
+      password,
+    })
     const { cookie, csrf } = await session(test, 'olga@example.com')
     const headers = { cookie, 'x-keyturn-csrf': csrf }
 
@@ -185,8 +191,18 @@ describeEachDatabase('Operator two-factor authentication over HTTP', (database) 
 
   it('an owner requires two factors: sessions of operators without one end and their next sign-in goes through enrolment', async (t) => {
     const test = await buildTestApp(t, database)
-    await test.services.operators.create({ email: 'olga@example.com', name: 'Olga', role: 'owner', password })
-    await test.services.operators.create({ email: 'sam@example.com', name: 'Sam', role: 'support', password })
+    await test.services.operators.create(systemActor('keyturn'), {
+      email: 'olga@example.com',
+      name: 'Olga',
+      role: 'owner',
+      password,
+    })
+    await test.services.operators.create(systemActor('keyturn'), {
+      email: 'sam@example.com',
+      name: 'Sam',
+      role: 'support',
+      password,
+    })
     const owner = await session(test, 'olga@example.com')
     const ownerHeaders = { cookie: owner.cookie, 'x-keyturn-csrf': owner.csrf }
     const sam = await session(test, 'sam@example.com')

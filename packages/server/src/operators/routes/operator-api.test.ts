@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { systemActor } from '../../core/unit-of-work.js'
 import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { signedInOperator } from '../../testing/operators.js'
@@ -105,7 +106,7 @@ describeEachDatabase('The API with an operator session', (database) => {
     assert.match(ended.json().detail, /sign in again/)
 
     const disabled = await signedInOperator(test, 'admin')
-    await test.services.operators.update(disabled.id, { status: 'disabled' })
+    await test.services.operators.update(systemActor('keyturn'), disabled.id, { status: 'disabled' })
     const refused = await test.app.inject({ method: 'GET', url: '/api/v0/licenses', headers: disabled.read })
     assert.equal(refused.statusCode, 401, refused.body)
   })

@@ -5,7 +5,7 @@ import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
 import { clearedSessionCookie, isSecureRequest, readSessionCookie } from '../../http/session-cookie.js'
 import { csrfHeader } from '../../sessions/session.js'
-import type { OperatorService } from '../operator-service.js'
+import { type OperatorService, operatorActor } from '../operator-service.js'
 import { maxPasswordLength } from '../passwords.js'
 import { operatorSignInScope } from './operator-scope.js'
 import { toOperatorResource, toOperatorSession } from './operators-routes.js'
@@ -25,7 +25,12 @@ export const operatorBody = toOperatorResource
  * Operator sign-in for the dashboard: the session cookie (httpOnly) is set here, and the CSRF token
  * the dashboard sends in `x-keyturn-csrf` with every write is in the answer's body.
  */
-export function registerOperatorAuthRoutes(app: App, operators: OperatorService): void {
+export function registerOperatorAuthRoutes(
+  app: App,
+  operators: OperatorService,
+  publicUrl: string | undefined,
+): void {
+  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`
   app.register(
     async (scope: App) => {
       const { settings, signedIn } = operatorSignInScope(scope, operators)
@@ -35,7 +40,7 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         { schema: { body: Type.Object({ token: LinkToken, email: Email, name: Name, password: Password }) } },
         async (request, reply) => {
           const { token, ...input } = request.body
-          const owner = await operators.completeSetup(token, input)
+          const owner = await operators.completeSetup(token, input, request.id)
           const outcome = await operators.signIn(owner.email, input.password, request.ip)
           if (outcome.kind === 'secondFactor') {
             reply.code(201)
@@ -75,7 +80,11 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         '/invitation',
         { schema: { body: Type.Object({ token: LinkToken, password: Password }) } },
         async (request, reply) => {
-          const operator = await operators.acceptInvitation(request.body.token, request.body.password)
+          const operator = await operators.acceptInvitation(
+            request.body.token,
+            request.body.password,
+            request.id,
+          )
           const outcome = await operators.signIn(operator.email, request.body.password, request.ip)
           if (outcome.kind === 'secondFactor') {
             return secondStepBody(outcome)
@@ -87,11 +96,32 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
         },
       )
 
+      // "Forgot password": the same 202 for every address; a reset link is mailed to an active operator.
+      scope.post(
+        '/password-reset-request',
+        { schema: { body: Type.Object({ email: Email }) } },
+        async (request, reply) => {
+          const outcome = await operators.requestPasswordReset(request.body.email, {
+            ip: request.ip,
+            requestId: request.id,
+            linkBase: base(request),
+          })
+          if (outcome.kind === 'rate_limited') {
+            reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)))
+            return sendProblem(
+              reply,
+              problemFor('rate_limited', 'Too many reset requests: wait before asking again.', request.id),
+            )
+          }
+          return reply.code(202).send()
+        },
+      )
+
       scope.post(
         '/password-reset',
         { schema: { body: Type.Object({ token: LinkToken, password: Password }) } },
         async (request, reply) => {
-          await operators.resetPassword(request.body.token, request.body.password)
+          await operators.resetPassword(request.body.token, request.body.password, request.id)
           return reply.code(204).send()
         },
       )
@@ -146,7 +176,11 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
           if (who === undefined) {
             return reply
           }
-          await operators.revokeSession(who.operator.id, request.params.sessionId)
+          await operators.revokeSession(
+            operatorActor(who.operator, request.id),
+            who.operator.id,
+            request.params.sessionId,
+          )
           return reply.code(204).send()
         },
       )
@@ -165,7 +199,7 @@ export function registerOperatorAuthRoutes(app: App, operators: OperatorService)
             problemFor('unauthenticated', 'Not signed in (or the CSRF header is missing).', request.id),
           )
         }
-        await operators.signOut(who.session.id)
+        await operators.signOut(who.operator, who.session.id, request.id)
         reply.header('set-cookie', clearedSessionCookie(settings, isSecureRequest(request)))
         return reply.code(204).send()
       })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
+import { systemActor } from '../../core/unit-of-work.js'
 import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 
@@ -82,7 +83,12 @@ describeEachDatabase('Operator sign-in over HTTP', (database) => {
 
   it('locks an address out after repeated failures with 429 and Retry-After', async (t) => {
     const test = await buildTestApp(t, database)
-    await test.services.operators.create({ email: 'sam@example.com', name: 'Sam', role: 'support', password })
+    await test.services.operators.create(systemActor('keyturn'), {
+      email: 'sam@example.com',
+      name: 'Sam',
+      role: 'support',
+      password,
+    })
     for (let i = 0; i < 5; i++) {
       const res = await test.app.inject({
         method: 'POST',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, it } from 'node:test'
+import { systemActor } from '../../core/unit-of-work.js'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { type OidcTestProvider, startOidcTestProvider } from '../../testing/oidc-test-provider.js'
@@ -95,7 +96,7 @@ describeEachDatabase(
       assert.equal(second.json().operator.id, alice.id)
       assert.equal((await test.services.operators.list()).length, 1)
 
-      await test.services.operators.create({
+      await test.services.operators.create(systemActor('keyturn'), {
         email: 'bob@example.com',
         name: 'Bob',
         role: 'owner',

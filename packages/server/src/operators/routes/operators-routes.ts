@@ -4,7 +4,6 @@ import {
   InviteOperatorBodySchema,
   OperatorIdSchema,
   OperatorListSchema,
-  type OperatorResource,
   OperatorResourceSchema,
   type OperatorSession,
   OperatorSessionListSchema,
@@ -15,24 +14,12 @@ import {
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { App } from '../../http/app-types.js'
-import { dashboardPath } from '../../http/dashboard.js'
 import { problemResponses } from '../../http/responses.js'
 import type { Session } from '../../sessions/session.js'
-import type { Operator } from '../operator.js'
+import { toOperatorResource } from '../operator-resource.js'
 import type { OperatorService } from '../operator-service.js'
 
-export function toOperatorResource(operator: Operator): OperatorResource {
-  return {
-    id: operator.id as OperatorResource['id'],
-    object: 'Operator',
-    email: operator.email,
-    name: operator.name,
-    role: operator.role,
-    status: operator.status,
-    createdAt: operator.createdAt.toISOString(),
-    updatedAt: operator.updatedAt.toISOString(),
-  }
-}
+export { toOperatorResource }
 
 export function toOperatorSession(session: Session, currentId: string | undefined): OperatorSession {
   return {
@@ -86,7 +73,7 @@ export function registerOperatorsRoutes(
         operationId: 'inviteOperator',
         summary: 'Invite an operator',
         description:
-          'Creates an invited operator account and answers its one-time invitation link (shown only now): the person opens it, chooses a password and is signed in. Only for signed-in operators: API keys get 403.',
+          'Creates an invited operator account and answers its one-time invitation link (shown only now): the person opens it, chooses a password and is signed in. When mail is configured the link is also mailed to them (`mailed: true`). Only for signed-in operators: API keys get 403.',
         tags: ['operators'],
         security: [{ operatorSession: [] }],
         body: InviteOperatorBodySchema,
@@ -94,11 +81,12 @@ export function registerOperatorsRoutes(
       },
     },
     async (request, reply) => {
-      const { operator, invitationToken } = await operators.create(request.body)
+      const { operator, invitation } = await operators.create(request.principal, request.body, base(request))
       reply.code(201)
       return {
         operator: toOperatorResource(operator),
-        invitationUrl: `${base(request)}${dashboardPath}/invitation#${invitationToken ?? ''}`,
+        invitationUrl: invitation?.url ?? '',
+        mailed: invitation?.mailed ?? false,
       }
     },
   )
@@ -136,7 +124,8 @@ export function registerOperatorsRoutes(
         response: { 200: OperatorResourceSchema, ...problemResponses('forbidden', 'operator_not_found') },
       },
     },
-    async (request) => toOperatorResource(await operators.update(request.params.id, request.body)),
+    async (request) =>
+      toOperatorResource(await operators.update(request.principal, request.params.id, request.body)),
   )
 
   api.post(
@@ -147,7 +136,7 @@ export function registerOperatorsRoutes(
         operationId: 'createOperatorPasswordReset',
         summary: 'Make a password-reset link for an operator',
         description:
-          'For an operator who forgot their password: a one-time link (one hour, shown only now) to hand to them. Earlier reset links of the operator stop working. Only for signed-in operators: API keys get 403.',
+          'For an operator who forgot their password: a one-time link (one hour, shown only now) to hand to them; when mail is configured it is also mailed to them (`mailed: true`). Earlier reset links of the operator stop working. Only for signed-in operators: API keys get 403.',
         tags: ['operators'],
         security: [{ operatorSession: [] }],
         params: IdParamsSchema(OperatorIdSchema),
@@ -155,9 +144,9 @@ export function registerOperatorsRoutes(
       },
     },
     async (request, reply) => {
-      const token = await operators.passwordResetFor(request.params.id)
+      const reset = await operators.passwordResetFor(request.principal, request.params.id, base(request))
       reply.code(201)
-      return { resetUrl: `${base(request)}${dashboardPath}/password-reset#${token}` }
+      return { resetUrl: reset.url, mailed: reset.mailed }
     },
   )
 
@@ -202,7 +191,7 @@ export function registerOperatorsRoutes(
       },
     },
     async (request, reply) => {
-      await operators.revokeSession(request.params.id, request.params.sessionId)
+      await operators.revokeSession(request.principal, request.params.id, request.params.sessionId)
       return reply.code(204).send(null)
     },
   )
@@ -225,7 +214,7 @@ export function registerOperatorsRoutes(
       },
     },
     async (request, reply) => {
-      await operators.revokeAllSessions(request.params.id)
+      await operators.revokeAllSessions(request.principal, request.params.id)
       return reply.code(204).send(null)
     },
   )
