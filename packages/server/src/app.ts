@@ -626,8 +626,10 @@ function createServices(deps: AppDeps): Services {
   })
   const operatorStore = new KyselyOperatorStore(db)
   const factorStore = new KyselyFactorStore(db)
+  const operatorChanges = operatorStorage({ db, clock, outbox: mailOutbox, group: eventGroup })
   const twoFactor = new TwoFactorService({
     store: factorStore,
+    events: operatorChanges,
     operators: operatorStore,
     sessions,
     clock,
@@ -636,7 +638,7 @@ function createServices(deps: AppDeps): Services {
   })
   const operators = new OperatorService({
     store: operatorStore,
-    storage: operatorStorage({ db, clock, outbox: mailOutbox, group: eventGroup }),
+    storage: operatorChanges,
     sessions,
     clock,
     secondFactor: twoFactor,
@@ -659,6 +661,7 @@ function createServices(deps: AppDeps): Services {
             sessions,
             clock,
             stateKey: deps.secretKeys.operatorOidcStateEncryption,
+            events: operatorChanges,
           }),
     customers,
     entitlements,

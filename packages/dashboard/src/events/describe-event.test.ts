@@ -75,4 +75,36 @@ describe('who did it', () => {
     assert.equal(describeActor({ type: 'robot', id: 'r2' }), 'robot r2')
     assert.equal(describeActor({}), 'unknown')
   })
+
+  it('says operator management in words: role changes, sign-outs, factors, invitations', () => {
+    const grace = { id: 'opr_a', email: 'grace@example.com', role: 'admin', status: 'active' }
+    const say = (type: string, extra: Record<string, unknown> = {}) =>
+      describeEvent({ ...event(type, { ...grace, ...extra }), productId: null }).text
+    assert.deepEqual(describeEvent({ ...event('operator.created', grace), productId: null }), {
+      text: 'Operator grace@example.com created',
+      link: '/operators',
+    })
+    assert.equal(
+      say('operator.updated', { previous: { role: 'support' } }),
+      'Operator grace@example.com changed role from support to admin',
+    )
+    assert.equal(
+      say('operator.invited', { mailed: true }),
+      'Operator grace@example.com invited as admin (mailed)',
+    )
+    assert.equal(
+      say('operator.session_ended', { reason: 'revokedAll' }),
+      'Operator grace@example.com was signed out everywhere',
+    )
+    assert.equal(
+      say('operator.session_ended', { reason: 'signedOut' }),
+      'Operator grace@example.com signed out',
+    )
+    assert.equal(
+      say('operator.two_factor_disabled', { by: 'owner' }),
+      'Operator grace@example.com had two-factor authentication reset by an owner',
+    )
+    assert.equal(say('operator.disabled'), 'Operator grace@example.com disabled')
+    assert.equal(say('operator.activated'), 'Operator grace@example.com accepted the invitation')
+  })
 })

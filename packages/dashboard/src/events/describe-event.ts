@@ -28,6 +28,7 @@ const nouns: Readonly<Record<string, string>> = {
   product: 'Product',
   api_key: 'API key',
   webhook_endpoint: 'Webhook endpoint',
+  operator: 'Operator',
 }
 
 /** Words for the past tenses whose plain reading would mislead. */
@@ -44,6 +45,43 @@ const verbs: Readonly<Record<string, string>> = {
   'license.usage_reset': 'usage reset',
   'product.key_rotated': 'signing key rotated',
   'webhook_endpoint.test': 'sent a test event',
+  'operator.activated': 'accepted the invitation',
+  'operator.password_reset_requested': 'was given a password-reset link',
+  'operator.password_changed': 'set a new password (reset link)',
+  'operator.two_factor_enabled': 'turned on two-factor authentication',
+  'operator.two_factor_disabled': 'turned off two-factor authentication',
+  'operator.recovery_codes_regenerated': 'made new recovery codes',
+  'operator.sso_account_created': 'signed on for the first time (account made by single sign-on)',
+}
+
+/** How an operator's sessions ended, by the event's `reason`. */
+const sessionEndings: Readonly<Record<string, string>> = {
+  signedOut: 'signed out',
+  revoked: 'was signed out of one browser',
+  revokedAll: 'was signed out everywhere',
+}
+
+/** The verb of an operator event that its data words better than its type. */
+function operatorVerb(event: DescribableEvent): string | undefined {
+  const { data } = event
+  const previous = (data.previous ?? {}) as Record<string, unknown>
+  if (
+    event.type === 'operator.updated' &&
+    text(previous.role) !== undefined &&
+    text(data.role) !== undefined
+  ) {
+    return `changed role from ${text(previous.role)} to ${text(data.role)}`
+  }
+  if (event.type === 'operator.session_ended') {
+    return sessionEndings[text(data.reason) ?? ''] ?? 'session ended'
+  }
+  if (event.type === 'operator.two_factor_disabled' && data.by === 'owner') {
+    return 'had two-factor authentication reset by an owner'
+  }
+  if (event.type === 'operator.invited' && typeof data.role === 'string') {
+    return `invited as ${data.role}${data.mailed === true ? ' (mailed)' : ''}`
+  }
+  return undefined
 }
 
 const text = (value: unknown): string | undefined =>
@@ -67,6 +105,7 @@ function nameOf(kind: string, data: Readonly<Record<string, unknown>>): string |
     case 'activation':
       return text(data.name) ?? text(data.fingerprint)?.slice(0, 12) ?? text(data.id)
     case 'customer':
+    case 'operator':
       return text(data.email) ?? text(data.id)
     case 'entitlement':
       return text(data.code) ?? text(data.id)
@@ -102,6 +141,8 @@ function linkOf(kind: string, event: DescribableEvent): string | undefined {
     }
     case 'webhook_endpoint':
       return id === undefined || event.type.endsWith('.deleted') ? undefined : `/webhooks/${id}`
+    case 'operator':
+      return '/operators'
     default:
       return undefined
   }
@@ -112,7 +153,7 @@ export function describeEvent(event: DescribableEvent): EventDescription {
   const [kind = event.type, action = ''] = event.type.split(/\.(.*)/s)
   const noun = nouns[kind] ?? kind.replaceAll('_', ' ')
   const name = nameOf(kind, event.data)
-  let verb = verbs[event.type] ?? action.replaceAll('_', ' ')
+  let verb = operatorVerb(event) ?? verbs[event.type] ?? action.replaceAll('_', ' ')
   if (event.type === 'license.expiring_soon' && typeof event.data.expiresInDays === 'number') {
     verb = `expires in ${event.data.expiresInDays} days`
   }

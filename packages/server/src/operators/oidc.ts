@@ -7,7 +7,8 @@ import { decryptText, encryptText } from '../core/secrets.js'
 import type { SessionService, StartedSession } from '../sessions/session-service.js'
 import type { FactorStore } from './factor-store.js'
 import type { Operator, OperatorRole } from './operator.js'
-import type { OperatorStore, StoredOperator } from './operator-store.js'
+import { operatorActor, toOperatorResource } from './operator-resource.js'
+import type { OperatorEventLog, OperatorStore, StoredOperator } from './operator-store.js'
 
 /** Single sign-on with an OpenID Connect provider (KEYTURN_OIDC_*). */
 export interface OidcSettings {
@@ -78,6 +79,7 @@ export class OidcService {
   readonly #sessions: SessionService
   readonly #clock: Clock
   readonly #stateKey: Buffer
+  readonly #events: OperatorEventLog
   #configuration: Promise<client.Configuration> | undefined
 
   constructor(options: {
@@ -87,6 +89,8 @@ export class OidcService {
     sessions: SessionService
     clock: Clock
     stateKey: Buffer
+    /** Where accounts made at a first sign-on are recorded. */
+    events: OperatorEventLog
   }) {
     this.#settings = options.settings
     this.#factors = options.factors
@@ -94,6 +98,7 @@ export class OidcService {
     this.#sessions = options.sessions
     this.#clock = options.clock
     this.#stateKey = options.stateKey
+    this.#events = options.events
   }
 
   /** Where the provider sends the browser back (registered with the provider). */
@@ -215,7 +220,12 @@ export class OidcService {
       email,
       createdAt: now,
     })
-    return { operator: publicOf(operator), created: true }
+    const created = publicOf(operator)
+    await this.#events.recordAlone(operatorActor(created), 'operator.sso_account_created', null, {
+      ...toOperatorResource(created),
+      issuer: claims.iss,
+    })
+    return { operator: created, created: true }
   }
 
   #readState(stateCookie: string | undefined): RequestState {

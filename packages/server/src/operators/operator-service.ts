@@ -3,7 +3,6 @@ import type { EventType } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
-import type { OperatorPrincipal } from '../core/principal.js'
 import { type ChangeActor, systemActor, type UnitOfWork } from '../core/unit-of-work.js'
 import { dashboardPath } from '../http/dashboard.js'
 import type { MailTemplates } from '../mail/mail-templates.js'
@@ -11,7 +10,7 @@ import type { AudienceSettings, Session } from '../sessions/session.js'
 import { csrfTokenFor, type SessionService, type StartedSession } from '../sessions/session-service.js'
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
-import { toOperatorResource } from './operator-resource.js'
+import { operatorActor, toOperatorResource } from './operator-resource.js'
 import type { OperatorStore, OperatorStores, StoredOperator } from './operator-store.js'
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
 import type { SecondFactorStep } from './totp.js'
@@ -36,18 +35,6 @@ const maxTokenLength = 100
 export const linkPaths: Readonly<Record<'invitation' | 'reset', string>> = {
   invitation: `${dashboardPath}/invitation`,
   reset: `${dashboardPath}/password-reset`,
-}
-
-/** An operator acting on its own account (a one-time link, its own factors or sessions), as events name it. */
-export function operatorActor(
-  operator: { readonly id: string; readonly role: OperatorRole },
-  requestId?: string,
-): OperatorPrincipal {
-  return {
-    role: 'admin',
-    operator: { id: operator.id, role: operator.role },
-    ...(requestId === undefined ? {} : { requestId }),
-  }
 }
 
 /** The changes to a one-time link a caller gets back: the link (to copy) and whether it was also mailed. */
@@ -592,3 +579,5 @@ export class OperatorService {
     return taken.operatorId ?? ''
   }
 }
+
+export { operatorActor }

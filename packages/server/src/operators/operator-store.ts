@@ -1,3 +1,5 @@
+import type { EventType } from '@keyturn/protocol'
+import type { ChangeActor } from '../core/unit-of-work.js'
 import type { MailMessage } from '../mail/kysely-mail-outbox.js'
 import type { Operator, OperatorRole, OperatorStatus, OperatorTokenPurpose } from './operator.js'
 
@@ -48,4 +50,9 @@ export interface OperatorMailQueue {
 export interface OperatorStores {
   readonly operators: OperatorStore
   readonly mail: OperatorMailQueue
+}
+
+/** Records an operator event that goes with a change made outside a transaction of these stores (factors, sessions, sign-on). */
+export interface OperatorEventLog {
+  recordAlone(by: ChangeActor, type: EventType, productId: null, data: object): Promise<void>
 }

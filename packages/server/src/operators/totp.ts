@@ -8,7 +8,8 @@ import type { SessionService, StartedSession } from '../sessions/session-service
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { FactorStore, PendingStage, StoredTotp } from './factor-store.js'
 import type { Operator } from './operator.js'
-import type { OperatorStore, StoredOperator } from './operator-store.js'
+import { operatorActor, toOperatorResource } from './operator-resource.js'
+import type { OperatorEventLog, OperatorStore, StoredOperator } from './operator-store.js'
 
 /** RFC 6238 with the parameters every authenticator app supports: SHA-1, 6 digits, 30 seconds. */
 const period = 30
@@ -101,10 +102,13 @@ export class TwoFactorService {
   readonly #recoveryDigestKey: Buffer
   readonly #limits: SignInLimits
   readonly #issuer: string
+  readonly #events: OperatorEventLog
 
   constructor(options: {
     store: FactorStore
     operators: OperatorStore
+    /** Where enabling, disabling and new recovery codes are recorded. */
+    events: OperatorEventLog
     sessions: SessionService
     clock: Clock
     encryptionKey: Buffer
@@ -121,6 +125,25 @@ export class TwoFactorService {
     this.#recoveryDigestKey = options.recoveryDigestKey
     this.#limits = options.limits ?? new SignInLimits(options.clock)
     this.#issuer = options.issuer ?? 'Keyturn'
+    this.#events = options.events
+  }
+
+  /** An event about `operatorId`'s factors, by `by` (the operator itself unless an owner acted). */
+  async #record(
+    operatorId: string,
+    type:
+      | 'operator.two_factor_enabled'
+      | 'operator.two_factor_disabled'
+      | 'operator.recovery_codes_regenerated',
+    by?: Operator,
+    extra: object = {},
+  ): Promise<void> {
+    const operator = await this.#operators.findById(operatorId)
+    if (operator === undefined) {
+      return
+    }
+    const resource = toOperatorResource(publicOf(operator))
+    await this.#events.recordAlone(operatorActor(by ?? operator), type, null, { ...resource, ...extra })
   }
 
   /**
@@ -219,7 +242,9 @@ export class TwoFactorService {
     this.#limits.recordSuccess(operatorId)
     const now = this.#clock.now()
     await this.#store.confirmTotp(operatorId, step, now)
-    return this.#newRecoveryCodes(operatorId)
+    const codes = await this.#newRecoveryCodes(operatorId)
+    await this.#record(operatorId, 'operator.two_factor_enabled')
+    return codes
   }
 
   /**
@@ -247,7 +272,9 @@ export class TwoFactorService {
   /** Ten new recovery codes for a code of the authenticator (earlier ones stop working). */
   async regenerateRecoveryCodes(operatorId: string, code: string, ip: string): Promise<readonly string[]> {
     await this.#requireProof(operatorId, { code }, ip)
-    return this.#newRecoveryCodes(operatorId)
+    const codes = await this.#newRecoveryCodes(operatorId)
+    await this.#record(operatorId, 'operator.recovery_codes_regenerated')
+    return codes
   }
 
   /**
@@ -257,6 +284,7 @@ export class TwoFactorService {
   async disable(operatorId: string, proof: FactorProof, ip: string): Promise<void> {
     await this.#requireProof(operatorId, proof, ip)
     await this.#store.deleteFactors(operatorId)
+    await this.#record(operatorId, 'operator.two_factor_disabled', undefined, { by: 'self' })
     if (await this.isRequired()) {
       await this.#sessions.revokeAllOf('operator', operatorId)
     }
@@ -275,6 +303,7 @@ export class TwoFactorService {
       throw new DomainError('operator_not_found', `No operator ${operatorId} exists.`)
     }
     await this.#store.deleteFactors(operatorId)
+    await this.#record(operatorId, 'operator.two_factor_disabled', by, { by: 'owner' })
     await this.#sessions.revokeAllOf('operator', operatorId)
   }
 

@@ -95,6 +95,22 @@ describeEachDatabase(
       })
       assert.equal(second.json().operator.id, alice.id)
       assert.equal((await test.services.operators.list()).length, 1)
+      const created = await test.app.inject({
+        method: 'GET',
+        url: '/api/v0/events?filter=type:eq:operator.sso_account_created',
+        headers: test.headers,
+      })
+      assert.deepEqual(
+        created
+          .json()
+          .data.map((event: { actor: object; data: { email: string; role: string } }) => [
+            event.actor,
+            event.data.email,
+            event.data.role,
+          ]),
+        [[{ type: 'operator', id: alice.id }, 'alice@example.com', 'viewer']],
+        'one account made, recorded once, by the operator signing on',
+      )
 
       await test.services.operators.create(systemActor('keyturn'), {
         email: 'bob@example.com',
