@@ -11,7 +11,11 @@ const target = resolve(import.meta.dirname, '..', 'packages', 'protocol', 'opena
 const json = await openApiJson()
 writeFileSync(target, json)
 const { paths } = JSON.parse(json)
-const operations = Object.values(paths).reduce((count, methods) => count + Object.keys(methods).length, 0)
+const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
+const operations = Object.values(paths).reduce(
+  (count, item) => count + Object.keys(item).filter((key) => methods.includes(key)).length,
+  0,
+)
 console.log(`Wrote ${target}: ${operations} operations, ${json.length} bytes.`)
 
 const errorsPath = resolve(import.meta.dirname, '..', 'docs', 'errors.md')

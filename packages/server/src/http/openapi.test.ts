@@ -4,6 +4,7 @@ import { describe, it } from 'node:test'
 import { type ErrorCode, problemType } from '@keyturn/protocol'
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { importSPKI, jwtVerify } from 'jose'
+import { documentedOidc } from '../entry/openapi-json.js'
 import { openApiJson } from '../main.js'
 import { buildTestApp } from '../testing/build-test-app.js'
 import { sqliteTestDatabase } from '../testing/each-database.js'
@@ -128,6 +129,61 @@ describe('the OpenAPI document', () => {
       assert.doesNotMatch(path, /^\/(api\/)?v0\//, 'paths are relative to the server URL /api/v0')
       assert.doesNotMatch(path, /^\/(healthz|readyz|metrics|openapi\.json|docs)/)
     }
+  })
+
+  it('lists the dashboard’s sign-in routes at /operator from the server’s root, open or with the session cookie and CSRF header', () => {
+    const rootPaths = Object.entries(document.paths).filter(([path]) => path.startsWith('/operator/'))
+    const ids = rootPaths.flatMap(([, item]) =>
+      methods.flatMap((method) => (item[method] === undefined ? [] : [item[method]?.operationId])),
+    )
+    for (const id of [
+      'signInOperator',
+      'signOutOperator',
+      'completeOperatorSetup',
+      'acceptOperatorInvitation',
+    ]) {
+      assert.ok(ids.includes(id), id)
+    }
+    for (const id of [
+      'requestOperatorPasswordReset',
+      'resetOperatorPassword',
+      'verifyOperatorSecondFactor',
+    ]) {
+      assert.ok(ids.includes(id), id)
+    }
+    assert.ok(ids.includes('startOperatorSso') && ids.includes('finishOperatorSso'), 'single sign-on too')
+    for (const [path, item] of rootPaths) {
+      assert.deepEqual(
+        (item as { servers?: { url: string }[] }).servers?.map((server) => server.url),
+        ['/'],
+        `${path} is served from the root, not /api/v0`,
+      )
+      for (const method of methods) {
+        const operation = item[method]
+        if (operation === undefined) {
+          continue
+        }
+        assert.deepEqual(operation.tags, ['operator-sign-in'], `${method} ${path}`)
+        const csrf = operation.parameters?.find((parameter) => parameter.name === 'x-keyturn-csrf')
+        const session = (operation.security ?? []).some((entry) => 'operatorSession' in entry)
+        assert.equal(
+          csrf?.required,
+          method !== 'get' && session ? true : undefined,
+          `${method} ${path}: the CSRF header on the writes of a session`,
+        )
+      }
+    }
+    assert.deepEqual(document.paths['/operator/sign-in']?.post?.security, [])
+    assert.deepEqual(Object.keys(document.paths['/operator/oidc/start']?.get?.responses ?? {}).sort(), [
+      '302',
+      '400',
+      '401',
+      '403',
+      '429',
+    ])
+    assert.equal(document.paths['/operator/sign-in']?.post?.parameters, undefined)
+    const others = Object.keys(document.paths).filter((path) => !path.startsWith('/operator/'))
+    assert.ok(others.every((path) => (document.paths[path] as { servers?: unknown }).servers === undefined))
   })
 
   it('requires a bearer API key or the operator session cookie', () => {
@@ -290,7 +346,8 @@ describe('the OpenAPI components', () => {
 
 describe('GET /openapi.json and /docs', () => {
   it('serve the same document and the interactive reference', async (t) => {
-    const { app } = await buildTestApp(t, sqliteTestDatabase())
+    // With single sign-on set up, as the committed document is (its routes exist only then).
+    const { app } = await buildTestApp(t, sqliteTestDatabase(), { oidc: documentedOidc })
 
     const json = await app.inject({ method: 'GET', url: '/openapi.json' })
     const docs = await app.inject({ method: 'GET', url: '/docs/' })

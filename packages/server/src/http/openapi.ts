@@ -48,6 +48,9 @@ function componentOf(schema: Record<string, unknown>): Component | undefined {
   )
 }
 
+/** Paths served from the server's root rather than /api/v0: the dashboard's sign-in routes. */
+export const rootPathPrefix = '/operator/'
+
 /** The OpenAPI 3.1 document's frame; every operation comes from its route schema. */
 export const openApiOptions: FastifyDynamicSwaggerOptions = {
   openapi: {
@@ -60,6 +63,7 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
         'Every path is served under `/api/v0` and, identically, under `/v0`.',
         'Errors are RFC 9457 problem details (`application/problem+json`) with a stable `code`; each `type` is a page about its code (`/problems/<code>`, all codes at `/problems`).',
         'A known path asked with a method it does not have answers `405 method_not_allowed` with an `Allow` header.',
+        'The dashboard’s sign-in routes (tag `operator-sign-in`) are the exception: they are served at `/operator/…` from the server’s root, as each of their paths says.',
         'Besides the answers each operation lists, any request may get one the HTTP layer gives before an operation is chosen: 400 `bad_request` (not HTTP/1.1: an unknown method or CONNECT, a malformed path, Content-Length with Transfer-Encoding, no Host header or two), 431 `headers_too_large` (request line and headers over 16 KiB), 408 `request_timeout` (the headers or the whole request not received within 60 s), 417 `expectation_failed` (an `Expect` other than `100-continue`), or 415 `unsupported_media_type` for a compressed body; those from the HTTP parser close the connection.',
         "A JSON body may nest objects and arrays at most 32 levels deep, and no text may hold U+0000 or an unpaired surrogate (400 `validation_failed`; a path id holding U+0000 is the resource's 404).",
       ].join(' '),
@@ -116,13 +120,19 @@ export const openApiOptions: FastifyDynamicSwaggerOptions = {
         name: 'emails',
         description: 'The mail delivery log: what was queued and sent, never a message body',
       },
+      {
+        name: 'operator-sign-in',
+        description:
+          'Operator sign-in for the dashboard, served at the server’s root under `/operator` (not under `/api/v0`; no API key): passwords, setup and invitation links, password resets, second factors, single sign-on. A session is the httpOnly `keyturn_operator_session` cookie; every write of a signed-in operator sends the session’s CSRF token in `X-Keyturn-Csrf`.',
+      },
     ],
   },
   // Paths in the document are relative to the server URL above. The route schema is copied with
   // its components marked, for the document only: validation and serialisation keep the original.
   transform: ({ schema, url }) => ({
     schema: schema === undefined ? schema : markRouteSchema(schema as Record<string, unknown>),
-    url: url.replace(/^\/api\/v0/, ''),
+    // `/operator/2fa/` (a scope's root) is documented as `/operator/2fa`, which answers the same.
+    url: url.startsWith(rootPathPrefix) ? url.replace(/(.)\/$/, '$1') : url.replace(/^\/api\/v0/, ''),
   }),
   transformObject: (document) =>
     'openapiObject' in document ? finishDocument(document.openapiObject) : document.swaggerObject,
@@ -188,7 +198,39 @@ type Document = {
   components?: { schemas?: Record<string, unknown>; examples?: Record<string, unknown> }
 }
 
+const csrfParameter = {
+  name: 'x-keyturn-csrf',
+  in: 'header',
+  required: true,
+  description: 'The session’s CSRF token (from the sign-in answer or `GET /operator/me`). Without it: 401.',
+  schema: { type: 'string', maxLength: 200 },
+}
+
+/**
+ * The sign-in routes live at the root: their path items name the root as their server, and their
+ * writes that take the session cookie document the CSRF header.
+ */
+function finishRootPaths(paths: Record<string, unknown>): void {
+  for (const [path, item] of Object.entries(paths)) {
+    if (!path.startsWith(rootPathPrefix) || !isObject(item)) {
+      continue
+    }
+    item.servers = [{ url: '/', description: 'The server’s root: these routes are not under /api/v0.' }]
+    for (const [method, operation] of Object.entries(item)) {
+      const security = isObject(operation) && Array.isArray(operation.security) ? operation.security : []
+      const usesSession = security.some((entry) => isObject(entry) && 'operatorSession' in entry)
+      if (method !== 'get' && isObject(operation) && usesSession) {
+        operation.parameters = [
+          ...(Array.isArray(operation.parameters) ? operation.parameters : []),
+          csrfParameter,
+        ]
+      }
+    }
+  }
+}
+
 function finishDocument<T extends Document>(document: T): T {
+  finishRootPaths((document.paths ?? {}) as Record<string, unknown>)
   const used = new Map<string, Record<string, unknown>>()
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(isObject(operations) ? operations : {})) {

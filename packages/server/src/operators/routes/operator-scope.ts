@@ -9,14 +9,11 @@ import { toOperatorResource } from './operators-routes.js'
 
 /**
  * What every scope of operator sign-in routes (password, second factor, single sign-on) shares:
- * hidden from the OpenAPI document (they live outside /api/v0 and take no API key), the API's
- * security headers, and the answer that starts a session: the httpOnly cookie, and in the body the
+ * the API's security headers (they live outside /api/v0 and take no API key; the OpenAPI document
+ * lists them under the tag `operator-sign-in`, served from the root), and the answer that starts a session: the httpOnly cookie, and in the body the
  * operator and the CSRF token the dashboard sends with every write.
  */
 export function operatorSignInScope(scope: App, operators: OperatorService) {
-  scope.addHook('onRoute', (route) => {
-    route.schema = { ...route.schema, hide: true }
-  })
   registerSecurityHeaders(scope, apiSecurityHeaders, apiCacheControl)
   const settings = operators.sessionSettings()
   const signedIn = (

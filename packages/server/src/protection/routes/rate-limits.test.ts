@@ -165,7 +165,8 @@ describeEachDatabase('rate limits', (database) => {
       paths: Record<string, Record<string, { responses: object }>>
     }
     for (const [path, operations] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
+      // A path item may also name its servers (the /operator sign-in routes: the root).
+      for (const [method, operation] of Object.entries(operations).filter(([key]) => key !== 'servers')) {
         assert.ok('429' in operation.responses, `${method} ${path}`)
       }
     }
