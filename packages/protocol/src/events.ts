@@ -222,7 +222,7 @@ export const eventTypeExamples = {
   /**
    * Operators: the people who sign in to the dashboard. Each event's data is the operator as the API
    * answers it (never a password, TOTP seed, one-time link or session id). An account made with its
-   * password (the first owner's setup, `keyturn operators create --password`).
+   * password: the first owner, through the setup link.
    */
   'operator.created': exampleOperator,
   /** An invitation was made; `mailed`: its link was also queued as a mail (mail configured). */
