@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { sql } from 'kysely'
 import { Secret, TOTP } from 'otpauth'
 import { buildTestApp, type TestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { signedInOperator, testOperatorPassword } from '../../testing/operators.js'
+import { storedRows } from '../../testing/stored-rows.js'
 
 const newPassword = 'a brand new passphrase'
 
@@ -16,13 +16,7 @@ interface StoredEvent {
 }
 
 async function storedEvents(test: TestApp): Promise<StoredEvent[]> {
-  const { rows } = await sql<StoredEvent>`select type, actor_type, actor_id, data from events`.execute(
-    test.connection.db,
-  )
-  return rows.map((row) => ({
-    ...row,
-    data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data,
-  }))
+  return (await storedRows(test.connection.db, 'events')) as unknown as StoredEvent[]
 }
 
 describeEachDatabase('Operator management events', (database) => {

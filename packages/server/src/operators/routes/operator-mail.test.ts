@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { sql } from 'kysely'
 import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
 import { signedInOperator, testOperatorPassword } from '../../testing/operators.js'
 import { type ReceivedMail, startSmtpServer } from '../../testing/smtp-server.js'
+import { storedRows } from '../../testing/stored-rows.js'
 
 const publicUrl = 'https://keys.example.com'
 const newPassword = 'a brand new passphrase'
@@ -127,8 +127,8 @@ describeEachDatabase('Operator mails', (database) => {
     const tokens = [invitation, reset, byOwner.json().resetUrl].map(tokenOf)
     const stored = JSON.stringify([
       log.json(),
-      (await sql`select * from events`.execute(test.connection.db)).rows,
-      (await sql`select * from mail_outbox`.execute(test.connection.db)).rows,
+      await storedRows(test.connection.db, 'events'),
+      await storedRows(test.connection.db, 'mail_outbox'),
     ])
     for (const secret of [...tokens, testOperatorPassword, newPassword]) {
       assert.ok(!stored.includes(secret), 'no link secret or password is stored or listed')
