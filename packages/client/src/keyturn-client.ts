@@ -807,11 +807,11 @@ export class KeyturnClient {
     return this.#request('GET', '/operators', options)
   }
 
-  /** An invited operator and its one-time invitation link (shown only in this answer). */
+  /** An invited operator and its one-time invitation link (shown only in this answer; `mailed`: also mailed). */
   inviteOperator(
     body: Loose<InviteOperatorBody>,
     options: RequestOptions = {},
-  ): Promise<{ operator: OperatorResource; invitationUrl: string }> {
+  ): Promise<{ operator: OperatorResource; invitationUrl: string; mailed: boolean }> {
     return this.#request('POST', '/operators', { ...options, body })
   }
 
@@ -827,8 +827,11 @@ export class KeyturnClient {
     return this.#request('PATCH', `/operators/${encodeURIComponent(id)}`, { ...options, body })
   }
 
-  /** A one-time password-reset link for an operator (owners only; shown only in this answer). */
-  createOperatorPasswordReset(id: string, options: RequestOptions = {}): Promise<{ resetUrl: string }> {
+  /** A one-time password-reset link for an operator (owners only; shown only in this answer; `mailed`: also mailed). */
+  createOperatorPasswordReset(
+    id: string,
+    options: RequestOptions = {},
+  ): Promise<{ resetUrl: string; mailed: boolean }> {
     return this.#request('POST', `/operators/${encodeURIComponent(id)}/password-reset`, options)
   }
 

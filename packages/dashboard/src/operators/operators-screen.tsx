@@ -32,6 +32,7 @@ export function OperatorsScreen() {
             <strong>Hand this link to the person now. It is shown only once</strong> and works once, for one
             hour.
           </p>
+          {reset.data.mailed && <p>It was also mailed to the operator.</p>}
           <input
             readOnly
             value={reset.data.resetUrl}
@@ -151,11 +152,13 @@ function InviteOperatorForm() {
   const queryClient = useQueryClient()
   const id = useId()
   const [link, setLink] = useState<string>()
+  const [mailed, setMailed] = useState(false)
   const invite = useMutation({
     mutationFn: (body: { email: string; name: string; role: OperatorRoleName }) =>
       client.inviteOperator(body),
     onSuccess: async (invited) => {
       setLink(invited.invitationUrl)
+      setMailed(invited.mailed)
       await queryClient.invalidateQueries({ queryKey: ['operators'] })
     },
   })
@@ -166,6 +169,7 @@ function InviteOperatorForm() {
         <p role="alert">
           <strong>Hand this link to the person now. It is shown only once</strong> and works once, for 7 days.
         </p>
+        {mailed && <p>It was also mailed to them.</p>}
         <label htmlFor={`${id}-link`}>Link</label>
         <input id={`${id}-link`} readOnly value={link} className="wide" spellCheck={false} />
         <CopyButton value={link} label="Copy link" />

@@ -55,7 +55,8 @@ export async function operatorRequest<T>(
   if (!response.ok) {
     throw new KeyturnApiError((await response.json()) as Problem)
   }
-  return (response.status === 204 ? undefined : await response.json()) as T
+  // 204, and 202 (a request taken, such as a reset link asked for), carry no body.
+  return (response.status === 204 || response.status === 202 ? undefined : await response.json()) as T
 }
 
 /** The operator of this browser's session, or undefined when no one is signed in. */

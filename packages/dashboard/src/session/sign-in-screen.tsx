@@ -46,9 +46,12 @@ function OperatorForm({
   body,
   onSignedIn,
   children,
+  after,
 }: {
   title: string
   intro?: ReactNode
+  /** Below the form (another form may not be inside it). */
+  after?: ReactNode
   path: string
   submitLabel: string
   body: (form: FormData) => Record<string, string>
@@ -81,6 +84,7 @@ function OperatorForm({
         </button>
         <ProblemMessage error={error} />
       </form>
+      {after}
     </main>
   )
 }
@@ -162,10 +166,62 @@ export function SignInScreen({
       submitLabel="Sign in"
       body={(form) => ({ email: text(form, 'email').trim(), password: text(form, 'password') })}
       onSignedIn={answered}
+      after={<ForgotPassword />}
     >
       <Field label="Email" name="email" type="email" autoComplete="username" />
       <Field label="Password" name="password" type="password" autoComplete="current-password" />
     </OperatorForm>
+  )
+}
+
+/**
+ * "Forgot your password?": the server mails a reset link to an active operator's address (when it
+ * sends mail) and answers the same for any address, so the page says the same too.
+ */
+function ForgotPassword() {
+  const [state, setState] = useState<'closed' | 'idle' | 'sending' | 'sent'>('closed')
+  const [error, setError] = useState<unknown>()
+  if (state === 'closed') {
+    // The form is made only when asked for: the sign-in form's fields stay the only ones on the page.
+    return (
+      <p>
+        <button type="button" className="link" onClick={() => setState('idle')}>
+          Forgot your password?
+        </button>
+      </p>
+    )
+  }
+  return (
+    <section aria-label="Reset your password">
+      {state === 'sent' ? (
+        <p role="status">
+          If this address belongs to an operator, a link to choose a new password is on its way (it works for
+          one hour). No mail? The server may send none: ask an owner for a reset link.
+        </p>
+      ) : (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault()
+            setState('sending')
+            setError(undefined)
+            const email = text(new FormData(event.currentTarget), 'email').trim()
+            operatorRequest('/password-reset-request', { body: { email } }).then(
+              () => setState('sent'),
+              (failure: unknown) => {
+                setState('idle')
+                setError(failure)
+              },
+            )
+          }}
+        >
+          <Field label="Your address" name="email" type="email" autoComplete="username" />
+          <button type="submit" disabled={state === 'sending'}>
+            Mail me a reset link
+          </button>
+          <ProblemMessage error={error} />
+        </form>
+      )}
+    </section>
   )
 }
 
@@ -203,7 +259,7 @@ export function SetupScreen({ onSignedIn }: { onSignedIn: (signedIn: SignedIn) =
   )
 }
 
-/** A reset link an owner handed over (`/dashboard/password-reset#<token>`): a new password, then sign in. */
+/** A reset link, mailed or handed over by an owner (`/dashboard/password-reset#<token>`): a new password, then sign in. */
 export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
   const [error, setError] = useState<unknown>()
   const [isSending, setIsSending] = useState(false)
