@@ -130,6 +130,11 @@ export async function serve(
     if (config.portal && options.isWorker !== true) {
       warnAboutPortal(running, config)
     }
+    if (config.mail !== undefined && config.publicUrl === undefined && options.isWorker !== true) {
+      running.log.warn(
+        'KEYTURN_SMTP_URL is set but KEYTURN_PUBLIC_URL is unset: operator invitations and password-reset links in mails point to the address each request reached the server at',
+      )
+    }
     if (config.oidc !== undefined && config.publicUrl === undefined && options.isWorker !== true) {
       running.log.warn(
         `KEYTURN_OIDC_ISSUER is set but KEYTURN_PUBLIC_URL is unset: the identity provider sends people back to http://${config.host}:${config.port}/operator/oidc/callback`,

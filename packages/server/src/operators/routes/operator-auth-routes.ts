@@ -32,6 +32,14 @@ const noContent = (description: string) => Type.Null({ description })
 
 export const operatorBody = toOperatorResource
 
+/** `http://<the server's own address>:<port>` of the connection (IPv6 in brackets). */
+function socketAddress(request: FastifyRequest): string {
+  const address = (request.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '')
+  const host = address.includes(':') ? `[${address}]` : address
+  const port = request.socket.localPort
+  return `${request.protocol}://${host}${port === undefined ? '' : `:${port}`}`
+}
+
 /**
  * Operator sign-in for the dashboard: the session cookie (httpOnly) is set here, and the CSRF token
  * the dashboard sends in `x-keyturn-csrf` with every write is in the answer's body.
@@ -41,7 +49,12 @@ export function registerOperatorAuthRoutes(
   operators: OperatorService,
   publicUrl: string | undefined,
 ): void {
-  const base = (request: FastifyRequest) => publicUrl ?? `${request.protocol}://${request.host}`
+  /**
+   * Where a mailed link asked for by anyone points: KEYTURN_PUBLIC_URL, else the address this
+   * request reached (its socket), never its Host header: anyone may set that, and a reset link
+   * mailed with another site's address would hand the link's secret to that site.
+   */
+  const base = (request: FastifyRequest) => publicUrl ?? socketAddress(request)
   app.register(
     async (scope: App) => {
       const { settings, signedIn } = operatorSignInScope(scope, operators)

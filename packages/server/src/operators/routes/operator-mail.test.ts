@@ -134,4 +134,24 @@ describeEachDatabase('Operator mails', (database) => {
       assert.ok(!stored.includes(secret), 'no link secret or password is stored or listed')
     }
   })
+
+  it('never builds a mailed reset link from the Host header anyone may send', async (t) => {
+    const smtp = await startSmtpServer(t)
+    const test = await buildTestApp(t, database, {
+      mail: { smtpUrl: smtp.url, from: 'keyturn@acme.example', templatesFolder: undefined },
+    })
+    await signedInOperator(test, 'owner')
+    const email = (await test.services.operators.list())[0]?.email ?? ''
+    const asked = await test.app.inject({
+      method: 'POST',
+      url: '/operator/password-reset-request',
+      headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' },
+      payload: { email },
+    })
+    assert.equal(asked.statusCode, 202, asked.body)
+    while (((await test.services.mail?.tick()) ?? 0) > 0) {}
+    const mail = smtp.received.at(-1)?.raw.replace(/=\r\n/g, '') ?? ''
+    assert.match(mail, /\/dashboard\/password-reset#/)
+    assert.doesNotMatch(mail, /evil\.example/)
+  })
 })
