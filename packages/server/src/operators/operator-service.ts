@@ -448,8 +448,7 @@ export class OperatorService {
       }
     }
     const roleChanged = changes.role !== undefined && changes.role !== operator.role
-    const statusChanged =
-      changes.status !== undefined && changes.status !== operator.status && operator.status !== 'invited'
+    const statusChanged = changes.status !== undefined && changes.status !== operator.status
     await this.#storage.write(by, async ({ operators, events }) => {
       await operators.update(id, { ...changes, updatedAt: this.#clock.now() })
       const after = toOperatorResource(await this.#getIn(operators, id))
