@@ -40,6 +40,18 @@ export const StatsCountsSchema = Type.Object(
     licensesCreated: count('Licenses created.'),
     licensesRenewed: count('Licenses renewed.'),
     licensesRevoked: count('Licenses revoked.'),
+    licensesSold: count(
+      'Licenses created by a payment-provider integration for a purchase (also counted in `licensesCreated`).',
+    ),
+    providerRenewals: count(
+      'Licenses renewed by a payment-provider integration for a subscription payment (also counted in `licensesRenewed`).',
+    ),
+    paymentFailures: count(
+      "Subscription payments that failed: a license entered payment grace (a provider's failed payment).",
+    ),
+    refundRevocations: count(
+      'Licenses revoked by a payment-provider integration for a refund or chargeback (also counted in `licensesRevoked`).',
+    ),
   },
   { additionalProperties: false },
 )
@@ -100,6 +112,10 @@ export const StatsSchema = Type.Object(
             licensesCreated: 25,
             licensesRenewed: 4,
             licensesRevoked: 1,
+            licensesSold: 20,
+            providerRenewals: 3,
+            paymentFailures: 1,
+            refundRevocations: 1,
           },
           {
             date: '2026-11-30',
@@ -110,6 +126,10 @@ export const StatsSchema = Type.Object(
             licensesCreated: 11,
             licensesRenewed: 2,
             licensesRevoked: 0,
+            licensesSold: 9,
+            providerRenewals: 2,
+            paymentFailures: 0,
+            refundRevocations: 0,
           },
         ],
         totals: {
@@ -120,6 +140,10 @@ export const StatsSchema = Type.Object(
           licensesCreated: 36,
           licensesRenewed: 6,
           licensesRevoked: 1,
+          licensesSold: 29,
+          providerRenewals: 5,
+          paymentFailures: 1,
+          refundRevocations: 1,
         },
         now: { at: '2026-11-30T14:05:00.000Z', activeMachines: 811, licensesExpiringSoon: 17 },
       },

@@ -13,6 +13,7 @@ import { KyselyApiKeyStore } from './api-keys/kysely-api-key-store.js'
 import { registerApiKeysRoutes } from './api-keys/routes/api-keys-routes.js'
 import type { MailConfig } from './config.js'
 import type { ActivationCheck } from './core/activation-check.js'
+import type { ActivityCounts } from './core/activity-counts.js'
 import type { BackgroundJob } from './core/background-loop.js'
 import type { Clock } from './core/clock.js'
 import { newId } from './core/ids.js'
@@ -241,6 +242,8 @@ export interface Services {
   readonly operators: OperatorService
   /** Daily counts (`GET /stats`); `background` flushes them, tests call `flush` themselves. */
   readonly stats: StatsService
+  /** Where services count what happened for `stats` (in memory until a flush). */
+  readonly counts: ActivityCounts
   /** Operators' second factors (TOTP and recovery codes). */
   readonly twoFactor: TwoFactorService
   /** Single sign-on for operators; undefined unless KEYTURN_OIDC_ISSUER is set. */
@@ -406,6 +409,7 @@ export function buildApp(deps: AppDeps): {
     clock: deps.clock,
     secretEncryption: deps.secretKeys.integrationSecretEncryption,
     actions: services.integrationActions,
+    counts: services.counts,
   })
   const receiverLimit = limits === undefined ? undefined : limitReceiverRequest(limits)
   app.register(async (scope: App) => registerReceiveWebhook(scope, receiver, receiverLimit), {
@@ -650,6 +654,7 @@ function createServices(deps: AppDeps): Services {
     search: new SearchService({ store: new KyselySearchStore(db) }),
     operators,
     stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
+    counts,
     twoFactor,
     oidc:
       deps.oidc === undefined
@@ -707,6 +712,7 @@ function createServices(deps: AppDeps): Services {
       integrations: new KyselyIntegrationStore(deps.db),
       actions: integrationActions,
       clock,
+      counts,
     }),
     integrations: new IntegrationService({
       integrations: new KyselyIntegrationStore(deps.db),

@@ -9,6 +9,10 @@ export type CountedActivity =
   | 'licensesCreated'
   | 'licensesRenewed'
   | 'licensesRevoked'
+  | 'licensesSold'
+  | 'providerRenewals'
+  | 'paymentFailures'
+  | 'refundRevocations'
 
 /**
  * Where services report what happened, after it happened (the change committed, the verdict
@@ -20,3 +24,22 @@ export interface ActivityCounts {
 
 /** For services built without statistics (unit tests). */
 export const countNothing: ActivityCounts = { count: () => {} }
+
+/**
+ * Counts made inside a transaction, handed to the daily counters only once it committed: a
+ * transaction rolled back counts nothing. Make a new one for each attempt of the transaction.
+ */
+export class CountsAfterCommit implements ActivityCounts {
+  readonly #made: { readonly productId: ProductId; readonly what: CountedActivity }[] = []
+
+  count(productId: ProductId, what: CountedActivity): void {
+    this.#made.push({ productId, what })
+  }
+
+  /** Gives every count made to `counts` (call after the commit). */
+  committed(counts: ActivityCounts): void {
+    for (const { productId, what } of this.#made) {
+      counts.count(productId, what)
+    }
+  }
+}

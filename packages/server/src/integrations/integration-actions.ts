@@ -1,4 +1,5 @@
 import { type CustomerId, type LicenseId, maxMaxActivations } from '@keyturn/protocol'
+import type { ActivityCounts } from '../core/activity-counts.js'
 import { newId } from '../core/ids.js'
 import type { EventRecorder, UnitOfWork } from '../core/unit-of-work.js'
 import { toCustomerResource } from '../customers/customer-resource.js'
@@ -20,6 +21,15 @@ export interface ActionStores {
 }
 
 export type ActionStorage = UnitOfWork<ActionStores>
+
+/**
+ * What an action works with: the transaction's stores, its events, and the daily counts of what it
+ * did (given to the statistics once the transaction committed: `CountsAfterCommit`).
+ */
+export type ActionContext = ActionStores & {
+  readonly events: EventRecorder
+  readonly counts: ActivityCounts
+}
 
 /** A provider object (an order, a subscription, a transaction) named by its kind and id. */
 export interface ProviderObject {
@@ -121,7 +131,7 @@ export interface Settled {
  * until that customer's address has arrived.
  */
 export async function purchase(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   bought: Purchase,
   now: Date,
@@ -172,6 +182,8 @@ export async function purchase(
   for (const object of objects) {
     await stores.integrations.link(integration.id, object.kind, object.id, customerId, license.id, now)
   }
+  stores.counts.count(license.productId, 'licensesCreated')
+  stores.counts.count(license.productId, 'licensesSold')
   return {
     status: 'processed',
     outcome: `Created license ${license.id} for customer ${customerId} (${email}).`,
@@ -180,7 +192,7 @@ export async function purchase(
 
 /** The customer a purchase is for: found or created by address, or found by the provider's customer link. */
 async function buyerOf(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   bought: Purchase,
   now: Date,
@@ -212,7 +224,7 @@ async function buyerOf(
 
 /** The customer with this address, created when there is none (with its `customer.created` event). */
 async function customerFor(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   email: string,
   name: string | null,
   now: Date,
@@ -243,7 +255,7 @@ async function customerFor(
 
 /** A purchase of something already linked to `licenseId`: link the rest; a subscription's period renews it. */
 async function alreadyBought(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   bought: Purchase,
   objects: readonly ProviderObject[],
@@ -305,7 +317,7 @@ async function alreadyBought(
 
 /** Remembers the address of a provider customer (and makes the Keyturn customer) for purchases naming it. */
 export async function customerSeen(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   seen: CustomerSeen,
   now: Date,
@@ -336,7 +348,7 @@ export async function customerSeen(
  * purchase has not arrived): `pending`, and the retry job tries again.
  */
 export async function subscriptionChange(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   change: SubscriptionChange,
   now: Date,
@@ -387,7 +399,7 @@ async function linkOnce(
 
 /** Carries out a link: the object it names must be linked already (else pending). */
 export async function linkObject(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   link: Link,
   now: Date,
@@ -411,7 +423,7 @@ export async function linkObject(
 
 /** Applies `change` to the locked license `current`, one event per step that changed something; says what it did. */
 async function applyChange(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   current: License,
   change: SubscriptionChange,
@@ -434,6 +446,12 @@ async function applyChange(
       throw new Error(`license ${license.id} could not be changed (${String(updated)})`) // locked: cannot happen
     }
     stores.events.record(type, updated.productId, { ...toLicenseResource(viewAt(updated, now)), ...extra })
+    if (type === 'license.renewed') {
+      stores.counts.count(updated.productId, 'licensesRenewed')
+      stores.counts.count(updated.productId, 'providerRenewals')
+    } else if (type === 'license.payment_overdue') {
+      stores.counts.count(updated.productId, 'paymentFailures')
+    }
     license = updated
   }
   if (change.providerItemId !== undefined) {
@@ -549,7 +567,7 @@ async function unpaidPeriodEnd(stores: ActionStores, license: License, graceEnds
 
 /** Carries out what a verified event asks for, in the caller's transaction. */
 export function carryOut(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   action: Action,
   now: Date,
@@ -575,7 +593,7 @@ export function carryOut(
  * is `revoke` (already revoked: nothing more); with `none` it is kept.
  */
 export async function refund(
-  stores: ActionStores & { readonly events: EventRecorder },
+  stores: ActionContext,
   integration: Integration,
   refunded: Refund,
   now: Date,
@@ -606,5 +624,7 @@ export async function refund(
     return { status: 'failed', outcome: `License ${licenseId} could not be revoked.` }
   }
   stores.events.record('license.revoked', updated.productId, toLicenseResource(viewAt(updated, now)))
+  stores.counts.count(updated.productId, 'licensesRevoked')
+  stores.counts.count(updated.productId, 'refundRevocations')
   return { status: 'processed', outcome: `Refunded; revoked license ${licenseId}.` }
 }

@@ -1,9 +1,16 @@
 import type { IntegrationId, IntegrationProvider } from '@keyturn/protocol'
+import { type ActivityCounts, CountsAfterCommit } from '../core/activity-counts.js'
 import type { Clock } from '../core/clock.js'
 import { DomainError } from '../core/errors.js'
 import { decryptText } from '../core/secrets.js'
 import type { Integration } from './integration.js'
-import { type Action, type ActionStorage, carryOut, type Settled } from './integration-actions.js'
+import {
+  type Action,
+  type ActionContext,
+  type ActionStorage,
+  carryOut,
+  type Settled,
+} from './integration-actions.js'
 import { integrationNotFound } from './integration-service.js'
 import type { IntegrationStore } from './integration-store.js'
 import { lemonSqueezyAction, lemonSqueezySignatureValid, readLemonSqueezyDelivery } from './lemonsqueezy.js'
@@ -16,6 +23,8 @@ export interface ReceiverDeps {
   readonly secretEncryption: Buffer
   /** Records an event and carries out what it asks for in one transaction. */
   readonly actions: ActionStorage
+  /** The daily statistics: what an action did, counted once its transaction committed. */
+  readonly counts: ActivityCounts
 }
 
 /** What the provider is answered: 200 either way, `duplicate` for a redelivery. */
@@ -57,7 +66,7 @@ export function nextAttemptAt(receivedAt: Date, attempts: number, now: Date): Da
  * or pending with its next attempt (failed once the retries are given up).
  */
 export async function actAndSettle(
-  stores: Parameters<Parameters<ActionStorage['write']>[1]>[0],
+  stores: ActionContext,
   integration: Integration,
   dedupeKey: string,
   action: Action,
@@ -99,12 +108,14 @@ export class IntegrationReceiver {
   readonly #clock: Clock
   readonly #secretEncryption: Buffer
   readonly #actions: ActionStorage
+  readonly #counts: ActivityCounts
 
   constructor(deps: ReceiverDeps) {
     this.#integrations = deps.integrations
     this.#clock = deps.clock
     this.#secretEncryption = deps.secretEncryption
     this.#actions = deps.actions
+    this.#counts = deps.counts
   }
 
   async receive(
@@ -185,7 +196,9 @@ export class IntegrationReceiver {
     now: Date,
   ): Promise<boolean> {
     const action = actionFor(integration.provider, delivery.eventType, delivery.body)
-    return this.#actions.write({ type: 'integration', id: integration.id }, async (stores) => {
+    let counted = new CountsAfterCommit()
+    const isNew = await this.#actions.write({ type: 'integration', id: integration.id }, async (stores) => {
+      counted = new CountsAfterCommit()
       const recorded = await stores.integrations.recordReceived(integration.id, {
         eventType: delivery.eventType,
         dedupeKey: delivery.dedupeKey,
@@ -198,7 +211,7 @@ export class IntegrationReceiver {
         return false
       }
       await actAndSettle(
-        stores,
+        { ...stores, counts: counted },
         integration,
         delivery.dedupeKey,
         action,
@@ -208,5 +221,7 @@ export class IntegrationReceiver {
       )
       return true
     })
+    counted.committed(this.#counts)
+    return isNew
   }
 }

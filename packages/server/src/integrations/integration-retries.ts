@@ -1,3 +1,4 @@
+import { type ActivityCounts, CountsAfterCommit } from '../core/activity-counts.js'
 import type { BackgroundJob } from '../core/background-loop.js'
 import type { Clock } from '../core/clock.js'
 import type { ActionStorage } from './integration-actions.js'
@@ -16,15 +17,19 @@ export class IntegrationRetries {
   readonly #integrations: IntegrationStore
   readonly #actions: ActionStorage
   readonly #clock: Clock
+  readonly #counts: ActivityCounts
 
   constructor(deps: {
     readonly integrations: IntegrationStore
     readonly actions: ActionStorage
     readonly clock: Clock
+    /** The daily statistics: what an action did, counted once its transaction committed. */
+    readonly counts: ActivityCounts
   }) {
     this.#integrations = deps.integrations
     this.#actions = deps.actions
     this.#clock = deps.clock
+    this.#counts = deps.counts
   }
 
   /** One step: the due pending events tried once each; `isBatchFull` when more may be due. */
@@ -34,18 +39,22 @@ export class IntegrationRetries {
     let tried = 0
     let settled = 0
     for (const { integrationId, dedupeKey } of due) {
+      let counted = new CountsAfterCommit()
       const outcome = await this.#actions.write(
         { type: 'integration', id: integrationId },
         async (stores) => {
+          counted = new CountsAfterCommit()
           const pending = await stores.integrations.claimPending(integrationId, dedupeKey, now)
           const stored = pending === undefined ? undefined : await stores.integrations.find(integrationId)
           if (pending === undefined || stored === undefined) {
             return undefined // taken by another process, or its integration was deleted
           }
           const action = actionFor(stored.integration.provider, pending.eventType, pending.payload)
-          return actAndSettle(stores, stored.integration, dedupeKey, action, pending, '', now)
+          const context = { ...stores, counts: counted }
+          return actAndSettle(context, stored.integration, dedupeKey, action, pending, '', now)
         },
       )
+      counted.committed(this.#counts)
       if (outcome !== undefined) {
         tried += 1
         settled += outcome.status === 'pending' ? 0 : 1

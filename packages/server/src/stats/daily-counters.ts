@@ -11,6 +11,10 @@ export const countedActivities: readonly CountedActivity[] = [
   'licensesCreated',
   'licensesRenewed',
   'licensesRevoked',
+  'licensesSold',
+  'providerRenewals',
+  'paymentFailures',
+  'refundRevocations',
 ]
 
 const slotOf: Readonly<Record<CountedActivity, number>> = Object.fromEntries(

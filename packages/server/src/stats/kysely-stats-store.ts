@@ -12,10 +12,14 @@ const columns = [
   'licenses_created',
   'licenses_renewed',
   'licenses_revoked',
+  'licenses_sold',
+  'provider_renewals',
+  'payment_failures',
+  'refund_revocations',
 ] as const
 
 /**
- * `daily_stats` (migration 2026-11-30-80) and the "now" figures from the existing indexes:
+ * `daily_stats` (migrations 2026-11-30-80 and 2026-12-01-80) and the "now" figures from the existing indexes:
  * `activations_product_id_created_at_id` and the partial `activations_expires_at` for machines,
  * `licenses_product_id_expiration_date` / `licenses_expiration_date` for expiring licenses.
  */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { it } from 'node:test'
 import type { Stats, StatsCounts } from '@keyturn/protocol'
 import { sql } from 'kysely'
+import Stripe from 'stripe'
 import { buildApp } from '../app.js'
 import { startBackgroundWork } from '../core/background-loop.js'
 import type { App } from '../http/app-types.js'
@@ -13,7 +15,7 @@ import {
 } from '../testing/build-test-app.js'
 import { describeEachDatabase } from '../testing/each-database.js'
 import { FixedClock } from '../testing/fixed-clock.js'
-import { expectInvalidField, expectProblem } from '../testing/licenses.js'
+import { type AuthHeaders, expectInvalidField, expectProblem } from '../testing/licenses.js'
 import { call, roleHeaders } from '../testing/vendors.js'
 
 const day = 86_400_000
@@ -25,6 +27,10 @@ const emptyCounts: StatsCounts = {
   licensesCreated: 0,
   licensesRenewed: 0,
   licensesRevoked: 0,
+  licensesSold: 0,
+  providerRenewals: 0,
+  paymentFailures: 0,
+  refundRevocations: 0,
 }
 
 /** What the events and licenses tables say happened, per `product|day`. */
@@ -49,12 +55,27 @@ async function countedFromTables(app: TestAppLike): Promise<Map<string, StatsCou
     'license.renewed': 'licensesRenewed',
     'license.revoked': 'licensesRevoked',
   }
-  const { rows: events } = await sql<{ type: string; product_id: string; occurred_at: Date | string }>`
-    select type, product_id, occurred_at from events`.execute(app.db)
+  // What a payment-provider integration did, told by the event's actor.
+  const byProvider: Record<string, keyof StatsCounts> = {
+    'license.created': 'licensesSold',
+    'license.renewed': 'providerRenewals',
+    'license.payment_overdue': 'paymentFailures',
+    'license.revoked': 'refundRevocations',
+  }
+  const { rows: events } = await sql<{
+    type: string
+    product_id: string
+    occurred_at: Date | string
+    actor_type: string
+  }>`select type, product_id, occurred_at, actor_type from events`.execute(app.db)
   for (const row of events) {
     const what = byType[row.type]
     if (what !== undefined) {
       add(row.product_id, row.occurred_at, what)
+    }
+    const sold = row.actor_type === 'integration' ? byProvider[row.type] : undefined
+    if (sold !== undefined) {
+      add(row.product_id, row.occurred_at, sold)
     }
   }
   return counted
@@ -62,6 +83,79 @@ async function countedFromTables(app: TestAppLike): Promise<Map<string, StatsCou
 
 interface TestAppLike {
   readonly db: Parameters<typeof buildApp>[0]['db']
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a provider payload, edited field by field as JSON
+type Payload = Record<string, any>
+
+/**
+ * A Stripe subscription sold through a new integration on `product`, then renewed, its next payment
+ * failed, and its payment refunded (the license revoked); one event is delivered twice.
+ */
+async function sellThroughStripe(on: App, headers: AuthHeaders, product: string, now: Date) {
+  const secret = 'whsec_stats_secret'
+  const policy = await call(on, headers, 'POST', '/policies', 201, {
+    productId: product,
+    name: 'Monthly',
+    duration: 30 * 86_400,
+  })
+  const integration = await call(on, headers, 'POST', '/integrations', 201, {
+    provider: 'stripe',
+    signingSecret: secret,
+    mappings: [{ providerItemId: 'price_basic', productId: product, policyId: policy.id }],
+  })
+  const fixture = (): Payload =>
+    JSON.parse(
+      readFileSync(
+        new URL('../../src/integrations/fixtures/stripe-invoice-paid.json', import.meta.url),
+        'utf8',
+      ),
+    )
+  let n = 0
+  const deliver = async (event: Payload, again = false) => {
+    n += again ? 0 : 1
+    const body = JSON.stringify({ ...event, id: `evt_stats_${n}` })
+    const res = await on.inject({
+      method: 'POST',
+      url: `/api/v0/integrations/${integration.id}/webhook`,
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({
+          payload: body,
+          secret,
+          timestamp: Math.floor(now.getTime() / 1000),
+        }),
+      },
+      payload: body,
+    })
+    assert.equal(res.statusCode, 200, res.body)
+  }
+  const invoice = (type: string, reason: string, periodEnd: number) => {
+    const event = fixture()
+    event.type = type
+    event.data.object.billing_reason = reason
+    event.data.object.lines.data[0].period.end = Math.floor(now.getTime() / 1000) + periodEnd * 86_400
+    return event
+  }
+  await deliver(invoice('invoice.paid', 'subscription_create', 30))
+  await deliver(invoice('invoice.paid', 'subscription_create', 30), true) // a redelivery: nothing more
+  await deliver(invoice('invoice.paid', 'subscription_cycle', 60))
+  await deliver(invoice('invoice.payment_failed', 'subscription_cycle', 90))
+  const paid = fixture()
+  paid.type = 'invoice_payment.paid'
+  paid.data.object = {
+    id: 'inpay_stats',
+    object: 'invoice_payment',
+    invoice: 'in_1QfixtureInvoice',
+    is_default: true,
+    status: 'paid',
+    payment: { type: 'payment_intent', payment_intent: 'pi_stats' },
+  }
+  await deliver(paid)
+  const refunded = fixture()
+  refunded.type = 'charge.refunded'
+  refunded.data.object = { id: 'ch_stats', object: 'charge', payment_intent: 'pi_stats', refunded: true }
+  await deliver(refunded)
 }
 
 describeEachDatabase('/api/v0/stats', (database) => {
@@ -135,7 +229,9 @@ describeEachDatabase('/api/v0/stats', (database) => {
     }
 
     await workload(app, productId, 1)
+    await sellThroughStripe(app, headers, productId, clock.now())
     await workload(other.app, otherProduct, 2)
+    await sellThroughStripe(other.app, headers, otherProduct, otherClock.now())
     await services.stats.flush() // a flush in the middle of a day: the next one adds to its row
     await workload(app, productId, 3)
     clock.advance(day)
@@ -169,9 +265,13 @@ describeEachDatabase('/api/v0/stats', (database) => {
       validationsInvalid: 5 * 2,
       activations: 5 * 2,
       deactivations: 5,
-      licensesCreated: 5 * 3,
-      licensesRenewed: 5,
-      licensesRevoked: 5,
+      licensesCreated: 5 * 3 + 2,
+      licensesRenewed: 5 + 2,
+      licensesRevoked: 5 + 2,
+      licensesSold: 2,
+      providerRenewals: 2,
+      paymentFailures: 2,
+      refundRevocations: 2,
     })
     // Each round left one machine and one license expiring in 10 days (renewed by one, so 11).
     assert.deepEqual(all.now, { at: clock.now().toISOString(), activeMachines: 5, licensesExpiringSoon: 5 })

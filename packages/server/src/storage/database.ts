@@ -285,6 +285,10 @@ export interface DailyStatsTable {
   licenses_created: number | string
   licenses_renewed: number | string
   licenses_revoked: number | string
+  licenses_sold: number | string
+  provider_renewals: number | string
+  payment_failures: number | string
+  refund_revocations: number | string
 }
 
 /** Payment-provider integrations (migration 2026-11-30-50-integrations). */

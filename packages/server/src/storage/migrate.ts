@@ -35,6 +35,7 @@ import { paymentGrace } from './migrations/2026-11-30-51-payment-grace.js'
 import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.js'
 import { licenseExternalId } from './migrations/2026-11-30-60-license-external-id.js'
 import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
+import { revenueStats } from './migrations/2026-12-01-80-revenue-stats.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -79,6 +80,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-52-seats-per-quantity': seatsPerQuantity(),
     '2026-11-30-60-license-external-id': licenseExternalId(),
     '2026-11-30-35-operator-factors': operatorFactors(kind),
+    '2026-12-01-80-revenue-stats': revenueStats(kind),
   }
 }
 
