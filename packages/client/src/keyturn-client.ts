@@ -60,6 +60,8 @@ import type {
   RenewLicenseBody,
   SearchResult,
   Stats,
+  StatsFailures,
+  StatsFailuresQuery,
   StatsQuery,
   UpdateCustomerBody,
   UpdateEntitlementBody,
@@ -620,6 +622,14 @@ export class KeyturnClient {
    */
   stats(query: StatsQuery = {}, options: RequestOptions = {}): Promise<Stats> {
     return this.#request('GET', '/stats', { query: { ...query }, ...options })
+  }
+
+  /**
+   * The latest failures (at most 20 of each): webhook deliveries whose last attempt failed, and the
+   * clients the rate limits refused (recorded by the serving process since it started).
+   */
+  statsFailures(query: StatsFailuresQuery = {}, options: RequestOptions = {}): Promise<StatsFailures> {
+    return this.#request('GET', '/stats/failures', { query: { ...query }, ...options })
   }
 
   // Customers (global; a product key sees those owning a license of its product)

@@ -106,6 +106,7 @@ import { registerPortalSite } from './portal/routes/portal-site.js'
 import { KyselyProductStore } from './products/kysely-product-store.js'
 import { ProductService } from './products/product-service.js'
 import { registerProductsRoutes } from './products/routes/products-routes.js'
+import { RefusalLog } from './protection/refusal-log.js'
 import { registerApiProtection } from './protection/routes/application-facing.js'
 import {
   Limits,
@@ -122,6 +123,8 @@ import { seatSweepJob } from './seat-sweep/seat-sweeper.js'
 import { KyselySessionStore } from './sessions/kysely-session-store.js'
 import { SessionService } from './sessions/session-service.js'
 import { DailyCounters } from './stats/daily-counters.js'
+import { FailuresService } from './stats/failures-service.js'
+import { KyselyFailuresStore } from './stats/kysely-failures-store.js'
 import { KyselyStatsStore } from './stats/kysely-stats-store.js'
 import { registerStatsRoutes } from './stats/routes/stats-routes.js'
 import { StatsService, statsFlushJob } from './stats/stats-service.js'
@@ -244,6 +247,10 @@ export interface Services {
   readonly stats: StatsService
   /** Where services count what happened for `stats` (in memory until a flush). */
   readonly counts: ActivityCounts
+  /** The clients the rate limits refused, in this process's memory (`GET /stats/failures`). */
+  readonly refusals: RefusalLog
+  /** The overview's latest failures (`GET /stats/failures`). */
+  readonly failures: FailuresService
   /** Operators' second factors (TOTP and recovery codes). */
   readonly twoFactor: TwoFactorService
   /** Single sign-on for operators; undefined unless KEYTURN_OIDC_ISSUER is set. */
@@ -344,7 +351,7 @@ export function buildApp(deps: AppDeps): {
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(notFoundHandler(routes))
 
-  const limits = deps.protection === undefined ? undefined : new Limits(deps.protection)
+  const limits = deps.protection === undefined ? undefined : new Limits(deps.protection, services.refusals)
   if (limits !== undefined) {
     limitOutsideApi(app, limits)
   }
@@ -464,6 +471,7 @@ function createServices(deps: AppDeps): Services {
     new KyselyUnitOfWork({ db, clock, stores, group: eventGroup })
   const validationRecording = new ValidationRecording(deps.recordValidations ?? false)
   const counts = new DailyCounters(clock)
+  const refusals = new RefusalLog(clock)
   let tokens: TokenService | undefined
   const mailOutbox = new KyselyMailOutbox(db, deps.secretKeys.mailPayloadEncryption)
   if (deps.mail !== undefined) {
@@ -655,6 +663,8 @@ function createServices(deps: AppDeps): Services {
     operators,
     stats: new StatsService({ store: new KyselyStatsStore(db), counters: counts, products, clock }),
     counts,
+    refusals,
+    failures: new FailuresService({ store: new KyselyFailuresStore(db), refusals, products }),
     twoFactor,
     oidc:
       deps.oidc === undefined
@@ -816,7 +826,7 @@ function registerApi(
   registerMailRoutes(api, services.emails)
   registerCustomersRoutes(api, services.customers)
   registerSearchRoutes(api, services.search)
-  registerStatsRoutes(api, services.stats)
+  registerStatsRoutes(api, services.stats, services.failures)
   registerPortalRoutes(api, services.portal, portalEnabled)
   registerEntitlementsRoutes(api, services.entitlements)
   registerPoliciesRoutes(api, services.policies)

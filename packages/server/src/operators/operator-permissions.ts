@@ -113,6 +113,7 @@ export const requiredOperatorRoles: Readonly<Record<string, RequiredOperatorRole
   'GET /licenses/:id/provider-links': 'viewer',
   // Daily statistics
   'GET /stats': 'viewer',
+  'GET /stats/failures': 'viewer',
   // Offline activation (air-gapped machines): activating is an admin's, freeing a seat support's too
   'POST /licenses/activate-offline': 'admin',
   'POST /activations/:id/deactivate-offline': 'support',

@@ -36,6 +36,7 @@ import { seatsPerQuantity } from './migrations/2026-11-30-52-seats-per-quantity.
 import { licenseExternalId } from './migrations/2026-11-30-60-license-external-id.js'
 import { dailyStats } from './migrations/2026-11-30-80-daily-stats.js'
 import { revenueStats } from './migrations/2026-12-01-80-revenue-stats.js'
+import { failingDeliveries } from './migrations/2026-12-01-81-failing-deliveries.js'
 
 /**
  * Every migration: an explicit list, never a directory scan. Kysely applies pending ones in the
@@ -81,6 +82,7 @@ function migrations(kind: DatabaseKind): Record<string, Migration> {
     '2026-11-30-60-license-external-id': licenseExternalId(),
     '2026-11-30-35-operator-factors': operatorFactors(kind),
     '2026-12-01-80-revenue-stats': revenueStats(kind),
+    '2026-12-01-81-failing-deliveries': failingDeliveries(),
   }
 }
 

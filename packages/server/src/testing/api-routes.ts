@@ -360,6 +360,12 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   { method: 'GET', path: '/stats', operatorRole: 'viewer', url: (f) => `/stats?productId=${f.productId}` },
   {
+    method: 'GET',
+    path: '/stats/failures',
+    operatorRole: 'viewer',
+    url: (f) => `/stats/failures?productId=${f.productId}`,
+  },
+  {
     method: 'POST',
     path: '/customers',
     operatorRole: 'admin',

@@ -15,6 +15,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
 import type { CounterStore } from '../counters.js'
+import type { RefusalLog, RefusedBudget, RefusedClientKind } from '../refusal-log.js'
 
 export interface ProtectionOptions {
   /** Requests per management API key per minute, per budget (management, application-facing); 0: off. */
@@ -56,9 +57,12 @@ interface Counted {
  */
 export class Limits {
   readonly options: ProtectionOptions
+  /** Where a refusal is recorded for the overview (refusal-log.ts); only refusals write to it. */
+  readonly #refusals: RefusalLog | undefined
 
-  constructor(options: ProtectionOptions) {
+  constructor(options: ProtectionOptions, refusals?: RefusalLog) {
     this.options = options
+    this.#refusals = refusals
   }
 
   /** The client's address as counted: X-Forwarded-For only with KEYTURN_TRUST_PROXY. */
@@ -103,6 +107,7 @@ export class Limits {
     key: string,
     max: number,
     then: (allowed: boolean) => void,
+    refusedAs?: { readonly budget: RefusedBudget; readonly kind: RefusedClientKind; readonly client: string },
   ): void {
     this.#count('incr', key, max, minuteMs, (result) => {
       reply.header('RateLimit-Limit', max)
@@ -113,6 +118,11 @@ export class Limits {
         return
       }
       reply.header('Retry-After', result.ttlInSeconds)
+      if (refusedAs !== undefined) {
+        const principal = request.principal as FastifyRequest['principal'] | undefined
+        const productId = principal !== undefined && principal.role !== 'admin' ? principal.productId : null
+        this.#refusals?.refused(refusedAs.budget, refusedAs.kind, refusedAs.client, productId)
+      }
       const refused = () => then(false)
       // Once the 429 is sent, so that an async hook returning then sees the reply sent.
       sendProblem(
@@ -133,7 +143,12 @@ export class Limits {
       then(true)
       return
     }
-    this.take(request, reply, `ip:${Limits.addressOf(request)}`, ipPerMinute, then)
+    const address = Limits.addressOf(request)
+    this.take(request, reply, `ip:${address}`, ipPerMinute, then, {
+      budget: 'address',
+      kind: 'address',
+      client: address,
+    })
   }
 
   /** The key-guessing guard: `then(seconds)` the client's address stays blocked, 0 when it is not. */
@@ -204,8 +219,12 @@ export function limitReceiverRequest(limits: Limits) {
       return
     }
     const { id } = request.params as { id?: unknown }
-    const key = `receiver:${typeof id === 'string' ? id.slice(0, 64) : ''}`
-    limits.take(request, reply, key, max, (allowed) => allowed && done())
+    const integration = typeof id === 'string' ? id.slice(0, 64) : ''
+    limits.take(request, reply, `receiver:${integration}`, max, (allowed) => allowed && done(), {
+      budget: 'receiver',
+      kind: 'integration',
+      client: integration,
+    })
   }
 }
 
@@ -225,13 +244,12 @@ export function limitApiRequest(limits: Limits) {
       return
     }
     const budget = request.routeOptions.config.applicationFacing === true ? 'app' : 'mgmt'
-    limits.take(
-      request,
-      reply,
-      `key:${budget}:${principal.operator?.id ?? principal.apiKeyId}`,
-      keyPerMinute,
-      next,
-    )
+    const client = principal.operator?.id ?? principal.apiKeyId ?? ''
+    limits.take(request, reply, `key:${budget}:${client}`, keyPerMinute, next, {
+      budget: budget === 'app' ? 'application' : 'management',
+      kind: principal.operator === undefined ? 'apiKey' : 'operator',
+      client,
+    })
   }
 }
 

@@ -1,10 +1,16 @@
-import { StatsQuerySchema, StatsSchema } from '@keyturn/protocol'
+import {
+  StatsFailuresQuerySchema,
+  StatsFailuresSchema,
+  StatsQuerySchema,
+  StatsSchema,
+} from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
 import { problemResponses } from '../../http/responses.js'
+import type { FailuresService } from '../failures-service.js'
 import type { StatsService } from '../stats-service.js'
 
 /** Every route of the statistics feature, on the API scope (under /api/v0, behind authentication). */
-export function registerStatsRoutes(api: App, stats: StatsService): void {
+export function registerStatsRoutes(api: App, stats: StatsService, failures: FailuresService): void {
   api.get(
     '/stats',
     {
@@ -19,5 +25,20 @@ export function registerStatsRoutes(api: App, stats: StatsService): void {
       },
     },
     async (request) => stats.get(request.principal, request.query),
+  )
+  api.get(
+    '/stats/failures',
+    {
+      schema: {
+        operationId: 'getStatsFailures',
+        summary: 'The latest failing webhook deliveries and rate-limited clients',
+        description:
+          "Roles: `admin` (every product, or one with `productId`) and `product` (its own product; another `productId` answers 404); a `client` key is refused (403). Operators: `viewer` and above. `webhookDeliveries`: up to 20 deliveries whose last attempt failed, latest attempt first: still retried (`pending`, with `nextAttemptAt`) or given up (`failed`); a product key sees its own endpoints' deliveries, an admin asking for a product sees the deliveries of that product's events. `rateLimited`: up to 20 clients the rate limits answered 429, latest first, with how often and when; a product key sees only requests made with its product's keys. Refusals are recorded in the serving process's memory (at most 200 clients, the longest-quiet forgotten first), so they start empty when the process starts (`rateLimitedSince`) and, with several workers, each worker answers with its own.",
+        tags: ['stats'],
+        querystring: StatsFailuresQuerySchema,
+        response: { 200: StatsFailuresSchema, ...problemResponses('forbidden', 'product_not_found') },
+      },
+    },
+    async (request) => failures.latest(request.principal, request.query),
   )
 }
