@@ -65,6 +65,7 @@ const scope: Record<string, { readonly own: Outcome; readonly foreign: Outcome }
   // Search answers 200 with an empty list for what the key may not see.
   'GET /search': { own: 200, foreign: 200 },
   'GET /stats': { own: 200, foreign: noProduct },
+  'GET /stats/failures': { own: 200, foreign: noProduct },
   'POST /customers': { own: 201, foreign: 201 },
   'GET /customers/:id': { own: 200, foreign: noCustomer },
   'PATCH /customers/:id': { own: 200, foreign: noCustomer },
