@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { describeActor, describeEvent } from './describe-event.js'
+import { actorLink, describeActor, describeEvent } from './describe-event.js'
 
 const license = { id: 'lic_a', key: '7K3QD-8M2XW-QF4TN-R9HCV-J6PBL', productId: 'prd_a' }
 const event = (type: string, data: Record<string, unknown>) => ({
@@ -56,9 +56,60 @@ describe('events said as a person would', () => {
   })
 
   it('says an event type it does not know from its words', () => {
-    assert.deepEqual(describeEvent(event('integration.purchase_received', { id: 'int_a' })), {
-      text: 'integration int_a purchase received',
+    assert.deepEqual(describeEvent(event('robot.assembled', { id: 'rbt_a' })), {
+      text: 'robot rbt_a assembled',
     })
+  })
+
+  it('names an integration by its provider and links to it, but not one that was deleted', () => {
+    assert.deepEqual(describeEvent(event('integration.updated', { id: 'int_a', provider: 'lemonsqueezy' })), {
+      text: 'Integration Lemon Squeezy updated',
+      link: '/integrations/int_a',
+    })
+    assert.deepEqual(describeEvent(event('integration.deleted', { id: 'int_a', provider: 'stripe' })), {
+      text: 'Integration Stripe deleted',
+    })
+  })
+
+  it('says license files, plan moves and disabled endpoints in words', () => {
+    assert.equal(
+      describeEvent(event('license.file_issued', license)).text,
+      'License 7K3QD-… license file issued',
+    )
+    assert.equal(
+      describeEvent(event('license.policy_changed', { ...license, previousPolicyId: 'pol_a' })).text,
+      'License 7K3QD-… moved to another policy',
+    )
+    assert.equal(
+      describeEvent(event('webhook_endpoint.disabled', { id: 'whk_a', url: 'https://x.example/h' })).text,
+      'Webhook endpoint https://x.example/h disabled (its deliveries kept failing)',
+    )
+  })
+
+  it("says the portal's events by the customer, resolved to an email when known, and links to them", () => {
+    const names = { customers: new Map([['cus_a', 'ada@example.com']]) }
+    assert.deepEqual(
+      describeEvent(event('portal.signed_in', { customerId: 'cus_a', ip: '203.0.113.7' }), names),
+      {
+        text: 'Customer ada@example.com signed in to the portal',
+        link: '/customers/cus_a',
+      },
+    )
+    assert.deepEqual(
+      describeEvent(event('portal.sign_in_failed', { customerId: null, reason: 'wrong_code' })),
+      {
+        text: 'Someone failed to sign in to the portal (a wrong code)',
+      },
+    )
+    assert.equal(
+      describeEvent(event('portal.sign_in_requested', { customerId: 'cus_b', via: 'portalLink' }), names)
+        .text,
+      'Customer cus_b asked for a portal sign-in code (a portal link was sent)',
+    )
+    assert.equal(
+      describeEvent(event('portal.key_resent', { customerId: 'cus_a', licenseId: 'lic_a' }), names).text,
+      'Customer ada@example.com had the license key mailed again from the portal',
+    )
   })
 })
 
@@ -68,7 +119,7 @@ describe('who did it', () => {
     assert.equal(describeActor({ type: 'system', id: 'expiry-notices' }), 'Keyturn (expiry notices)')
     assert.equal(describeActor({ type: 'system' }), 'Keyturn')
     assert.equal(describeActor({ type: 'customer', id: 'cus_a' }), 'customer cus_a')
-    const names = new Map([['opr_a', 'Olga <olga@example.com>']])
+    const names = { operators: new Map([['opr_a', 'Olga <olga@example.com>']]) }
     assert.equal(describeActor({ type: 'operator', id: 'opr_a' }, names), 'Olga <olga@example.com>')
     assert.equal(describeActor({ type: 'operator', id: 'opr_gone' }, names), 'operator opr_gone')
     assert.equal(describeActor({ type: 'integration', id: 'int_a' }), 'integration int_a')
@@ -106,5 +157,27 @@ describe('who did it', () => {
     )
     assert.equal(say('operator.disabled'), 'Operator grace@example.com disabled')
     assert.equal(say('operator.activated'), 'Operator grace@example.com accepted the invitation')
+  })
+
+  it('resolves API keys, integrations and customers to their names when the dashboard could read them', () => {
+    const names = {
+      apiKeys: new Map([['key_a', 'CI deploy']]),
+      integrations: new Map([['int_a', 'Paddle']]),
+      customers: new Map([['cus_a', 'ada@example.com']]),
+    }
+    assert.equal(
+      describeActor({ type: 'apiKey', id: 'key_a', role: 'admin' }, names),
+      'admin key “CI deploy”',
+    )
+    assert.equal(describeActor({ type: 'integration', id: 'int_a' }, names), 'Paddle integration')
+    assert.equal(describeActor({ type: 'customer', id: 'cus_a' }, names), 'customer ada@example.com')
+    assert.equal(describeActor({ type: 'customer', id: 'cus_gone' }, names), 'customer cus_gone')
+  })
+
+  it("links an actor to the dashboard's page of it", () => {
+    assert.equal(actorLink({ type: 'integration', id: 'int_a' }, true), '/integrations/int_a')
+    assert.equal(actorLink({ type: 'integration', id: 'int_a' }, false), undefined)
+    assert.equal(actorLink({ type: 'customer', id: 'cus_a' }, false), '/customers/cus_a')
+    assert.equal(actorLink({ type: 'system', id: 'seat-sweep' }, true), undefined)
   })
 })

@@ -29,6 +29,22 @@ const nouns: Readonly<Record<string, string>> = {
   api_key: 'API key',
   webhook_endpoint: 'Webhook endpoint',
   operator: 'Operator',
+  integration: 'Integration',
+}
+
+/** Payment providers by their API name. */
+const providers: Readonly<Record<string, string>> = {
+  stripe: 'Stripe',
+  paddle: 'Paddle',
+  lemonsqueezy: 'Lemon Squeezy',
+}
+
+/** Why a portal sign-in failed, in words. */
+const signInFailures: Readonly<Record<string, string>> = {
+  wrong_code: 'a wrong code',
+  no_code: 'no code asked, or it expired',
+  too_many_tries: 'too many tries',
+  rate_limited: 'too many attempts',
 }
 
 /** Words for the past tenses whose plain reading would mislead. */
@@ -38,6 +54,8 @@ const verbs: Readonly<Record<string, string>> = {
   'activation.expired': 'lapsed (no heartbeat)',
   'license.expiration_started': 'started its expiry (first activation)',
   'license.expiring_soon': 'expires soon',
+  'license.file_issued': 'license file issued',
+  'license.policy_changed': 'moved to another policy',
   'license.payment_overdue': 'payment overdue (grace started)',
   'license.payment_restored': 'payment restored',
   'license.validation_failed': 'failed validation',
@@ -45,6 +63,7 @@ const verbs: Readonly<Record<string, string>> = {
   'license.usage_reset': 'usage reset',
   'product.key_rotated': 'signing key rotated',
   'webhook_endpoint.test': 'sent a test event',
+  'webhook_endpoint.disabled': 'disabled (its deliveries kept failing)',
   'operator.activated': 'accepted the invitation',
   'operator.password_reset_requested': 'was given a password-reset link',
   'operator.password_changed': 'set a new password (reset link)',
@@ -111,6 +130,10 @@ function nameOf(kind: string, data: Readonly<Record<string, unknown>>): string |
       return text(data.code) ?? text(data.id)
     case 'webhook_endpoint':
       return text(data.url) ?? text(data.id)
+    case 'integration': {
+      const provider = text(data.provider)
+      return provider === undefined ? text(data.id) : (providers[provider] ?? provider)
+    }
     default:
       return text(data.name) ?? text(data.id)
   }
@@ -143,14 +166,56 @@ function linkOf(kind: string, event: DescribableEvent): string | undefined {
       return id === undefined || event.type.endsWith('.deleted') ? undefined : `/webhooks/${id}`
     case 'operator':
       return '/operators'
+    case 'integration':
+      return id === undefined || event.type.endsWith('.deleted') ? undefined : `/integrations/${id}`
+    case 'api_key':
+      return '/api-keys'
     default:
       return undefined
   }
 }
 
+/**
+ * The customer portal's events name the customer by id (null: an address that is no customer's):
+ * "Customer ada@example.com signed in to the portal", with the customer's page.
+ */
+function describePortalEvent(event: DescribableEvent, names: ActorNames | undefined): EventDescription {
+  const customerId = text(event.data.customerId)
+  const who =
+    customerId === undefined ? 'Someone' : `Customer ${names?.customers?.get(customerId) ?? customerId}`
+  const link = customerId === undefined ? undefined : `/customers/${customerId}`
+  const withLink = (sentence: string): EventDescription =>
+    link === undefined ? { text: sentence } : { text: sentence, link }
+  switch (event.type) {
+    case 'portal.sign_in_requested':
+      return withLink(
+        customerId === undefined
+          ? 'Someone asked for a portal sign-in code for an address that is no customer’s (no mail sent)'
+          : `${who} asked for a portal sign-in code${event.data.via === 'portalLink' ? ' (a portal link was sent)' : ''}`,
+      )
+    case 'portal.signed_in':
+      return withLink(`${who} signed in to the portal`)
+    case 'portal.signed_out':
+      return withLink(`${who} signed out of the portal`)
+    case 'portal.sign_in_failed': {
+      const reason = text(event.data.reason)
+      return withLink(
+        `${who} failed to sign in to the portal${reason === undefined ? '' : ` (${signInFailures[reason] ?? reason.replaceAll('_', ' ')})`}`,
+      )
+    }
+    case 'portal.key_resent':
+      return withLink(`${who} had the license key mailed again from the portal`)
+    default:
+      return withLink(`${who}: portal ${event.type.slice('portal.'.length).replaceAll('_', ' ')}`)
+  }
+}
+
 /** "License 7K3QD-… revoked", "Machine Ada's laptop activated", "Customer ada@example.com created". */
-export function describeEvent(event: DescribableEvent): EventDescription {
+export function describeEvent(event: DescribableEvent, names?: ActorNames): EventDescription {
   const [kind = event.type, action = ''] = event.type.split(/\.(.*)/s)
+  if (kind === 'portal') {
+    return describePortalEvent(event, names)
+  }
   const noun = nouns[kind] ?? kind.replaceAll('_', ' ')
   const name = nameOf(kind, event.data)
   let verb = operatorVerb(event) ?? verbs[event.type] ?? action.replaceAll('_', ' ')
@@ -165,25 +230,69 @@ export function describeEvent(event: DescribableEvent): EventDescription {
 }
 
 /**
+ * What the dashboard could read about the actors an event names by id (events store no names or
+ * emails): operators as "Name <email>", API keys by their name, integrations by their provider,
+ * customers by their email. A missing entry (not readable, or deleted since) is said by its id.
+ */
+export interface ActorNames {
+  readonly operators?: ReadonlyMap<string, string>
+  readonly apiKeys?: ReadonlyMap<string, string>
+  readonly integrations?: ReadonlyMap<string, string>
+  readonly customers?: ReadonlyMap<string, string>
+}
+
+/** The provider's name of an integration, for `ActorNames.integrations`. */
+export function providerName(provider: string): string {
+  return providers[provider] ?? provider
+}
+
+/**
  * Who did it: an API key with its role, an operator, a portal customer, a payment-provider
  * integration, or Keyturn itself (with the part that acted); a kind this dashboard does not know is
  * said by its type and id.
  */
-export function describeActor(actor: object, operatorNames?: ReadonlyMap<string, string>): string {
+export function describeActor(actor: object, names?: ActorNames): string {
   const fields = actor as Record<string, unknown>
   const id = typeof fields.id === 'string' ? fields.id : ''
   switch (fields.type) {
     case 'operator': {
-      const name = operatorNames?.get(id)
+      const name = names?.operators?.get(id)
       return name === undefined ? `operator ${id}` : name
     }
     case 'system':
       return id === '' ? 'Keyturn' : `Keyturn (${id.replaceAll('-', ' ')})`
-    case 'apiKey':
-      return `${typeof fields.role === 'string' ? `${fields.role} ` : ''}key ${id}`
+    case 'apiKey': {
+      const role = typeof fields.role === 'string' ? `${fields.role} ` : ''
+      const name = names?.apiKeys?.get(id)
+      return name === undefined ? `${role}key ${id}` : `${role}key “${name}”`
+    }
+    case 'integration': {
+      const provider = names?.integrations?.get(id)
+      return provider === undefined ? `integration ${id}` : `${provider} integration`
+    }
+    case 'customer': {
+      const email = names?.customers?.get(id)
+      return email === undefined ? `customer ${id}` : `customer ${email}`
+    }
     case undefined:
       return 'unknown'
     default:
       return `${String(fields.type)} ${id}`.trim()
+  }
+}
+
+/** The dashboard page of an actor, where it has one (integrations' pages are for admins only). */
+export function actorLink(actor: object, seesIntegrations: boolean): string | undefined {
+  const fields = actor as Record<string, unknown>
+  const id = typeof fields.id === 'string' ? fields.id : ''
+  switch (fields.type) {
+    case 'integration':
+      return id === '' || !seesIntegrations ? undefined : `/integrations/${id}`
+    case 'customer':
+      return id === '' ? undefined : `/customers/${id}`
+    case 'apiKey':
+      return '/api-keys'
+    default:
+      return undefined
   }
 }
