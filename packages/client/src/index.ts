@@ -38,6 +38,8 @@ export type {
   Stats,
   StatsCounts,
   StatsDay,
+  StatsFailures,
+  StatsFailuresQuery,
   StatsQuery,
   ValidationResult,
   WebhookDeliveryId,

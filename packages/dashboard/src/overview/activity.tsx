@@ -8,6 +8,7 @@ import { useProductChoices } from '../components/product-choices.js'
 import { ProductLink } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
 import { BarChart } from './bar-chart.js'
+import { LatestFailures } from './latest-failures.js'
 
 const dayMs = 86_400_000
 const ranges = [30, 90] as const
@@ -19,8 +20,9 @@ function dayAfter(from: Date, days: number): string {
 
 /**
  * The overview's pictures (loaded on demand: the charts' code is not part of the first page):
- * validations, activations and new licenses per day over 30 or 90 days, for every product or one,
- * from `GET /stats`; the figures of now and the licenses expiring within 30 days.
+ * validations, activations, new licenses, sales and payment problems per day over 30 or 90 days,
+ * for every product or one, from `GET /stats`; the figures of now, the licenses expiring within 30
+ * days, and the latest failures (`GET /stats/failures`).
  */
 export function Activity() {
   const { client } = useSession()
@@ -78,6 +80,7 @@ export function Activity() {
         <ActivityFigures stats={stats.data} />
       )}
       <ExpiringSoon productId={productId} />
+      <LatestFailures productId={productId} />
     </section>
   )
 }
@@ -106,6 +109,25 @@ function ActivityFigures({ stats }: { stats: Stats }) {
           <dd>{stats.totals.licensesRenewed.toLocaleString('en')}</dd>
         </div>
       </dl>
+      <h3>Sales through payment providers</h3>
+      <dl className="cards" aria-label="Sales through payment providers in the period">
+        <div>
+          <dt>Licenses sold</dt>
+          <dd>{stats.totals.licensesSold.toLocaleString('en')}</dd>
+        </div>
+        <div>
+          <dt>Subscription renewals</dt>
+          <dd>{stats.totals.providerRenewals.toLocaleString('en')}</dd>
+        </div>
+        <div>
+          <dt>Failed payments</dt>
+          <dd>{stats.totals.paymentFailures.toLocaleString('en')}</dd>
+        </div>
+        <div>
+          <dt>Revoked for a refund</dt>
+          <dd>{stats.totals.refundRevocations.toLocaleString('en')}</dd>
+        </div>
+      </dl>
       <div className="charts">
         <BarChart
           title="Validations per day"
@@ -131,6 +153,28 @@ function ActivityFigures({ stats }: { stats: Stats }) {
           series={[{ name: 'created', className: 'bar-valid' }]}
           days={stats.days.map((day) => ({ date: day.date, values: [day.licensesCreated] }))}
         />
+        <BarChart
+          title="Sales per day"
+          series={[
+            { name: 'sold', className: 'bar-valid' },
+            { name: 'renewed', className: 'bar-renewed' },
+          ]}
+          days={stats.days.map((day) => ({
+            date: day.date,
+            values: [day.licensesSold, day.providerRenewals],
+          }))}
+        />
+        <BarChart
+          title="Payment problems per day"
+          series={[
+            { name: 'failed payments', className: 'bar-invalid' },
+            { name: 'refunded', className: 'bar-refunded' },
+          ]}
+          days={stats.days.map((day) => ({
+            date: day.date,
+            values: [day.paymentFailures, day.refundRevocations],
+          }))}
+        />
       </div>
       <details className="chart-table">
         <summary>The numbers of each day</summary>
@@ -146,6 +190,10 @@ function ActivityFigures({ stats }: { stats: Stats }) {
               <th scope="col">Created</th>
               <th scope="col">Renewed</th>
               <th scope="col">Revoked</th>
+              <th scope="col">Sold</th>
+              <th scope="col">Renewed (provider)</th>
+              <th scope="col">Failed payments</th>
+              <th scope="col">Refunded</th>
             </tr>
           </thead>
           <tbody>
@@ -159,6 +207,10 @@ function ActivityFigures({ stats }: { stats: Stats }) {
                 <td>{day.licensesCreated.toLocaleString('en')}</td>
                 <td>{day.licensesRenewed.toLocaleString('en')}</td>
                 <td>{day.licensesRevoked.toLocaleString('en')}</td>
+                <td>{day.licensesSold.toLocaleString('en')}</td>
+                <td>{day.providerRenewals.toLocaleString('en')}</td>
+                <td>{day.paymentFailures.toLocaleString('en')}</td>
+                <td>{day.refundRevocations.toLocaleString('en')}</td>
               </tr>
             ))}
           </tbody>
