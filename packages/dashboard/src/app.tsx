@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useState } from 'react'
 import { NavLink, Route, Routes, useLocation, useNavigate } from 'react-router'
 import { ApiKeysScreen } from './api-keys/api-keys-screen.js'
 import { ProblemMessage } from './components/problem-message.js'
+import { ToastProvider } from './components/toast.js'
 import { CustomerDetailScreen } from './customers/customer-detail-screen.js'
 import { CustomersScreen } from './customers/customers-screen.js'
 import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
@@ -131,7 +132,9 @@ function SignedInApp({ signedIn, signOut }: { signedIn: SignedIn; signOut: (reas
   return (
     <QueryClientProvider client={queryClient}>
       <SessionContext.Provider value={session}>
-        <Shell session={session} />
+        <ToastProvider>
+          <Shell session={session} />
+        </ToastProvider>
       </SessionContext.Provider>
     </QueryClientProvider>
   )

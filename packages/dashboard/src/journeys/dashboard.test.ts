@@ -126,6 +126,12 @@ async function navigate(page: Page, screen: string): Promise<void> {
     .click()
 }
 
+/** Chooses an action from a license page's Actions menu. */
+async function licenseAction(page: Page, item: string): Promise<void> {
+  await page.getByRole('button', { name: 'Actions', exact: true }).click()
+  await page.getByRole('menuitem', { name: item }).click()
+}
+
 async function dialogConfirm(page: Page, button: string, confirm: string): Promise<void> {
   await page.getByRole('button', { name: button }).click()
   const dialog = page.getByRole('dialog')
@@ -292,36 +298,45 @@ it('runs the licensing business from the dashboard in Chromium', {
     await page.getByText('1–2 of 2 licenses').waitFor()
   })
 
-  await t.test('revokes and reinstates the license, each after a confirmation', async () => {
-    await page.goto(`${base}/dashboard/licenses/${licenseId}`)
-    await page.getByRole('button', { name: 'Revoke license' }).click()
-    await page.getByRole('dialog').waitFor()
-    await checkScreen(page, '08-confirm-revoke')
-    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click()
-    assert.equal(
-      (await admin.getLicense(licenseId as `lic_${string}`)).status,
-      'active',
-      'Cancel does nothing',
-    )
-    await dialogConfirm(page, 'Revoke license', 'Revoke')
-    await page.getByRole('button', { name: 'Reinstate license' }).waitFor()
-    assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'revoked')
-    await dialogConfirm(page, 'Reinstate license', 'Reinstate')
-    await page.getByRole('button', { name: 'Revoke license' }).waitFor()
-    assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'active')
-  })
+  await t.test(
+    'revokes and reinstates the license from its actions menu, each after a confirmation',
+    async () => {
+      await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+      await licenseAction(page, 'Revoke license…')
+      const dialog = page.getByRole('dialog', { name: 'Revoke this license?' })
+      await dialog.waitFor()
+      await checkScreen(page, '08-confirm-revoke')
+      await dialog.getByRole('button', { name: 'Close' }).click()
+      assert.equal(
+        (await admin.getLicense(licenseId as `lic_${string}`)).status,
+        'active',
+        'Closing does nothing',
+      )
+      await licenseAction(page, 'Revoke license…')
+      await dialog.getByRole('button', { name: 'Revoke', exact: true }).click()
+      await page.getByText('License revoked.').waitFor()
+      assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'revoked')
+      await licenseAction(page, 'Reinstate license…')
+      await page
+        .getByRole('dialog', { name: 'Reinstate this license?' })
+        .getByRole('button', { name: 'Reinstate' })
+        .click()
+      await page.getByText('License reinstated.').waitFor()
+      assert.equal((await admin.getLicense(licenseId as `lic_${string}`)).status, 'active')
+    },
+  )
 
   await t.test(
-    'issues a token that @keyturn/client verifies, and validates as an application would',
+    'issues a token that @keyturn/client verifies and a license file, and validates as an application would',
     async () => {
       const recent = page.getByRole('table', { name: 'Recent events of this license' })
       await recent.getByText('license.reinstated').waitFor()
       assert.equal(await recent.getByText('license.token_issued').count(), 0)
+      await licenseAction(page, 'Issue token…')
       await page.getByLabel('Custom fields (JSON object, optional)').fill('{"plan": "pro"}')
       await page.getByRole('button', { name: 'Issue token' }).click()
       const tokenBox = page.getByLabel(/^Token \(expires/)
       await tokenBox.waitFor()
-      await recent.getByText('license.token_issued').waitFor() // Recent events refreshes after the action
       const token = await tokenBox.inputValue()
       await page.getByRole('button', { name: 'Copy token' }).click()
       await page.getByText('Copied').first().waitFor()
@@ -334,10 +349,23 @@ it('runs the licensing business from the dashboard in Chromium', {
       })
       assert.equal(verified.licenseId, licenseId)
       assert.deepEqual(verified.customFields, { plan: 'pro' })
+      await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click()
+      await recent.getByText('license.token_issued').waitFor() // the events refresh after the action
 
-      await page.getByRole('button', { name: 'Validate' }).click()
+      await licenseAction(page, 'Issue license file…')
+      await page.getByRole('button', { name: 'Issue license file' }).click()
+      await page.getByRole('link', { name: 'Download license file' }).waitFor()
+      await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click()
+      await page
+        .getByRole('table', { name: 'Tokens and license files issued' })
+        .getByText('license.file_issued')
+        .waitFor()
+
+      await licenseAction(page, 'Validate as the app would…')
+      await page.getByRole('button', { name: 'Validate', exact: true }).click()
       await page.getByText(/^Valid \(checked/).waitFor()
       await checkScreen(page, '09-license-actions')
+      await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click()
     },
   )
 
@@ -459,6 +487,7 @@ it('runs the licensing business from the dashboard in Chromium', {
       assert.equal(fromPolicy.customerId, customerId)
       assert.ok(fromPolicy.expirationDate !== null)
 
+      await licenseAction(page, 'Renew…')
       await page.getByLabel('Extend by days').fill('10')
       await page.getByRole('button', { name: 'Renew license' }).click()
       await page.getByText(/^Renewed: expires/).waitFor()
@@ -487,6 +516,7 @@ it('runs the licensing business from the dashboard in Chromium', {
         maxActivations: 10,
       })
       await page.reload()
+      await licenseAction(page, 'Change plan…')
       await page.getByLabel('Move to policy').selectOption({ label: 'Team' })
       await page.getByRole('button', { name: 'Move license' }).click()
       await page.getByText(/^Moved to Team: 10 activations, expires/).waitFor()
@@ -560,6 +590,7 @@ it('runs the licensing business from the dashboard in Chromium', {
 
   await t.test("meters a license's usage and resets it after a confirmation", async () => {
     await page.goto(`${base}/dashboard/licenses/${licenseId}`)
+    await licenseAction(page, 'Edit…')
     await page.getByLabel('Maximum uses').fill('5')
     await page.getByLabel('Floating seat lease').fill('15')
     await page.getByRole('button', { name: 'Save changes' }).click()
@@ -633,6 +664,9 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page
         .getByRole('img', { name: /^Validations per day, .*: [\d,]+ valid, [\d,]+ not valid$/ })
         .waitFor()
+      await page.getByRole('img', { name: /^Sales per day, .*: 0 sold, 0 renewed$/ }).waitFor()
+      const failures = page.getByRole('region', { name: 'Latest failures' })
+      await failures.getByText('No webhook delivery is failing.').waitFor()
       const expiring = page.getByRole('region', { name: 'Expiring within 30 days' })
       await expiring.getByRole('link', { name: soon.key }).waitFor()
       assert.equal(after.now.licensesExpiringSoon, 1)

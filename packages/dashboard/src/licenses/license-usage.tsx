@@ -1,6 +1,5 @@
 import type { LicenseResource } from '@keyturn/client'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
@@ -10,7 +9,7 @@ import { Allowed, useSession } from '../session/session.js'
 export function LicenseUsage({ license }: { license: LicenseResource }) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
+  const id = 'usage'
   const done = () => queryClient.invalidateQueries()
   const record = useMutation({
     mutationFn: (increment: number) => client.incrementLicenseUsage(license.id, { increment }),

@@ -7,10 +7,11 @@ import { providerNames } from '../integrations/integration-form.js'
 import { isAdmin, useSession } from '../session/session.js'
 
 /**
- * The payment-provider objects (order, subscription, transaction…) a license was sold or renewed
- * through, for admin keys; nothing at all for a license no provider sold.
+ * "Sold through" in a license's summary: the payment-provider objects (order, subscription,
+ * transaction…) it was sold or renewed through, for admins; nothing at all for a license no
+ * provider sold.
  */
-export function ProviderLinks({ license }: { license: LicenseResource }) {
+export function SoldThrough({ license }: { license: LicenseResource }) {
   const session = useSession()
   const links = useQuery({
     queryKey: ['provider-links', license.id],
@@ -21,22 +22,24 @@ export function ProviderLinks({ license }: { license: LicenseResource }) {
     return null
   }
   return (
-    <section aria-labelledby="sold-through-heading">
-      <h2 id="sold-through-heading">Sold through</h2>
-      <ProblemMessage error={links.error} />
-      {links.data && (
-        <ul>
-          {links.data.data.map((link) => (
-            <li key={`${link.integrationId} ${link.objectKind} ${link.objectId}`}>
-              <Link to={`/integrations/${link.integrationId}`}>
-                {providerNames[link.provider] ?? link.provider}
-              </Link>{' '}
-              {link.objectKind.replaceAll('_', ' ')} <code>{link.objectId}</code>, since{' '}
-              <Time value={link.createdAt} />
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
+    <div className="wide">
+      <dt>Sold through</dt>
+      <dd>
+        <ProblemMessage error={links.error} />
+        {links.data && (
+          <ul className="plain">
+            {links.data.data.map((link) => (
+              <li key={`${link.integrationId} ${link.objectKind} ${link.objectId}`}>
+                <Link to={`/integrations/${link.integrationId}`}>
+                  {providerNames[link.provider] ?? link.provider}
+                </Link>{' '}
+                {link.objectKind.replaceAll('_', ' ')} <code>{link.objectId}</code>, since{' '}
+                <Time value={link.createdAt} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </dd>
+    </div>
   )
 }

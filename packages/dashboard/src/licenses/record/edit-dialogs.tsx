@@ -1,0 +1,199 @@
+import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useId } from 'react'
+import { ActionDialog } from '../../components/action-dialog.js'
+import { minutes } from '../../components/format.js'
+import { MetadataField, parseCodes, parseJsonObject } from '../../components/metadata.js'
+import { ProblemMessage } from '../../components/problem-message.js'
+import { Time } from '../../components/time.js'
+import { useToast } from '../../components/toast.js'
+import { useSession } from '../../session/session.js'
+import { expirationFromInput, inputFromExpiration } from '../expiration-date.js'
+
+type UpdateLicenseBody = Parameters<KeyturnClient['updateLicense']>[1]
+
+interface DialogProps {
+  readonly license: LicenseResource
+  readonly onClose: () => void
+}
+
+/** An empty field means "unlimited" / "never"; a field left as it was is not sent. */
+function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBody {
+  const body: UpdateLicenseBody = {}
+  const maxActivations = String(form.get('maxActivations') ?? '').trim()
+  const nextMax = maxActivations === '' ? null : Number(maxActivations)
+  if (nextMax !== license.maxActivations) {
+    body.maxActivations = nextMax
+  }
+  const date = String(form.get('expirationDate') ?? '')
+  if (date !== inputFromExpiration(license.expirationDate)) {
+    body.expirationDate = expirationFromInput(date)
+  }
+  const ttlMinutes = String(form.get('heartbeatMinutes') ?? '').trim()
+  const nextTtl = ttlMinutes === '' ? null : Math.round(Number(ttlMinutes) * 60)
+  if (nextTtl !== license.heartbeatTtl) {
+    body.heartbeatTtl = nextTtl
+  }
+  const maxUses = String(form.get('maxUses') ?? '').trim()
+  const nextMaxUses = maxUses === '' ? null : Number(maxUses)
+  if (nextMaxUses !== license.maxUses) {
+    body.maxUses = nextMaxUses
+  }
+  const customerId = String(form.get('customerId') ?? '').trim()
+  if (customerId !== (license.customerId ?? '')) {
+    body.customerId = (customerId === '' ? null : customerId) as UpdateLicenseBody['customerId'] // the API checks it
+  }
+  const codes = parseCodes(form.get('entitlements'))
+  if (codes.join(',') !== license.entitlements.join(',')) {
+    body.entitlements = codes as UpdateLicenseBody['entitlements'] // the API checks each code
+  }
+  const metadata = parseJsonObject(form.get('metadata'), 'Metadata')
+  if (metadata !== undefined) {
+    body.metadata = metadata
+  }
+  return body
+}
+
+/** The license's own fields; saved, the dialog closes and says so. */
+export function EditDialog({ license, onClose }: DialogProps) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const toast = useToast()
+  const id = useId()
+  const update = useMutation({
+    mutationFn: (form: FormData) => client.updateLicense(license.id, toUpdateBody(form, license)),
+    onSuccess: async () => {
+      toast('License saved.')
+      onClose()
+      await queryClient.invalidateQueries()
+    },
+  })
+  return (
+    <ActionDialog title="Edit this license" onClose={onClose}>
+      <form
+        className="stacked"
+        aria-label="Edit this license"
+        onSubmit={(event) => {
+          event.preventDefault()
+          update.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <label htmlFor={`${id}-max`}>Maximum activations (empty: unlimited)</label>
+        <input
+          id={`${id}-max`}
+          name="maxActivations"
+          type="number"
+          min={1}
+          step={1}
+          defaultValue={license.maxActivations ?? ''}
+        />
+        <label htmlFor={`${id}-expires`}>Expires on (UTC, end of day; empty: never)</label>
+        <input
+          id={`${id}-expires`}
+          name="expirationDate"
+          type="date"
+          defaultValue={inputFromExpiration(license.expirationDate)}
+        />
+        <label htmlFor={`${id}-lease`}>Floating seat lease, minutes (empty: none)</label>
+        <input
+          id={`${id}-lease`}
+          name="heartbeatMinutes"
+          type="number"
+          min={1}
+          step="any"
+          defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
+        />
+        <label htmlFor={`${id}-uses`}>Maximum uses (empty: unmetered)</label>
+        <input
+          id={`${id}-uses`}
+          name="maxUses"
+          type="number"
+          min={1}
+          step={1}
+          defaultValue={license.maxUses ?? ''}
+        />
+        <label htmlFor={`${id}-customer`}>Customer id (empty: none)</label>
+        <input id={`${id}-customer`} name="customerId" defaultValue={license.customerId ?? ''} />
+        <label htmlFor={`${id}-codes`}>Entitlements (comma-separated)</label>
+        <input id={`${id}-codes`} name="entitlements" defaultValue={license.entitlements.join(', ')} />
+        <MetadataField />
+        <ProblemMessage error={update.error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={update.isPending}>
+            Save changes
+          </button>
+        </div>
+      </form>
+    </ActionDialog>
+  )
+}
+
+/**
+ * A plan change: the license moves to another policy of its product (or none), its seats, lease and
+ * uses from the new policy, its expiry kept or reset. Machines above a lower limit stay activated.
+ */
+export function ChangePlanDialog({ license, onClose }: DialogProps) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const toast = useToast()
+  const id = useId()
+  const policies = useQuery({
+    queryKey: ['policies', 'of', license.productId],
+    queryFn: () =>
+      client.listPolicies({ limit: 100, sort: 'name:asc', filter: `productId:eq:${license.productId}` }),
+  })
+  const names = new Map((policies.data?.data ?? []).map((policy) => [policy.id as string, policy.name]))
+  const move = useMutation({
+    mutationFn: (form: FormData) => {
+      const policyId = String(form.get('policyId') ?? '')
+      return client.updateLicense(license.id, {
+        policyId: (policyId === '' ? null : policyId) as UpdateLicenseBody['policyId'], // one of the listed ids
+        expiry: form.get('expiry') === 'reset' ? 'reset' : 'keep',
+      })
+    },
+    onSuccess: async (moved) => {
+      toast(
+        <>
+          Moved to {moved.policyId === null ? 'no policy' : (names.get(moved.policyId) ?? moved.policyId)}:{' '}
+          {moved.maxActivations === null ? 'unlimited' : moved.maxActivations} activations, expires{' '}
+          <Time value={moved.expirationDate} empty="never" />.
+        </>,
+      )
+      onClose()
+      await queryClient.invalidateQueries()
+    },
+  })
+  return (
+    <ActionDialog title="Change plan" onClose={onClose}>
+      <form
+        className="stacked"
+        aria-label="Change plan"
+        onSubmit={(event) => {
+          event.preventDefault()
+          move.mutate(new FormData(event.currentTarget))
+        }}
+      >
+        <label htmlFor={`${id}-policy`}>Move to policy</label>
+        <select id={`${id}-policy`} name="policyId" defaultValue={license.policyId ?? ''}>
+          <option value="">No policy</option>
+          {(policies.data?.data ?? []).map((policy) => (
+            <option key={policy.id} value={policy.id}>
+              {policy.name}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={`${id}-expiry`}>Expiry</label>
+        <select id={`${id}-expiry`} name="expiry" defaultValue="keep">
+          <option value="keep">Keep the expiration date</option>
+          <option value="reset">Start again from the new policy</option>
+        </select>
+        <ProblemMessage error={policies.error ?? move.error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={move.isPending || !policies.isSuccess}>
+            Move license
+          </button>
+        </div>
+      </form>
+    </ActionDialog>
+  )
+}

@@ -1,0 +1,102 @@
+import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useId, useState } from 'react'
+import { ActionDialog } from '../../components/action-dialog.js'
+import { ProblemMessage } from '../../components/problem-message.js'
+import { Time } from '../../components/time.js'
+import { useToast } from '../../components/toast.js'
+import { useSession } from '../../session/session.js'
+
+type RenewLicenseBody = NonNullable<Parameters<KeyturnClient['renewLicense']>[1]>
+
+interface DialogProps {
+  readonly license: LicenseResource
+  readonly onClose: () => void
+}
+
+/** Revoke (or, for a revoked license, reinstate) after a confirmation; the result as a toast. */
+export function RevokeDialog({ license, onClose }: DialogProps) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const toast = useToast()
+  const revoked = license.statusDetails.isRevoked
+  const change = useMutation({
+    mutationFn: () => (revoked ? client.reinstateLicense(license.id) : client.revokeLicense(license.id)),
+    onSuccess: async () => {
+      toast(revoked ? 'License reinstated.' : 'License revoked.')
+      onClose()
+      await queryClient.invalidateQueries()
+    },
+  })
+  return (
+    <ActionDialog title={revoked ? 'Reinstate this license?' : 'Revoke this license?'} onClose={onClose}>
+      {revoked ? (
+        <p>The license becomes usable again (unless it has expired).</p>
+      ) : (
+        <p>
+          Validation answers <code>revoked</code> and no new token is issued. You can reinstate it later.
+        </p>
+      )}
+      <ProblemMessage error={change.error} />
+      <div className="actions">
+        <button
+          type="button"
+          className={revoked ? 'primary' : 'danger'}
+          disabled={change.isPending}
+          onClick={() => change.mutate()}
+        >
+          {revoked ? 'Reinstate' : 'Revoke'}
+        </button>
+      </div>
+    </ActionDialog>
+  )
+}
+
+/** Renewal: max(now, expiration) + the duration given, or the policy's. Idempotent per dialog, so a double submit renews once. */
+export function RenewDialog({ license, onClose }: DialogProps) {
+  const { client } = useSession()
+  const queryClient = useQueryClient()
+  const toast = useToast()
+  const id = useId()
+  const [attempt] = useState(() => crypto.randomUUID())
+  const renew = useMutation({
+    mutationFn: (days: string) => {
+      const body: RenewLicenseBody = days === '' ? {} : { duration: Math.round(Number(days) * 86_400) }
+      return client.renewLicense(license.id, body, { idempotencyKey: `dashboard-renew-${attempt}` })
+    },
+    onSuccess: async (renewed) => {
+      toast(
+        <>
+          Renewed: expires <Time value={renewed.expirationDate} empty="never" />.
+        </>,
+      )
+      onClose()
+      await queryClient.invalidateQueries()
+    },
+  })
+  return (
+    <ActionDialog title="Renew this license" onClose={onClose}>
+      <form
+        className="stacked"
+        aria-label="Renew this license"
+        onSubmit={(event) => {
+          event.preventDefault()
+          renew.mutate(String(new FormData(event.currentTarget).get('days') ?? '').trim())
+        }}
+      >
+        <p className="muted">
+          It runs from its expiry (or from now, if it has expired) for the days given, or for its
+          policy&apos;s duration.
+        </p>
+        <label htmlFor={`${id}-days`}>Extend by days (empty: the policy's duration)</label>
+        <input id={`${id}-days`} name="days" type="number" min={0.05} step="any" />
+        <ProblemMessage error={renew.error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={renew.isPending}>
+            Renew license
+          </button>
+        </div>
+      </form>
+    </ActionDialog>
+  )
+}
