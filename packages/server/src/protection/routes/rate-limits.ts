@@ -107,7 +107,8 @@ export class Limits {
     key: string,
     max: number,
     then: (allowed: boolean) => void,
-    refusedAs?: { readonly budget: RefusedBudget; readonly kind: RefusedClientKind; readonly client: string },
+    refusedBudget?: RefusedBudget,
+    refusedClient?: string,
   ): void {
     this.#count('incr', key, max, minuteMs, (result) => {
       reply.header('RateLimit-Limit', max)
@@ -118,10 +119,8 @@ export class Limits {
         return
       }
       reply.header('Retry-After', result.ttlInSeconds)
-      if (refusedAs !== undefined) {
-        const principal = request.principal as FastifyRequest['principal'] | undefined
-        const productId = principal !== undefined && principal.role !== 'admin' ? principal.productId : null
-        this.#refusals?.refused(refusedAs.budget, refusedAs.kind, refusedAs.client, productId)
+      if (refusedBudget !== undefined && refusedClient !== undefined) {
+        this.#recordRefusal(request, refusedBudget, refusedClient)
       }
       const refused = () => then(false)
       // Once the 429 is sent, so that an async hook returning then sees the reply sent.
@@ -136,6 +135,21 @@ export class Limits {
     })
   }
 
+  /** Notes a refused client for the overview (only on the refusing path: allowed requests pay nothing). */
+  #recordRefusal(request: FastifyRequest, budget: RefusedBudget, client: string): void {
+    const principal = request.principal as FastifyRequest['principal'] | undefined
+    const kind: RefusedClientKind =
+      budget === 'address'
+        ? 'address'
+        : budget === 'receiver'
+          ? 'integration'
+          : principal?.operator === undefined
+            ? 'apiKey'
+            : 'operator'
+    const productId = principal !== undefined && principal.role !== 'admin' ? principal.productId : null
+    this.#refusals?.refused(budget, kind, client, productId)
+  }
+
   /** The per-IP budget; `then(false)` when it answered 429. */
   takeAddress(request: FastifyRequest, reply: FastifyReply, then: (allowed: boolean) => void): void {
     const { ipPerMinute } = this.options
@@ -144,11 +158,7 @@ export class Limits {
       return
     }
     const address = Limits.addressOf(request)
-    this.take(request, reply, `ip:${address}`, ipPerMinute, then, {
-      budget: 'address',
-      kind: 'address',
-      client: address,
-    })
+    this.take(request, reply, `ip:${address}`, ipPerMinute, then, 'address', address)
   }
 
   /** The key-guessing guard: `then(seconds)` the client's address stays blocked, 0 when it is not. */
@@ -220,11 +230,15 @@ export function limitReceiverRequest(limits: Limits) {
     }
     const { id } = request.params as { id?: unknown }
     const integration = typeof id === 'string' ? id.slice(0, 64) : ''
-    limits.take(request, reply, `receiver:${integration}`, max, (allowed) => allowed && done(), {
-      budget: 'receiver',
-      kind: 'integration',
-      client: integration,
-    })
+    limits.take(
+      request,
+      reply,
+      `receiver:${integration}`,
+      max,
+      (allowed) => allowed && done(),
+      'receiver',
+      integration,
+    )
   }
 }
 
@@ -245,11 +259,8 @@ export function limitApiRequest(limits: Limits) {
     }
     const budget = request.routeOptions.config.applicationFacing === true ? 'app' : 'mgmt'
     const client = principal.operator?.id ?? principal.apiKeyId ?? ''
-    limits.take(request, reply, `key:${budget}:${client}`, keyPerMinute, next, {
-      budget: budget === 'app' ? 'application' : 'management',
-      kind: principal.operator === undefined ? 'apiKey' : 'operator',
-      client,
-    })
+    const refusedAs = budget === 'app' ? 'application' : 'management'
+    limits.take(request, reply, `key:${budget}:${client}`, keyPerMinute, next, refusedAs, client)
   }
 }
 
