@@ -19,11 +19,11 @@ describe('keyturn stats', () => {
     const lines = table.stdout.trim().split('\n')
     assert.match(
       lines[0] ?? '',
-      /^DAY\s+VALID\s+NOT VALID\s+ACTIVATED\s+DEACTIVATED\s+CREATED\s+RENEWED\s+REVOKED$/,
+      /^DAY\s+VALID\s+NOT VALID\s+ACTIVATED\s+DEACTIVATED\s+CREATED\s+RENEWED\s+REVOKED\s+SOLD\s+PAYMENTS FAILED\s+REFUNDED$/,
     )
-    assert.match(lines[1] ?? '', /^2029-12-31(\s+0){7}$/)
-    assert.match(lines[2] ?? '', /^2030-01-01\s+0\s+0\s+1\s+0\s+1\s+0\s+0$/)
-    assert.match(lines[3] ?? '', /^total\s+0\s+0\s+1\s+0\s+1\s+0\s+0$/)
+    assert.match(lines[1] ?? '', /^2029-12-31(\s+0){10}$/)
+    assert.match(lines[2] ?? '', /^2030-01-01\s+0\s+0\s+1\s+0\s+1(\s+0){5}$/)
+    assert.match(lines[3] ?? '', /^total\s+0\s+0\s+1\s+0\s+1(\s+0){5}$/)
     assert.equal(lines[4], 'Now: 1 active machines, 0 licenses expiring within 30 days.')
 
     const bad = await keyturn(['stats', '--from', '2030-01-02', '--to', '2030-01-01'], server.env)

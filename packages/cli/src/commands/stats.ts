@@ -40,10 +40,25 @@ export function registerStats(program: Command, io: Io): void {
         String(counts.licensesCreated),
         String(counts.licensesRenewed),
         String(counts.licensesRevoked),
+        String(counts.licensesSold),
+        String(counts.paymentFailures),
+        String(counts.refundRevocations),
       ]
       printTable(
         io,
-        ['day', 'valid', 'not valid', 'activated', 'deactivated', 'created', 'renewed', 'revoked'],
+        [
+          'day',
+          'valid',
+          'not valid',
+          'activated',
+          'deactivated',
+          'created',
+          'renewed',
+          'revoked',
+          'sold',
+          'payments failed',
+          'refunded',
+        ],
         [...stats.days.map((day) => row(day.date, day)), row('total', stats.totals)],
       )
       io.print(
