@@ -2,10 +2,10 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useR
 
 interface Toast {
   readonly id: number
-  readonly message: ReactNode
+  readonly message: string
 }
 
-type Show = (message: ReactNode) => void
+type Show = (message: string) => void
 
 const ToastContext = createContext<Show>(() => {})
 

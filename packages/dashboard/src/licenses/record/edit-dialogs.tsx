@@ -2,10 +2,9 @@ import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
-import { minutes } from '../../components/format.js'
+import { formatTime, minutes } from '../../components/format.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../../components/metadata.js'
 import { ProblemMessage } from '../../components/problem-message.js'
-import { Time } from '../../components/time.js'
 import { useToast } from '../../components/toast.js'
 import { useSession } from '../../session/session.js'
 import { expirationFromInput, inputFromExpiration } from '../expiration-date.js'
@@ -152,13 +151,9 @@ export function ChangePlanDialog({ license, onClose }: DialogProps) {
       })
     },
     onSuccess: async (moved) => {
-      toast(
-        <>
-          Moved to {moved.policyId === null ? 'no policy' : (names.get(moved.policyId) ?? moved.policyId)}:{' '}
-          {moved.maxActivations === null ? 'unlimited' : moved.maxActivations} activations, expires{' '}
-          <Time value={moved.expirationDate} empty="never" />.
-        </>,
-      )
+      const policy = moved.policyId === null ? 'no policy' : (names.get(moved.policyId) ?? moved.policyId)
+      const seats = moved.maxActivations === null ? 'unlimited' : moved.maxActivations
+      toast(`Moved to ${policy}: ${seats} activations, expires ${formatTime(moved.expirationDate, 'never')}.`)
       onClose()
       await queryClient.invalidateQueries()
     },

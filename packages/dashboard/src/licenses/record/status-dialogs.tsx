@@ -2,8 +2,8 @@ import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
+import { formatTime } from '../../components/format.js'
 import { ProblemMessage } from '../../components/problem-message.js'
-import { Time } from '../../components/time.js'
 import { useToast } from '../../components/toast.js'
 import { useSession } from '../../session/session.js'
 
@@ -65,11 +65,7 @@ export function RenewDialog({ license, onClose }: DialogProps) {
       return client.renewLicense(license.id, body, { idempotencyKey: `dashboard-renew-${attempt}` })
     },
     onSuccess: async (renewed) => {
-      toast(
-        <>
-          Renewed: expires <Time value={renewed.expirationDate} empty="never" />.
-        </>,
-      )
+      toast(`Renewed: expires ${formatTime(renewed.expirationDate, 'never')}.`)
       onClose()
       await queryClient.invalidateQueries()
     },
