@@ -1,6 +1,7 @@
 import type { KeyturnClient } from '@keyturn/client'
 import { useQueries, useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 import { type ActorNames, actorLink, describeActor, describeEvent, providerName } from './describe-event.js'
@@ -77,8 +78,7 @@ export function EventTable({ events, caption }: { events: EventResource[]; capti
   const names = useActorNames(events)
   const seesIntegrations = isAdmin(useSession())
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
+    <DataTable label={caption}>
       <thead>
         <tr>
           <th scope="col">When</th>
@@ -115,6 +115,6 @@ export function EventTable({ events, caption }: { events: EventResource[]; capti
           )
         })}
       </tbody>
-    </table>
+    </DataTable>
   )
 }
