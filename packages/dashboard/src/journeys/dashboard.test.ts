@@ -59,6 +59,8 @@ async function signOut(page: Page): Promise<void> {
 async function operatorMenu(page: Page, item: string): Promise<void> {
   await page.getByRole('button', { name: /^.+ \((owner|admin|support|read-only|[a-z-]+)\)$/ }).click()
   await page.getByRole('menuitem', { name: item }).click()
+  // The menu fades out: axe-core would find a menu without items while it does.
+  await page.getByRole('menu').waitFor({ state: 'detached' })
 }
 
 /** Follows a link of the main navigation (the overview repeats some of its names). */
@@ -73,6 +75,7 @@ async function navigate(page: Page, screen: string): Promise<void> {
 async function licenseAction(page: Page, item: string): Promise<void> {
   await page.getByRole('button', { name: 'Actions', exact: true }).click()
   await page.getByRole('menuitem', { name: item }).click()
+  await page.getByRole('menu').waitFor({ state: 'detached' })
 }
 
 async function dialogConfirm(page: Page, button: string, confirm: string): Promise<void> {
