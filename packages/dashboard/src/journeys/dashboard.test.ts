@@ -194,6 +194,9 @@ it('runs the licensing business from the dashboard in Chromium', {
   })
 
   await t.test('creates a license', async () => {
+    await page
+      .getByRole('combobox', { name: 'Product', exact: true })
+      .selectOption({ label: 'Acme Photo Editor' })
     await page.getByLabel('Maximum activations').fill('3')
     await page.getByLabel('Expires on (UTC, end of day)').fill('2031-06-30')
     await page.getByRole('button', { name: 'Create license' }).click()
