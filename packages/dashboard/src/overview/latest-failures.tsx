@@ -1,7 +1,10 @@
 import type { ProductId, StatsFailures } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
+import { DataTable } from '../components/data-table.js'
+import { EmptyState } from '../components/empty-state.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 
@@ -45,11 +48,10 @@ export function LatestFailures({ productId }: { productId: ProductId | undefined
 
 function FailingDeliveries({ deliveries }: { deliveries: StatsFailures['webhookDeliveries'] }) {
   if (deliveries.length === 0) {
-    return <p>No webhook delivery is failing.</p>
+    return <EmptyState title="No webhook delivery is failing." />
   }
   return (
-    <table>
-      <caption>Webhook deliveries failing</caption>
+    <DataTable label="Webhook deliveries failing">
       <thead>
         <tr>
           <th scope="col">Endpoint</th>
@@ -70,11 +72,12 @@ function FailingDeliveries({ deliveries }: { deliveries: StatsFailures['webhookD
               <code>{delivery.eventType}</code>
             </td>
             <td>
+              <StatusBadge status={delivery.status === 'failed' ? 'failed' : 'pending'} />{' '}
               {delivery.status === 'failed' ? (
-                'Given up'
+                'given up'
               ) : (
                 <>
-                  Retrying at <Time value={delivery.nextAttemptAt} />
+                  retrying at <Time value={delivery.nextAttemptAt} />
                 </>
               )}
             </td>
@@ -86,7 +89,7 @@ function FailingDeliveries({ deliveries }: { deliveries: StatsFailures['webhookD
           </tr>
         ))}
       </tbody>
-    </table>
+    </DataTable>
   )
 }
 
@@ -108,10 +111,9 @@ function RateLimitedClients({
   return (
     <>
       {clients.length === 0 ? (
-        <p>No client was rate-limited.</p>
+        <EmptyState title="No client was rate-limited." />
       ) : (
-        <table>
-          <caption>Rate-limited clients</caption>
+        <DataTable label="Rate-limited clients">
           <thead>
             <tr>
               <th scope="col">Client</th>
@@ -136,7 +138,7 @@ function RateLimitedClients({
               )
             })}
           </tbody>
-        </table>
+        </DataTable>
       )}
       <p className="muted">
         Rate-limit refusals are kept in this server process&apos;s memory since <Time value={since} />.

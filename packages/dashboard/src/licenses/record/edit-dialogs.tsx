@@ -1,11 +1,12 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
 import { formatTime, minutes } from '../../components/format.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../../components/metadata.js'
+import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
-import { useToast } from '../../components/toast.js'
 import { useSession } from '../../session/session.js'
 import { expirationFromInput, inputFromExpiration } from '../expiration-date.js'
 
@@ -57,12 +58,11 @@ function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBo
 export function EditDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const toast = useToast()
   const id = useId()
   const update = useMutation({
     mutationFn: (form: FormData) => client.updateLicense(license.id, toUpdateBody(form, license)),
     onSuccess: async () => {
-      toast('License saved.')
+      notifyDone('License saved.')
       onClose()
       await queryClient.invalidateQueries()
     },
@@ -118,9 +118,9 @@ export function EditDialog({ license, onClose }: DialogProps) {
         <MetadataField />
         <ProblemMessage error={update.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={update.isPending}>
+          <Button type="submit" loading={update.isPending}>
             Save changes
-          </button>
+          </Button>
         </div>
       </form>
     </ActionDialog>
@@ -134,7 +134,6 @@ export function EditDialog({ license, onClose }: DialogProps) {
 export function ChangePlanDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const toast = useToast()
   const id = useId()
   const policies = useQuery({
     queryKey: ['policies', 'of', license.productId],
@@ -153,7 +152,9 @@ export function ChangePlanDialog({ license, onClose }: DialogProps) {
     onSuccess: async (moved) => {
       const policy = moved.policyId === null ? 'no policy' : (names.get(moved.policyId) ?? moved.policyId)
       const seats = moved.maxActivations === null ? 'unlimited' : moved.maxActivations
-      toast(`Moved to ${policy}: ${seats} activations, expires ${formatTime(moved.expirationDate, 'never')}.`)
+      notifyDone(
+        `Moved to ${policy}: ${seats} activations, expires ${formatTime(moved.expirationDate, 'never')}.`,
+      )
       onClose()
       await queryClient.invalidateQueries()
     },
@@ -184,9 +185,9 @@ export function ChangePlanDialog({ license, onClose }: DialogProps) {
         </select>
         <ProblemMessage error={policies.error ?? move.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={move.isPending || !policies.isSuccess}>
+          <Button type="submit" loading={move.isPending} disabled={!policies.isSuccess}>
             Move license
-          </button>
+          </Button>
         </div>
       </form>
     </ActionDialog>

@@ -1,4 +1,5 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useId, useMemo, useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
@@ -71,9 +72,9 @@ export function IssueTokenDialog({ license, onClose }: DialogProps) {
         <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
         <ProblemMessage error={issue.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={issue.isPending}>
+          <Button type="submit" loading={issue.isPending}>
             Issue token
-          </button>
+          </Button>
         </div>
       </form>
       {issue.data && (
@@ -137,9 +138,9 @@ export function IssueFileDialog({ license, onClose }: DialogProps) {
         </div>
         <ProblemMessage error={issue.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={issue.isPending}>
+          <Button type="submit" loading={issue.isPending}>
             Issue license file
-          </button>
+          </Button>
         </div>
       </form>
       {answer !== undefined && (

@@ -4,6 +4,7 @@ import { Link } from 'react-router'
 import { CopyButton } from '../../components/copy-button.js'
 import { seatTerms } from '../../components/format.js'
 import { MetadataList } from '../../components/metadata.js'
+import { StatusBadge } from '../../components/status-badge.js'
 import { Time } from '../../components/time.js'
 import { useSession } from '../../session/session.js'
 import { SoldThrough } from '../provider-links.js'
@@ -35,7 +36,7 @@ export function LicenseSummary({ license }: { readonly license: LicenseResource 
         <div>
           <dt>Status</dt>
           <dd>
-            <span className={`badge ${license.status}`}>{license.status}</span>
+            <StatusBadge status={license.status} />
           </dd>
         </div>
         <div>

@@ -1,9 +1,11 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ConfirmButton } from '../../components/confirm-button.js'
+import { DataTable } from '../../components/data-table.js'
+import { EmptyState } from '../../components/empty-state.js'
+import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { Time } from '../../components/time.js'
-import { useToast } from '../../components/toast.js'
 import { may, useSession } from '../../session/session.js'
 
 /** The machines holding a seat, each deactivated after a confirmation (support and above). */
@@ -11,7 +13,6 @@ export function Machines({ license }: { readonly license: LicenseResource }) {
   const session = useSession()
   const { client } = session
   const queryClient = useQueryClient()
-  const toast = useToast()
   const activations = useQuery({
     queryKey: ['activations', license.id],
     queryFn: () => client.listActivations(license.id, { limit: 100 }),
@@ -22,7 +23,7 @@ export function Machines({ license }: { readonly license: LicenseResource }) {
       readonly name: string
     }) => client.deleteActivation(activation.id),
     onSuccess: async (_, activation) => {
-      toast(`Deactivated ${activation.name}: its seat is free.`)
+      notifyDone(`Deactivated ${activation.name}: its seat is free.`)
       await queryClient.invalidateQueries()
     },
   })
@@ -32,60 +33,59 @@ export function Machines({ license }: { readonly license: LicenseResource }) {
       <ProblemMessage error={activations.error ?? remove.error} />
       {activations.data &&
         (activations.data.totalCount === 0 ? (
-          <p className="empty">No machine is activated.</p>
+          <EmptyState title="No machine is activated">
+            A machine takes a seat when the application activates it (or from a request file, offline).
+          </EmptyState>
         ) : (
-          <div className="table-scroll">
-            <table>
-              <caption className="visually-hidden">Activations</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Fingerprint</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Activated</th>
-                  <th scope="col">Last seen</th>
-                  <th scope="col">Seat lapses</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {activations.data.data.map((activation) => {
-                  const name = activation.name ?? activation.fingerprint
-                  return (
-                    <tr key={activation.id}>
-                      <td>
-                        <code>{activation.fingerprint}</code>
-                      </td>
-                      <td>{activation.name ?? '—'}</td>
-                      <td>
-                        <Time value={activation.createdAt} />
-                      </td>
-                      <td>
-                        <Time value={activation.lastSeenAt} />
-                      </td>
-                      <td>
-                        <Time value={activation.expiresAt} empty="Never" />
-                      </td>
-                      <td>
-                        {may(session, 'support') && (
-                          <ConfirmButton
-                            label={`Deactivate ${name}`}
-                            title="Deactivate this machine?"
-                            confirmLabel="Deactivate"
-                            danger
-                            onConfirm={() => remove.mutate({ id: activation.id, name })}
-                          >
-                            <p>The machine loses its seat; it can activate again while seats are free.</p>
-                          </ConfirmButton>
-                        )}
-                      </td>
-                    </tr>
-                  )
-                })}
-              </tbody>
-            </table>
-          </div>
+          <DataTable label="Activations">
+            <thead>
+              <tr>
+                <th scope="col">Fingerprint</th>
+                <th scope="col">Name</th>
+                <th scope="col">Activated</th>
+                <th scope="col">Last seen</th>
+                <th scope="col">Seat lapses</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {activations.data.data.map((activation) => {
+                const name = activation.name ?? activation.fingerprint
+                return (
+                  <tr key={activation.id}>
+                    <td>
+                      <code>{activation.fingerprint}</code>
+                    </td>
+                    <td>{activation.name ?? '—'}</td>
+                    <td>
+                      <Time value={activation.createdAt} />
+                    </td>
+                    <td>
+                      <Time value={activation.lastSeenAt} />
+                    </td>
+                    <td>
+                      <Time value={activation.expiresAt} empty="Never" />
+                    </td>
+                    <td>
+                      {may(session, 'support') && (
+                        <ConfirmButton
+                          label={`Deactivate ${name}`}
+                          title="Deactivate this machine?"
+                          confirmLabel="Deactivate"
+                          danger
+                          onConfirm={() => remove.mutate({ id: activation.id, name })}
+                        >
+                          <p>The machine loses its seat; it can activate again while seats are free.</p>
+                        </ConfirmButton>
+                      )}
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </DataTable>
         ))}
       {activations.data && activations.data.totalCount > activations.data.data.length && (
         <p className="muted">

@@ -1,10 +1,11 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
 import { formatTime } from '../../components/format.js'
+import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
-import { useToast } from '../../components/toast.js'
 import { useSession } from '../../session/session.js'
 
 type RenewLicenseBody = NonNullable<Parameters<KeyturnClient['renewLicense']>[1]>
@@ -18,12 +19,11 @@ interface DialogProps {
 export function RevokeDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const toast = useToast()
   const revoked = license.statusDetails.isRevoked
   const change = useMutation({
     mutationFn: () => (revoked ? client.reinstateLicense(license.id) : client.revokeLicense(license.id)),
     onSuccess: async () => {
-      toast(revoked ? 'License reinstated.' : 'License revoked.')
+      notifyDone(revoked ? 'License reinstated.' : 'License revoked.')
       onClose()
       await queryClient.invalidateQueries()
     },
@@ -39,14 +39,13 @@ export function RevokeDialog({ license, onClose }: DialogProps) {
       )}
       <ProblemMessage error={change.error} />
       <div className="actions">
-        <button
-          type="button"
-          className={revoked ? 'primary' : 'danger'}
-          disabled={change.isPending}
+        <Button
+          color={revoked ? undefined : 'red.9'}
+          loading={change.isPending}
           onClick={() => change.mutate()}
         >
           {revoked ? 'Reinstate' : 'Revoke'}
-        </button>
+        </Button>
       </div>
     </ActionDialog>
   )
@@ -56,7 +55,6 @@ export function RevokeDialog({ license, onClose }: DialogProps) {
 export function RenewDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const toast = useToast()
   const id = useId()
   const [attempt] = useState(() => crypto.randomUUID())
   const renew = useMutation({
@@ -65,7 +63,7 @@ export function RenewDialog({ license, onClose }: DialogProps) {
       return client.renewLicense(license.id, body, { idempotencyKey: `dashboard-renew-${attempt}` })
     },
     onSuccess: async (renewed) => {
-      toast(`Renewed: expires ${formatTime(renewed.expirationDate, 'never')}.`)
+      notifyDone(`Renewed: expires ${formatTime(renewed.expirationDate, 'never')}.`)
       onClose()
       await queryClient.invalidateQueries()
     },
@@ -88,9 +86,9 @@ export function RenewDialog({ license, onClose }: DialogProps) {
         <input id={`${id}-days`} name="days" type="number" min={0.05} step="any" />
         <ProblemMessage error={renew.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={renew.isPending}>
+          <Button type="submit" loading={renew.isPending}>
             Renew license
-          </button>
+          </Button>
         </div>
       </form>
     </ActionDialog>

@@ -1,6 +1,7 @@
 import type { LicenseResource } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
+import { EmptyState } from '../../components/empty-state.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { EventTable } from '../../events/event-table.js'
 import { useSession } from '../../session/session.js'
@@ -24,7 +25,10 @@ export function TokensAndFiles({ license }: { readonly license: LicenseResource 
       <ProblemMessage error={issued.error} />
       {issued.data &&
         (issued.data.totalCount === 0 ? (
-          <p className="empty">No token or license file was issued for this license.</p>
+          <EmptyState title="None issued yet">
+            Tokens and license files issued for this license (from its Actions menu, or by the application)
+            are listed here; each is shown only once, when issued.
+          </EmptyState>
         ) : (
           <>
             <EventTable events={issued.data.data} caption="Tokens and license files issued" />

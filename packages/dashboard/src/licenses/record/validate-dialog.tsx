@@ -1,4 +1,5 @@
 import type { LicenseResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
@@ -48,9 +49,9 @@ export function ValidateDialog({
         <input id={`${id}-codes`} name="entitlements" />
         <ProblemMessage error={validate.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={validate.isPending}>
+          <Button type="submit" loading={validate.isPending}>
             Validate
-          </button>
+          </Button>
         </div>
       </form>
       {validate.data && (
