@@ -1,5 +1,7 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SessionsTable } from '../components/sessions-table.js'
 import { useSession } from '../session/session.js'
@@ -19,15 +21,17 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
     mutationFn: (sessionId: string) => client.revokePortalSession(customerId, sessionId),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: key }),
   })
-  const link = useMutation({ mutationFn: () => client.sendPortalLink(customerId) })
+  const link = useMutation({
+    mutationFn: () => client.sendPortalLink(customerId),
+    onSuccess: () => notifyDone('The sign-in code is on its way.'),
+  })
   return (
     <section aria-labelledby="portal-sessions-heading">
       <h2 id="portal-sessions-heading">Customer portal</h2>
-      <button type="button" onClick={() => link.mutate()} disabled={link.isPending}>
+      <Button variant="default" type="button" onClick={() => link.mutate()} disabled={link.isPending}>
         Mail a portal sign-in code
-      </button>
+      </Button>
       <ProblemMessage error={link.error} />
-      {link.isSuccess && <p role="status">The sign-in code is on its way.</p>}
       <ProblemMessage error={sessions.error ?? revoke.error} />
       {sessions.data &&
         (sessions.data.data.length === 0 ? (
@@ -37,14 +41,14 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
             caption="Portal sessions"
             sessions={sessions.data.data}
             action={(session) => (
-              <button
+              <Button
+                color="red.9"
                 type="button"
-                className="danger"
                 disabled={revoke.isPending}
                 onClick={() => revoke.mutate(session.id)}
               >
                 Sign out this session
-              </button>
+              </Button>
             )}
           />
         ))}

@@ -1,9 +1,11 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
+import { notifyDone } from '../components/notify.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField, useProductNames } from '../components/product-field.js'
@@ -80,7 +82,10 @@ function CreateEntitlementForm() {
         code: String(form.get('code') ?? '').trim(),
         name: String(form.get('name') ?? '').trim(),
       }),
-    onSuccess: () => queryClient.invalidateQueries(),
+    onSuccess: (created) => {
+      notifyDone(`Created ${created.code}.`)
+      return queryClient.invalidateQueries()
+    },
   })
   return (
     <details className="create">
@@ -110,12 +115,11 @@ function CreateEntitlementForm() {
         <label htmlFor={`${id}-name`}>Name</label>
         <input id={`${id}-name`} name="name" required maxLength={200} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create entitlement
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
-        {create.isSuccess && <p role="status">Created {create.data.code}.</p>}
       </form>
     </details>
   )

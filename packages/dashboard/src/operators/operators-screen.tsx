@@ -1,8 +1,10 @@
 import type { OperatorResource, OperatorRoleName } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
+import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
 
@@ -18,7 +20,10 @@ export function OperatorsScreen() {
       client.updateOperator(id, body),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['operators'] }),
   })
-  const signOutEverywhere = useMutation({ mutationFn: (id: string) => client.revokeOperatorSessions(id) })
+  const signOutEverywhere = useMutation({
+    mutationFn: (id: string) => client.revokeOperatorSessions(id),
+    onSuccess: () => notifyDone('Signed out everywhere.'),
+  })
   const reset = useMutation({ mutationFn: (id: string) => client.createOperatorPasswordReset(id) })
   return (
     <>
@@ -33,7 +38,6 @@ export function OperatorsScreen() {
             <strong>Hand this link to the person now. It is shown only once</strong> and works once, for one
             hour.
           </p>
-          {reset.data.mailed && <p>It was also mailed to the operator.</p>}
           <input
             readOnly
             value={reset.data.resetUrl}
@@ -43,16 +47,15 @@ export function OperatorsScreen() {
           />
           <CopyButton value={reset.data.resetUrl} label="Copy link" />
           <div className="actions">
-            <button type="button" onClick={() => reset.reset()}>
+            <Button variant="default" type="button" onClick={() => reset.reset()}>
               Done
-            </button>
+            </Button>
           </div>
         </section>
       ) : (
         <InviteOperatorForm />
       )}
       <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error ?? reset.error} />
-      {signOutEverywhere.isSuccess && <p role="status">Signed out everywhere.</p>}
       {operators.data && (
         <DataTable label="Operators">
           <thead>
@@ -124,23 +127,23 @@ function OperatorRow({
       <td>{operator.status}</td>
       <td>
         {operator.status === 'active' && !isYou && (
-          <button type="button" onClick={onPasswordReset}>
+          <Button variant="default" type="button" onClick={onPasswordReset}>
             Reset link for {operator.email}
-          </button>
+          </Button>
         )}{' '}
         {operator.status === 'active' && !isYou && (
-          <button type="button" onClick={onSignOutEverywhere}>
+          <Button variant="default" type="button" onClick={onSignOutEverywhere}>
             Sign {operator.email} out everywhere
-          </button>
+          </Button>
         )}{' '}
         {operator.status === 'disabled' ? (
-          <button type="button" onClick={() => onChange({ status: 'active' })}>
+          <Button variant="default" type="button" onClick={() => onChange({ status: 'active' })}>
             Enable {operator.email}
-          </button>
+          </Button>
         ) : (
-          <button type="button" className="danger" onClick={() => onChange({ status: 'disabled' })}>
+          <Button color="red.9" type="button" onClick={() => onChange({ status: 'disabled' })}>
             Disable {operator.email}
-          </button>
+          </Button>
         )}
       </td>
     </tr>
@@ -152,13 +155,11 @@ function InviteOperatorForm() {
   const queryClient = useQueryClient()
   const id = useId()
   const [link, setLink] = useState<string>()
-  const [mailed, setMailed] = useState(false)
   const invite = useMutation({
     mutationFn: (body: { email: string; name: string; role: OperatorRoleName }) =>
       client.inviteOperator(body),
     onSuccess: async (invited) => {
       setLink(invited.invitationUrl)
-      setMailed(invited.mailed)
       await queryClient.invalidateQueries({ queryKey: ['operators'] })
     },
   })
@@ -169,12 +170,12 @@ function InviteOperatorForm() {
         <p role="alert">
           <strong>Hand this link to the person now. It is shown only once</strong> and works once, for 7 days.
         </p>
-        {mailed && <p>It was also mailed to them.</p>}
         <label htmlFor={`${id}-link`}>Link</label>
         <input id={`${id}-link`} readOnly value={link} className="wide" spellCheck={false} />
         <CopyButton value={link} label="Copy link" />
         <div className="actions">
-          <button
+          <Button
+            variant="default"
             type="button"
             onClick={() => {
               setLink(undefined)
@@ -182,7 +183,7 @@ function InviteOperatorForm() {
             }}
           >
             Done
-          </button>
+          </Button>
         </div>
       </section>
     )
@@ -214,9 +215,9 @@ function InviteOperatorForm() {
           </option>
         ))}
       </select>
-      <button type="submit" className="primary" disabled={invite.isPending}>
+      <Button type="submit" disabled={invite.isPending}>
         Invite
-      </button>
+      </Button>
       <ProblemMessage error={invite.error} />
     </form>
   )

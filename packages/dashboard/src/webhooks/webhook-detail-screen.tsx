@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { useParams, useSearchParams } from 'react-router'
@@ -6,6 +7,7 @@ import { ConfirmButton } from '../components/confirm-button.js'
 import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
+import { notifyDone } from '../components/notify.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SecretPanel } from '../components/secret-panel.js'
@@ -37,6 +39,7 @@ export function WebhookDetailScreen() {
   const test = useMutation({
     mutationFn: () => client.testWebhookEndpoint(id),
     onSuccess: async () => {
+      notifyDone('Test event queued.')
       setWatchUntil(Date.now() + watchMs)
       await done()
     },
@@ -76,9 +79,9 @@ export function WebhookDetailScreen() {
           )}
           <Allowed least="admin">
             <section aria-label="Actions" className="inline-form">
-              <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
+              <Button variant="default" type="button" onClick={() => test.mutate()} disabled={test.isPending}>
                 Send a test event
-              </button>
+              </Button>
               <ConfirmButton
                 label="Rotate secret"
                 title="Rotate the signing secret?"
@@ -88,7 +91,6 @@ export function WebhookDetailScreen() {
               >
                 <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
               </ConfirmButton>
-              {test.isSuccess && <p role="status">Test event queued.</p>}
               <ProblemMessage error={test.error ?? rotate.error} />
             </section>
           </Allowed>
@@ -188,13 +190,14 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
                   </td>
                   <td>
                     {delivery.status !== 'delivered' && mayRetry && (
-                      <button
+                      <Button
+                        variant="default"
                         type="button"
                         onClick={() => retry.mutate(delivery.id)}
                         disabled={retry.isPending}
                       >
                         Retry {delivery.eventType}
-                      </button>
+                      </Button>
                     )}
                   </td>
                 </tr>
