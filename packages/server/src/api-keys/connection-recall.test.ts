@@ -33,7 +33,12 @@ describeEachDatabase('API keys recalled per connection', (database) => {
     const otherProductId = await createProduct(app, headers)
     const ownKey = (await productKeyHeaders(app, headers, productId)).authorization
     const otherKey = (await productKeyHeaders(app, headers, otherProductId)).authorization
-    const created = await app.inject({ method: 'POST', url: '/api/v0/licenses', headers, payload: { productId } })
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/v0/licenses',
+      headers,
+      payload: { productId },
+    })
     const license = { key: created.json().key, productId }
     let connections = 0
     app.server.on('connection', () => {

@@ -24,7 +24,8 @@ describe('SQLite reader (validation reads without Kysely)', () => {
     await sql`create table notes (name text primary key)`.execute(db)
     const reader = sqliteReaderOf(db)
     assert.ok(reader !== undefined, 'a file database has a reader')
-    const find = (name: string) => reader.get<{ name: string }>('select name from notes where name = ?', [name])
+    const find = (name: string) =>
+      reader.get<{ name: string }>('select name from notes where name = ?', [name])
 
     await writeTransaction(db, async (trx) => {
       await sql`insert into notes (name) values ('a')`.execute(trx)
