@@ -541,7 +541,7 @@ function runtimeSection(results) {
   return [
     '### The server during each run',
     '',
-    'Event-loop delay (ms) and garbage-collection time (ms per second measured) of `keyturn serve`.',
+    'Event-loop delay (ms, beyond the 10 ms interval at which prom-client samples it) and garbage-collection time (ms per second measured) of `keyturn serve`.',
     '',
     '| scenario | engine | licenses | p99 ms | loop delay p50 | loop delay p99 | loop delay max | GC minor ms/s | GC major + incremental ms/s |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
