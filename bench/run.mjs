@@ -815,7 +815,13 @@ async function profileScenario(options) {
       await instance.stop() // the profile is written when the process exits
     }
     await prepared.dropDatabase()
-    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'))
+    // `keyturn serve` replaces itself to add its heap flags (packages/cli/src/main.ts): the image
+    // before that writes a profile of its start-up too. The server's is the last (names start
+    // with the time they were written).
+    const file = readdirSync(profileDir)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .sort()
+      .at(-1)
     if (file === undefined) {
       throw new Error('the server wrote no .cpuprofile')
     }
