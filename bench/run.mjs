@@ -299,6 +299,8 @@ async function runScenario(instance, scenario, base, context) {
     log('  the server is still busy with that run 20 s later: restarting it')
     results.scenarios.at(-1).restartedAfter = true
     await instance.restart()
+  } else if (load.restartAfter === true) {
+    await instance.restart()
   }
   return problems.length === 0 ? load : undefined
 }
