@@ -81,7 +81,7 @@ export class ApiKeyService {
       /**
        * The request's connection (its socket): with `recall`, a connection that sends the secret it
        * sent last is taken at its word without the digest's HMAC, compared in constant time
-       * (docs/decisions/0053-sqlite-validation-reader.md: the HMAC was ~15 µs of a validation).
+       * (docs/decisions/0054-sqlite-validation-reader.md: the HMAC was ~15 µs of a validation).
        */
       readonly connection?: object
     } = {},

@@ -4,7 +4,7 @@ import type { Database } from './database.js'
 
 /**
  * A second, read-only connection to a SQLite database file, for the one read a validation makes
- * (docs/decisions/0053-sqlite-validation-reader.md). Kysely builds, compiles and queues every
+ * (docs/decisions/0054-sqlite-validation-reader.md). Kysely builds, compiles and queues every
  * statement behind the writes on its one connection; this connection runs a statement prepared once,
  * synchronously, with the parameters in place, and never waits for a write. Being another
  * connection, it sees committed data only: a write is acknowledged after its commit
