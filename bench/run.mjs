@@ -299,6 +299,8 @@ async function runScenario(instance, scenario, base, context) {
     log('  the server is still busy with that run 20 s later: restarting it')
     results.scenarios.at(-1).restartedAfter = true
     await instance.restart()
+  } else if (load.restartAfter === true) {
+    await instance.restart()
   }
   return problems.length === 0 ? load : undefined
 }
@@ -815,7 +817,13 @@ async function profileScenario(options) {
       await instance.stop() // the profile is written when the process exits
     }
     await prepared.dropDatabase()
-    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'))
+    // `keyturn serve` replaces itself to add its heap flags (packages/cli/src/main.ts): the image
+    // before that writes a profile of its start-up too. The server's is the last (names start
+    // with the time they were written).
+    const file = readdirSync(profileDir)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .sort()
+      .at(-1)
     if (file === undefined) {
       throw new Error('the server wrote no .cpuprofile')
     }

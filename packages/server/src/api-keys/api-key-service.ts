@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto'
 import type { ApiKeyId, CreateApiKeyBody, ListApiKeysQuery, Paginated } from '@keyturn/protocol'
 import type { Clock } from '../core/clock.js'
 import { DomainError, InvalidInputError } from '../core/errors.js'
@@ -29,6 +30,13 @@ export interface ApiKeyServiceDeps {
 /** Longest bearer secret looked at; anything longer is refused before hashing. */
 const maxSecretLength = 256
 
+interface ConnectionRecall {
+  readonly secret: Buffer
+  readonly principal: ApiKeyPrincipal
+  /** `#forgotten` when it was kept. */
+  readonly forgotten: number
+}
+
 /** Principals kept for `authenticate`'s `recall`, by digest; the map starts over when full (a Keyturn holds a few keys). */
 const maxRecalled = 1024
 
@@ -40,6 +48,10 @@ export class ApiKeyService {
   readonly #digestKey: Buffer
   /** What each secret stood for when `authenticate` last read it here, by digest. */
   readonly #read = new Map<string, ApiKeyPrincipal>()
+  /** Per connection, the secret it last sent and what it stood for (`recall` with a `connection`). */
+  readonly #byConnection = new WeakMap<object, ConnectionRecall>()
+  /** Moves on with every `forget`: what connections recalled before it is read again. */
+  #forgotten = 0
 
   constructor(deps: ApiKeyServiceDeps) {
     this.#apiKeys = deps.apiKeys
@@ -64,14 +76,38 @@ export class ApiKeyService {
    */
   async authenticate(
     secret: string,
-    options: { readonly recall?: boolean } = {},
+    options: {
+      readonly recall?: boolean
+      /**
+       * The request's connection (its socket): with `recall`, a connection that sends the secret it
+       * sent last is taken at its word without the digest's HMAC, compared in constant time
+       * (docs/decisions/0054-sqlite-validation-reader.md: the HMAC was ~15 µs of a validation).
+       */
+      readonly connection?: object
+    } = {},
   ): Promise<ApiKeyPrincipal | undefined> {
     if (secret.length === 0 || secret.length > maxSecretLength) {
       return undefined
     }
+    const { connection } = options
+    // Taken before any read: a key forgotten while this one reads is not kept as it was.
+    const forgotten = this.#forgotten
+    const sent = connection === undefined ? undefined : Buffer.from(secret)
+    if (options.recall === true && connection !== undefined && sent !== undefined) {
+      const last = this.#byConnection.get(connection)
+      if (
+        last !== undefined &&
+        last.forgotten === forgotten &&
+        last.secret.length === sent.length &&
+        timingSafeEqual(last.secret, sent)
+      ) {
+        return last.principal
+      }
+    }
     const digest = digestSecret(this.#digestKey, secret)
     const known = options.recall === true ? this.#read.get(digest) : undefined
     if (known !== undefined) {
+      this.#recallOn(connection, { secret: sent, principal: known, forgotten })
       return known
     }
     const apiKey = await this.#apiKeys.findByDigest(digest)
@@ -91,12 +127,23 @@ export class ApiKeyService {
         this.#read.clear()
       }
       this.#read.set(digest, principal)
+      this.#recallOn(connection, { secret: sent, principal, forgotten })
     }
     return principal
   }
 
+  #recallOn(
+    connection: object | undefined,
+    recall: Omit<ConnectionRecall, 'secret'> & { readonly secret: Buffer | undefined },
+  ): void {
+    if (connection !== undefined && recall.secret !== undefined) {
+      this.#byConnection.set(connection, { ...recall, secret: recall.secret })
+    }
+  }
+
   /** A statement found the key gone (see `authenticate`'s `recall`): its next request reads it. */
   forget(apiKeyId: ApiKeyId): void {
+    this.#forgotten += 1
     for (const [digest, principal] of this.#read) {
       if (principal.apiKeyId === apiKeyId) {
         this.#read.delete(digest)

@@ -73,7 +73,10 @@ export function authenticate(
     const principal =
       secret === undefined
         ? undefined
-        : await apiKeys.authenticate(secret, { recall: request.routeOptions.config.confirmsApiKey === true })
+        : await apiKeys.authenticate(secret, {
+            recall: request.routeOptions.config.confirmsApiKey === true,
+            connection: request.raw.socket,
+          })
     if (principal === undefined) {
       await refuse(
         request,

@@ -1,5 +1,5 @@
 import type { ApiKeyId, EntitlementId, LicenseId, LicenseStatus, ProductId } from '@keyturn/protocol'
-import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
+import { type CompiledQuery, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { FilterRule, ListSlice } from '../core/list-query.js'
 import type { Event } from '../core/unit-of-work.js'
 import { licenseKeyHint } from '../offline/offline-formats.js'
@@ -14,6 +14,7 @@ import type { Database } from '../storage/database.js'
 import { column, columnOr, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { lockLicense } from '../storage/lock-license.js'
 import { executeAsOne, runsAlone } from '../storage/one-statement.js'
+import { type SqliteReader, sqliteReaderOf } from '../storage/sqlite-reader.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { licenseHistogram } from './kysely-license-counts.js'
 import {
@@ -223,16 +224,26 @@ function licenseTable(
 /** A confirming read of the caller: `apiKeyId` undefined for a signed-in operator (nothing to confirm). */
 type CallerRead = Omit<ConfirmingRead, 'apiKeyId'> & { readonly apiKeyId: ApiKeyId | undefined }
 
+type ConfirmingRow = ConfirmedRow & { api_key_live: number | null }
+
+/** Where a confirming read's license key or id, and its API key's id, go in the reader's statement. */
+const valueSlot = Symbol('value')
+const apiKeySlot = Symbol('apiKeyId')
+
 export class KyselyLicenseStore implements LicenseStore {
   readonly #db: Kysely<Database>
   readonly #sqlite: boolean
   readonly #codes: RawBuilder<unknown>
   readonly #groups: LicenseStatementGroups | undefined
+  /** SQLite files, outside transactions: validation's read, without Kysely (storage/sqlite-reader.ts). */
+  readonly #reader: SqliteReader | undefined
+  readonly #readerStatements = new Map<string, CompiledQuery>()
 
   /** `groups`: shared by the app's stores, so that their requests on PostgreSQL share statements. */
   constructor(db: Kysely<Database>, groups?: LicenseStatementGroups) {
     this.#db = db
     this.#groups = groups
+    this.#reader = sqliteReaderOf(db)
     this.#sqlite = isSqlite(db)
     this.#codes = entitlementCodes(this.#sqlite)
   }
@@ -395,12 +406,45 @@ export class KyselyLicenseStore implements LicenseStore {
       const { row, apiKeyLive } = await this.#groups.findConfirming({ ...read, apiKeyId: read.apiKeyId })
       return !apiKeyLive ? 'api_key_gone' : row === undefined ? undefined : found(row)
     }
-    const { rows } = await sql<ConfirmedRow & { api_key_live: number | null }>`
+    if (this.#reader !== undefined) {
+      const { sql: text, parameters } = this.#readerStatement(read)
+      const row = this.#reader.get<ConfirmingRow>(
+        text,
+        parameters.map((parameter) =>
+          parameter === valueSlot ? read.value : parameter === apiKeySlot ? read.apiKeyId : parameter,
+        ),
+      )
+      return confirmedRow(this.#db, row === undefined ? [] : [row], read.apiKeyId, found)
+    }
+    const { rows } = await this.#confirmingStatement(read).execute(this.#db)
+    return confirmedRow(this.#db, rows, read.apiKeyId, found)
+  }
+
+  /** The license, its codes, product and policy fields, and whether the caller's key exists: one statement. */
+  #confirmingStatement(read: CallerRead): RawBuilder<ConfirmingRow> {
+    return sql<ConfirmingRow>`
       select licenses.*, ${this.#codes},
         ${productUsable(read.withProduct)} as product_usable, ${apiKeyLive(read.apiKeyId)} as api_key_live,
         ${policyCheckIn(read.withProduct)}
-      from licenses where ${sql.ref(`licenses.${read.column}`)} = ${read.value}`.execute(this.#db)
-    return confirmedRow(this.#db, rows, read.apiKeyId, found)
+      from licenses where ${sql.ref(`licenses.${read.column}`)} = ${read.value}`
+  }
+
+  /**
+   * SQLite's reader (storage/sqlite-reader.ts) runs `#confirmingStatement`'s text, compiled once per
+   * shape with placeholders (`valueSlot`, `apiKeySlot`) where the request's values go.
+   */
+  #readerStatement(read: CallerRead): CompiledQuery {
+    const shape = `${read.column} ${read.withProduct} ${read.apiKeyId === undefined}`
+    let compiled = this.#readerStatements.get(shape)
+    if (compiled === undefined) {
+      compiled = this.#confirmingStatement({
+        ...read,
+        value: valueSlot as unknown as string,
+        apiKeyId: read.apiKeyId === undefined ? undefined : (apiKeySlot as unknown as ApiKeyId),
+      }).compile(this.#db)
+      this.#readerStatements.set(shape, compiled)
+    }
+    return compiled
   }
 
   async #findOne(where: RawBuilder<SqlBool>, db: Kysely<Database>): Promise<License | undefined> {

@@ -16,6 +16,7 @@ import { isStalePreparedStatement } from './constraint-violations.js'
 import type { Database, DatabaseKind } from './database.js'
 import { databaseFaultOf } from './database-faults.js'
 import { hostListClient, parsePostgresTarget } from './postgres-hosts.js'
+import { attachSqliteReader, SqliteReader } from './sqlite-reader.js'
 
 const require = createRequire(import.meta.url)
 
@@ -131,9 +132,21 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     // statement journals that make them undoable in memory, not in temporary files.
     sqlite.pragma('temp_store = MEMORY')
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+    const reader = isMemory
+      ? undefined
+      : new SqliteReader(() => {
+          const readOnly = new SqliteDriver(location.path)
+          readOnly.pragma('busy_timeout = 5000')
+          readOnly.pragma('query_only = ON')
+          return readOnly
+        })
+    if (reader !== undefined) {
+      attachSqliteReader(db, reader)
+    }
     // Kysely closes its driver only if a query opened it: close the database in any case.
     const close = async () => {
       await db.destroy()
+      reader?.close()
       if (sqlite.open) {
         sqlite.close()
       }

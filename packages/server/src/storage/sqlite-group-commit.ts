@@ -15,10 +15,11 @@ import type { Database } from './database.js'
  *
  * What it saves: measured with `npm run bench` (docs/decisions/0023-sqlite-group-commit.md).
  *
- * Reads on this connection (the only one) see a group's writes before its commit, as they see a
- * write transaction's own rows: a read may answer with a change whose request has not returned yet,
- * and would lose it if the process died in between. No write is ever acknowledged before its commit,
- * and other processes see only committed data.
+ * Reads on this connection see a group's writes before its commit, as they see a write
+ * transaction's own rows: a read may answer with a change whose request has not returned yet, and
+ * would lose it if the process died in between. No write is ever acknowledged before its commit,
+ * and other processes see only committed data, as does the validation's reader
+ * (storage/sqlite-reader.ts), the only other connection.
  */
 export class SqliteGroupCommit {
   readonly #db: Kysely<Database>
