@@ -1,29 +1,10 @@
 import { KeyturnApiError } from '@keyturn/client'
+import { Loader } from '@mantine/core'
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query'
-import { useCallback, useEffect, useMemo, useState } from 'react'
-import { NavLink, Route, Routes, useLocation, useNavigate } from 'react-router'
-import { ApiKeysScreen } from './api-keys/api-keys-screen.js'
+import { lazy, Suspense, useCallback, useEffect, useMemo, useState } from 'react'
+import { Route, Routes, useLocation, useNavigate } from 'react-router'
 import { ProblemMessage } from './components/problem-message.js'
-import { CustomerDetailScreen } from './customers/customer-detail-screen.js'
-import { CustomersScreen } from './customers/customers-screen.js'
-import { EntitlementDetailScreen } from './entitlements/entitlement-detail-screen.js'
-import { EntitlementsScreen } from './entitlements/entitlements-screen.js'
-import { EventsScreen } from './events/events-screen.js'
-import { IntegrationDetailScreen } from './integrations/integration-detail-screen.js'
-import { IntegrationsScreen } from './integrations/integrations-screen.js'
-import { LicenseDetailScreen } from './licenses/license-detail-screen.js'
-import { LicensesScreen } from './licenses/licenses-screen.js'
-import { NewLicenseScreen } from './licenses/new-license-screen.js'
-import { OfflineScreen } from './licenses/offline-screen.js'
-import { MailScreen } from './mail/mail-screen.js'
-import { OperatorsScreen } from './operators/operators-screen.js'
-import { OwnSessionsScreen } from './operators/own-sessions-screen.js'
 import { OverviewScreen } from './overview/overview-screen.js'
-import { PoliciesScreen } from './policies/policies-screen.js'
-import { PolicyDetailScreen } from './policies/policy-detail-screen.js'
-import { ProductDetailScreen } from './products/product-detail-screen.js'
-import { ProductsScreen } from './products/products-screen.js'
-import { GlobalSearch } from './search/global-search.js'
 import {
   clientFor,
   currentOperator,
@@ -35,9 +16,81 @@ import {
   type SignedIn,
 } from './session/session.js'
 import { InvitationScreen, PasswordResetScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
-import { TwoFactorScreen } from './session/two-factor.js'
-import { WebhookDetailScreen } from './webhooks/webhook-detail-screen.js'
-import { WebhooksScreen } from './webhooks/webhooks-screen.js'
+import { Shell } from './shell/shell.js'
+
+// Every screen but the overview loads on first visit: the initial script stays small.
+const ApiKeysScreen = lazy(() =>
+  import('./api-keys/api-keys-screen.js').then((module) => ({ default: module.ApiKeysScreen })),
+)
+const CustomerDetailScreen = lazy(() =>
+  import('./customers/customer-detail-screen.js').then((module) => ({
+    default: module.CustomerDetailScreen,
+  })),
+)
+const CustomersScreen = lazy(() =>
+  import('./customers/customers-screen.js').then((module) => ({ default: module.CustomersScreen })),
+)
+const EntitlementDetailScreen = lazy(() =>
+  import('./entitlements/entitlement-detail-screen.js').then((module) => ({
+    default: module.EntitlementDetailScreen,
+  })),
+)
+const EntitlementsScreen = lazy(() =>
+  import('./entitlements/entitlements-screen.js').then((module) => ({ default: module.EntitlementsScreen })),
+)
+const EventsScreen = lazy(() =>
+  import('./events/events-screen.js').then((module) => ({ default: module.EventsScreen })),
+)
+const IntegrationDetailScreen = lazy(() =>
+  import('./integrations/integration-detail-screen.js').then((module) => ({
+    default: module.IntegrationDetailScreen,
+  })),
+)
+const IntegrationsScreen = lazy(() =>
+  import('./integrations/integrations-screen.js').then((module) => ({ default: module.IntegrationsScreen })),
+)
+const LicenseDetailScreen = lazy(() =>
+  import('./licenses/license-detail-screen.js').then((module) => ({ default: module.LicenseDetailScreen })),
+)
+const LicensesScreen = lazy(() =>
+  import('./licenses/licenses-screen.js').then((module) => ({ default: module.LicensesScreen })),
+)
+const NewLicenseScreen = lazy(() =>
+  import('./licenses/new-license-screen.js').then((module) => ({ default: module.NewLicenseScreen })),
+)
+const OfflineScreen = lazy(() =>
+  import('./licenses/offline-screen.js').then((module) => ({ default: module.OfflineScreen })),
+)
+const MailScreen = lazy(() =>
+  import('./mail/mail-screen.js').then((module) => ({ default: module.MailScreen })),
+)
+const OperatorsScreen = lazy(() =>
+  import('./operators/operators-screen.js').then((module) => ({ default: module.OperatorsScreen })),
+)
+const OwnSessionsScreen = lazy(() =>
+  import('./operators/own-sessions-screen.js').then((module) => ({ default: module.OwnSessionsScreen })),
+)
+const PoliciesScreen = lazy(() =>
+  import('./policies/policies-screen.js').then((module) => ({ default: module.PoliciesScreen })),
+)
+const PolicyDetailScreen = lazy(() =>
+  import('./policies/policy-detail-screen.js').then((module) => ({ default: module.PolicyDetailScreen })),
+)
+const ProductDetailScreen = lazy(() =>
+  import('./products/product-detail-screen.js').then((module) => ({ default: module.ProductDetailScreen })),
+)
+const ProductsScreen = lazy(() =>
+  import('./products/products-screen.js').then((module) => ({ default: module.ProductsScreen })),
+)
+const TwoFactorScreen = lazy(() =>
+  import('./session/two-factor.js').then((module) => ({ default: module.TwoFactorScreen })),
+)
+const WebhookDetailScreen = lazy(() =>
+  import('./webhooks/webhook-detail-screen.js').then((module) => ({ default: module.WebhookDetailScreen })),
+)
+const WebhooksScreen = lazy(() =>
+  import('./webhooks/webhooks-screen.js').then((module) => ({ default: module.WebhooksScreen })),
+)
 
 /**
  * Signed in or not: asks the server whose session this browser holds (`GET /operator/me`). The
@@ -131,111 +184,45 @@ function SignedInApp({ signedIn, signOut }: { signedIn: SignedIn; signOut: (reas
   return (
     <QueryClientProvider client={queryClient}>
       <SessionContext.Provider value={session}>
-        <Shell session={session} />
+        <Shell session={session}>
+          <Screens session={session} />
+        </Shell>
       </SessionContext.Provider>
     </QueryClientProvider>
   )
 }
 
-function Shell({ session }: { session: Session }) {
-  const navigate = useNavigate()
+/** The signed-in screens, each behind its own script (shown with a loader while it comes). */
+function Screens({ session }: { session: Session }) {
   return (
-    <>
-      <a className="skip" href="#main">
-        Skip to content
-      </a>
-      <header className="top">
-        <span className="brand">Keyturn</span>
-        <nav aria-label="Main">
-          <ul>
-            <li>
-              <NavLink to="/" end>
-                Overview
-              </NavLink>
-            </li>
-            <li>
-              <NavLink to="/products">Products</NavLink>
-            </li>
-            <li>
-              <NavLink to="/licenses">Licenses</NavLink>
-            </li>
-            <li>
-              <NavLink to="/customers">Customers</NavLink>
-            </li>
-            <li>
-              <NavLink to="/policies">Policies</NavLink>
-            </li>
-            <li>
-              <NavLink to="/entitlements">Entitlements</NavLink>
-            </li>
-            <li>
-              <NavLink to="/events">Events</NavLink>
-            </li>
-            <li>
-              <NavLink to="/webhooks">Webhooks</NavLink>
-            </li>
-            {isAdmin(session) && (
-              <li>
-                <NavLink to="/integrations">Payment providers</NavLink>
-              </li>
-            )}
-            <li>
-              <NavLink to="/mail">Mail</NavLink>
-            </li>
-            <li>
-              <NavLink to="/api-keys">API keys</NavLink>
-            </li>
-            {may(session, 'owner') && (
-              <li>
-                <NavLink to="/operators">Operators</NavLink>
-              </li>
-            )}
-          </ul>
-        </nav>
-        <GlobalSearch />
-        <NavLink to="/sessions" className="muted">
-          {session.access.operator.name} ({session.access.operator.role})
-        </NavLink>
-        <NavLink to="/two-factor">Two-factor authentication</NavLink>
-        <button
-          type="button"
-          onClick={() => {
-            session.signOut()
-            void navigate('/')
-          }}
-        >
-          Sign out
-        </button>
-      </header>
-      <main id="main" tabIndex={-1}>
-        <Routes>
-          <Route index element={<OverviewScreen />} />
-          <Route path="products" element={<ProductsScreen />} />
-          <Route path="products/:id" element={<ProductDetailScreen />} />
-          <Route path="licenses" element={<LicensesScreen />} />
-          <Route path="licenses/new" element={<NewLicenseScreen />} />
-          <Route path="licenses/offline" element={<OfflineScreen />} />
-          <Route path="licenses/:id" element={<LicenseDetailScreen />} />
-          <Route path="customers" element={<CustomersScreen />} />
-          <Route path="customers/:id" element={<CustomerDetailScreen />} />
-          <Route path="policies" element={<PoliciesScreen />} />
-          <Route path="policies/:id" element={<PolicyDetailScreen />} />
-          <Route path="entitlements" element={<EntitlementsScreen />} />
-          <Route path="entitlements/:id" element={<EntitlementDetailScreen />} />
-          <Route path="events" element={<EventsScreen />} />
-          <Route path="webhooks" element={<WebhooksScreen />} />
-          <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
-          <Route path="mail" element={<MailScreen />} />
-          <Route path="api-keys" element={<ApiKeysScreen />} />
-          <Route path="two-factor" element={<TwoFactorScreen />} />
-          {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
-          <Route path="sessions" element={<OwnSessionsScreen />} />
-          {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}
-          {isAdmin(session) && <Route path="integrations/:id" element={<IntegrationDetailScreen />} />}
-          <Route path="*" element={<NotFound />} />
-        </Routes>
-      </main>
-    </>
+    <Suspense fallback={<Loader aria-label="Loading the screen" m="xl" />}>
+      <Routes>
+        <Route index element={<OverviewScreen />} />
+        <Route path="products" element={<ProductsScreen />} />
+        <Route path="products/:id" element={<ProductDetailScreen />} />
+        <Route path="licenses" element={<LicensesScreen />} />
+        <Route path="licenses/new" element={<NewLicenseScreen />} />
+        <Route path="licenses/offline" element={<OfflineScreen />} />
+        <Route path="licenses/:id" element={<LicenseDetailScreen />} />
+        <Route path="customers" element={<CustomersScreen />} />
+        <Route path="customers/:id" element={<CustomerDetailScreen />} />
+        <Route path="policies" element={<PoliciesScreen />} />
+        <Route path="policies/:id" element={<PolicyDetailScreen />} />
+        <Route path="entitlements" element={<EntitlementsScreen />} />
+        <Route path="entitlements/:id" element={<EntitlementDetailScreen />} />
+        <Route path="events" element={<EventsScreen />} />
+        <Route path="webhooks" element={<WebhooksScreen />} />
+        <Route path="webhooks/:id" element={<WebhookDetailScreen />} />
+        <Route path="mail" element={<MailScreen />} />
+        <Route path="api-keys" element={<ApiKeysScreen />} />
+        <Route path="two-factor" element={<TwoFactorScreen />} />
+        {may(session, 'owner') && <Route path="operators" element={<OperatorsScreen />} />}
+        <Route path="sessions" element={<OwnSessionsScreen />} />
+        {isAdmin(session) && <Route path="integrations" element={<IntegrationsScreen />} />}
+        {isAdmin(session) && <Route path="integrations/:id" element={<IntegrationDetailScreen />} />}
+        <Route path="*" element={<NotFound />} />
+      </Routes>
+    </Suspense>
   )
 }
 

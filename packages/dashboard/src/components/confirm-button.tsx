@@ -1,4 +1,6 @@
-import { type ReactNode, useId, useRef } from 'react'
+import { Button, Group, Modal } from '@mantine/core'
+import { useDisclosure } from '@mantine/hooks'
+import type { ReactNode } from 'react'
 
 interface ConfirmButtonProps {
   /** The button's label, e.g. "Revoke". */
@@ -15,42 +17,62 @@ interface ConfirmButtonProps {
 }
 
 /**
- * A destructive action never happens on one click: the button opens a modal <dialog> (focus moves
- * into it, Escape cancels) whose confirm button does it.
+ * A destructive action never happens on one click: the button opens a confirmation dialog (a
+ * Mantine modal: focus moves into it and returns after, Escape cancels) whose confirm button does it.
  */
 export function ConfirmButton(props: ConfirmButtonProps) {
-  const dialog = useRef<HTMLDialogElement>(null)
-  const titleId = useId()
-  const close = () => dialog.current?.close()
+  const [opened, { open, close }] = useDisclosure(false)
   return (
     <>
-      <button
-        type="button"
-        className={props.danger ? 'danger' : undefined}
+      <Button
+        variant={props.danger ? 'filled' : 'default'}
+        color={props.danger ? 'red.9' : undefined}
         disabled={props.disabled}
-        onClick={() => dialog.current?.showModal()}
+        onClick={open}
       >
         {props.label}
-      </button>
-      <dialog ref={dialog} aria-labelledby={titleId} className="confirm">
-        <h2 id={titleId}>{props.title}</h2>
-        <div>{props.children}</div>
-        <div className="actions">
-          <button type="button" onClick={close}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className={props.danger ? 'danger' : 'primary'}
-            onClick={() => {
-              close()
-              props.onConfirm()
-            }}
-          >
-            {props.confirmLabel}
-          </button>
-        </div>
-      </dialog>
+      </Button>
+      <ConfirmDialog
+        opened={opened}
+        onClose={close}
+        title={props.title}
+        confirmLabel={props.confirmLabel}
+        danger={props.danger}
+        onConfirm={props.onConfirm}
+      >
+        {props.children}
+      </ConfirmDialog>
     </>
+  )
+}
+
+/** The dialog of {@link ConfirmButton}, for actions opened from elsewhere (a menu item). */
+export function ConfirmDialog(props: {
+  readonly opened: boolean
+  readonly onClose: () => void
+  readonly title: string
+  readonly children: ReactNode
+  readonly confirmLabel: string
+  readonly onConfirm: () => void
+  readonly danger?: boolean | undefined
+}) {
+  return (
+    <Modal opened={props.opened} onClose={props.onClose} title={props.title} centered>
+      <div>{props.children}</div>
+      <Group justify="flex-end" mt="md">
+        <Button variant="default" onClick={props.onClose}>
+          Cancel
+        </Button>
+        <Button
+          color={props.danger ? 'red.9' : undefined}
+          onClick={() => {
+            props.onClose()
+            props.onConfirm()
+          }}
+        >
+          {props.confirmLabel}
+        </Button>
+      </Group>
+    </Modal>
   )
 }
