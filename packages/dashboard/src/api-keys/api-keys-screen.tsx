@@ -4,6 +4,7 @@ import { useId, useState } from 'react'
 import { useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -40,8 +41,7 @@ export function ApiKeysScreen() {
       <ProblemMessage error={apiKeys.error ?? remove.error} />
       {apiKeys.data && (
         <>
-          <table>
-            <caption className="visually-hidden">API keys</caption>
+          <DataTable label="API keys">
             <thead>
               <tr>
                 <SortHeader field="name" label="Name" defaultSort={defaultSort} />
@@ -87,7 +87,7 @@ export function ApiKeysScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={apiKeys.data} noun="API key" />
         </>
       )}

@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { useState } from 'react'
 
 /** Copies `value` to the clipboard and says so (or says it could not, so the text can be copied by hand). */
@@ -5,8 +6,9 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle')
   return (
     <span className="copy">
-      <button
-        type="button"
+      <Button
+        variant="default"
+        size="sm"
         onClick={() => {
           navigator.clipboard.writeText(value).then(
             () => setState('copied'),
@@ -15,7 +17,7 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
         }}
       >
         {label}
-      </button>
+      </Button>
       <span role="status" className="muted">
         {state === 'copied' ? 'Copied' : state === 'failed' ? 'Could not copy: select the text instead' : ''}
       </span>

@@ -4,6 +4,8 @@
  * button and outcome, and the delete button that asks first. Each screen keeps only what is its own:
  * the facts, the form's fields and how they become a request.
  */
+
+import { Button, Group } from '@mantine/core'
 import {
   type UseMutationResult,
   type UseQueryResult,
@@ -14,6 +16,7 @@ import { type ReactNode, useId } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { isAdmin, useSession } from '../session/session.js'
 import { ConfirmButton } from './confirm-button.js'
+import { notifyDone } from './notify.js'
 import { ProblemMessage } from './problem-message.js'
 
 export type FormMutation = UseMutationResult<unknown, Error, FormData>
@@ -58,7 +61,13 @@ export function useDetailMutations({
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   return {
-    update: useMutation({ mutationFn: update, onSuccess: () => queryClient.invalidateQueries() }),
+    update: useMutation({
+      mutationFn: update,
+      onSuccess: () => {
+        notifyDone('Saved.')
+        return queryClient.invalidateQueries()
+      },
+    }),
     remove: useMutation({
       mutationFn: remove,
       onSuccess: async () => {
@@ -74,7 +83,7 @@ export function useDetailMutations({
 
 /**
  * The "Edit" section: the fields (filled from the resource, and filled again when `version` says it
- * changed), a save button, then the API's problem next to it or "Saved.".
+ * changed), a save button, then the API's problem next to it; "Saved." comes as a toast.
  */
 export function EditSection({
   version,
@@ -108,13 +117,12 @@ export function EditSection({
         }}
       >
         {children}
-        <div className="actions">
-          <button type="submit" disabled={mutation.isPending}>
+        <Group className="actions">
+          <Button type="submit" loading={mutation.isPending}>
             {saveLabel}
-          </button>
-        </div>
+          </Button>
+        </Group>
         <ProblemMessage error={mutation.error} />
-        {mutation.isSuccess && <p role="status">Saved.</p>}
       </form>
     </section>
   )

@@ -1,4 +1,5 @@
 import type { Paginated } from '@keyturn/client'
+import { NativeSelect } from '@mantine/core'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
 import { plural } from './format.js'
@@ -59,20 +60,17 @@ export function Pager({ result, noun }: { result: Paginated<{ id: string }>; nou
           </li>
         </ul>
       </nav>
-      <label htmlFor={sizeId}>Page size</label>
-      <select
+      <NativeSelect
         id={sizeId}
-        value={params.limit}
+        label="Page size"
+        size="xs"
+        className="page-size"
+        value={String(params.limit)}
         onChange={(event) =>
           setSearch(withParams(search, { limit: event.target.value, page: undefined, after: undefined }))
         }
-      >
-        {pageSizes.map((size) => (
-          <option key={size} value={size}>
-            {size}
-          </option>
-        ))}
-      </select>
+        data={pageSizes.map(String)}
+      />
     </div>
   )
 }

@@ -1,4 +1,5 @@
 import { KeyturnApiError, KeyturnConnectionError } from '@keyturn/client'
+import { Alert } from '@mantine/core'
 
 /**
  * What went wrong with an action, next to the form or button that caused it: the problem's `detail`
@@ -10,7 +11,7 @@ export function ProblemMessage({ error }: { error: unknown }) {
   }
   if (error instanceof KeyturnApiError) {
     return (
-      <div role="alert" className="problem">
+      <Alert role="alert" color="red" variant="outline" className="problem">
         <p>
           <strong>{error.problem.title}</strong>: {error.detail}
         </p>
@@ -32,14 +33,14 @@ export function ProblemMessage({ error }: { error: unknown }) {
             </>
           ) : null}
         </p>
-      </div>
+      </Alert>
     )
   }
   const message =
     error instanceof KeyturnConnectionError || error instanceof Error ? error.message : String(error)
   return (
-    <div role="alert" className="problem">
+    <Alert role="alert" color="red" variant="outline" className="problem">
       <p>{message}</p>
-    </div>
+    </Alert>
   )
 }

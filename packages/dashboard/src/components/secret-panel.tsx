@@ -1,3 +1,4 @@
+import { Alert, Button, Group, TextInput } from '@mantine/core'
 import { useId } from 'react'
 import { CopyButton } from './copy-button.js'
 
@@ -15,17 +16,24 @@ export function SecretPanel({
   return (
     <section className="secret" aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>{title}</h2>
-      <p role="alert">
+      <Alert color="yellow" variant="outline" role="alert" className="secret-warning">
         <strong>Copy this secret now. It is shown only once:</strong> Keyturn cannot show it again.
-      </p>
-      <label htmlFor={`${id}-secret`}>Secret</label>
-      <input id={`${id}-secret`} readOnly value={secret} className="wide" spellCheck={false} />
+      </Alert>
+      <TextInput
+        id={`${id}-secret`}
+        label="Secret"
+        readOnly
+        value={secret}
+        spellCheck={false}
+        ff="monospace"
+        my="xs"
+      />
       <CopyButton value={secret} label="Copy secret" />
-      <div className="actions">
-        <button type="button" onClick={onDismiss}>
+      <Group className="actions">
+        <Button variant="default" onClick={onDismiss}>
           I have stored it
-        </button>
-      </div>
+        </Button>
+      </Group>
     </section>
   )
 }

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react'
+import { DataTable } from './data-table.js'
 import { Time } from './time.js'
 
 /** A session as the API lists it (an operator's or a portal customer's). */
@@ -20,8 +21,7 @@ export function SessionsTable<T extends SessionRow>({
   readonly action: (session: T) => ReactNode
 }) {
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
+    <DataTable label={caption}>
       <thead>
         <tr>
           <th scope="col">Signed in</th>
@@ -48,6 +48,6 @@ export function SessionsTable<T extends SessionRow>({
           </tr>
         ))}
       </tbody>
-    </table>
+    </DataTable>
   )
 }

@@ -17,11 +17,12 @@ const colors: Record<string, MantineColor> = {
 
 /**
  * A status as a badge: a coloured dot beside the word (the word is in the body's text colour, so it
- * reads at AA contrast in both themes; the colour only repeats what the word says).
+ * reads at AA contrast in both themes; the colour only repeats what the word says). `tone` names the
+ * colour when the word alone does not (a mail's `sent` is good, its `failed` bad).
  */
-export function StatusBadge({ status }: { status: string }) {
+export function StatusBadge({ status, tone = status }: { status: string; tone?: string | undefined }) {
   return (
-    <Badge variant="dot" color={colors[status] ?? 'gray'} tt="none" fw={600} className={`status ${status}`}>
+    <Badge variant="dot" color={colors[tone] ?? 'gray'} tt="none" fw={600} className={`status ${tone}`}>
       {status}
     </Badge>
   )

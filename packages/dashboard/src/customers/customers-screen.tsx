@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams, withParams } from '../components/list-params.js'
 import { MetadataField, parseJsonObject } from '../components/metadata.js'
 import { Pager } from '../components/pager.js'
@@ -64,8 +65,7 @@ export function CustomersScreen() {
       <ProblemMessage error={customers.error} />
       {customers.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Customers</caption>
+          <DataTable label="Customers">
             <thead>
               <tr>
                 <SortHeader field="email" label="Email" defaultSort={defaultSort} />
@@ -86,7 +86,7 @@ export function CustomersScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={customers.data} noun="customer" />
         </>
       )}

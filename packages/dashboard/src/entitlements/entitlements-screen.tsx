@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -35,8 +36,7 @@ export function EntitlementsScreen() {
       <ProblemMessage error={entitlements.error} />
       {entitlements.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Entitlements</caption>
+          <DataTable label="Entitlements">
             <thead>
               <tr>
                 <SortHeader field="code" label="Code" defaultSort={defaultSort} />
@@ -61,7 +61,7 @@ export function EntitlementsScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={entitlements.data} noun="entitlement" />
         </>
       )}

@@ -1,6 +1,7 @@
 import type { KeyturnClient } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { Link } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 import { describeActor, describeEvent } from './describe-event.js'
@@ -19,8 +20,7 @@ export function EventTable({ events, caption }: { events: EventResource[]; capti
     (operators.data?.data ?? []).map((operator) => [operator.id, `${operator.name} <${operator.email}>`]),
   )
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
+    <DataTable label={caption}>
       <thead>
         <tr>
           <th scope="col">When</th>
@@ -55,6 +55,6 @@ export function EventTable({ events, caption }: { events: EventResource[]; capti
           )
         })}
       </tbody>
-    </table>
+    </DataTable>
   )
 }

@@ -3,9 +3,11 @@ import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
+import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductLink } from '../components/product-field.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 import { IntegrationFieldset, itemNames, providerNames, toIntegrationFields } from './integration-form.js'
@@ -122,8 +124,7 @@ function ReceivedEvents({ integrationId, itemName }: { integrationId: string; it
             Nothing received yet. Send a test webhook from the provider, or buy a {itemName} in test mode.
           </p>
         ) : (
-          <table>
-            <caption className="visually-hidden">Received provider events</caption>
+          <DataTable label="Received provider events">
             <thead>
               <tr>
                 <th scope="col">Received</th>
@@ -144,7 +145,7 @@ function ReceivedEvents({ integrationId, itemName }: { integrationId: string; it
                     <code>{event.eventType}</code>
                   </td>
                   <td>
-                    <span className={`badge ${statusBadge[event.status]}`}>{event.status}</span>
+                    <StatusBadge status={event.status} tone={statusBadge[event.status]} />
                   </td>
                   <td>{event.outcome}</td>
                   <td>{event.attempts}</td>
@@ -154,7 +155,7 @@ function ReceivedEvents({ integrationId, itemName }: { integrationId: string; it
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
         ))}
     </section>
   )

@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { Link, useNavigate } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
 import { IntegrationFieldset, providerNames, toIntegrationFields } from './integration-form.js'
@@ -26,8 +27,7 @@ export function IntegrationsScreen() {
         (integrations.data.data.length === 0 ? (
           <p>No payment provider is connected.</p>
         ) : (
-          <table>
-            <caption className="visually-hidden">Payment-provider integrations</caption>
+          <DataTable label="Payment-provider integrations">
             <thead>
               <tr>
                 <th scope="col">Provider</th>
@@ -48,7 +48,7 @@ export function IntegrationsScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
         ))}
     </>
   )

@@ -2,11 +2,13 @@ import type { LicenseResource, ProductResource } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { withParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
 import { SortHeader } from '../components/sort-header.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { Allowed, useSession } from '../session/session.js'
 import {
@@ -59,8 +61,7 @@ function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; pro
     <SortHeader field={field} label={label} defaultSort={defaultLicenseSort} />
   )
   return (
-    <table>
-      <caption className="visually-hidden">Licenses</caption>
+    <DataTable label="Licenses">
       <thead>
         <tr>
           {header('key', 'Key')}
@@ -81,7 +82,7 @@ function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; pro
               </Link>
             </td>
             <td>
-              <span className={`badge ${license.status}`}>{license.status}</span>
+              <StatusBadge status={license.status} />
             </td>
             <td>{names.get(license.productId) ?? <code>{license.productId}</code>}</td>
             <td>
@@ -99,7 +100,7 @@ function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; pro
           </tr>
         ))}
       </tbody>
-    </table>
+    </DataTable>
   )
 }
 

@@ -1,9 +1,11 @@
 import { useQuery } from '@tanstack/react-query'
 import { Link, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
 
@@ -44,8 +46,7 @@ export function MailScreen() {
           <p>No mail yet.</p>
         ) : (
           <div aria-busy={emails.isFetching}>
-            <table>
-              <caption className="visually-hidden">Mail delivery log</caption>
+            <DataTable label="Mail delivery log">
               <thead>
                 <tr>
                   <th scope="col">Queued</th>
@@ -78,7 +79,7 @@ export function MailScreen() {
                       {email.productId === null ? '—' : (names.get(email.productId) ?? email.productId)}
                     </td>
                     <td>
-                      <span className={`badge ${statusBadges[email.status]}`}>{email.status}</span>
+                      <StatusBadge status={email.status} tone={statusBadges[email.status]} />
                     </td>
                     <td>{email.attempts}</td>
                     <td>{email.lastError ?? '—'}</td>
@@ -88,7 +89,7 @@ export function MailScreen() {
                   </tr>
                 ))}
               </tbody>
-            </table>
+            </DataTable>
             <Pager result={emails.data} noun="message" />
           </div>
         ))}

@@ -2,6 +2,7 @@ import type { OperatorResource, OperatorRoleName } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { CopyButton } from '../components/copy-button.js'
+import { DataTable } from '../components/data-table.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
 
@@ -53,8 +54,7 @@ export function OperatorsScreen() {
       <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error ?? reset.error} />
       {signOutEverywhere.isSuccess && <p role="status">Signed out everywhere.</p>}
       {operators.data && (
-        <table>
-          <caption className="visually-hidden">Operators</caption>
+        <DataTable label="Operators">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -78,7 +78,7 @@ export function OperatorsScreen() {
               />
             ))}
           </tbody>
-        </table>
+        </DataTable>
       )}
     </>
   )

@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { seatLease, usesLimit } from '../components/format.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
@@ -35,8 +36,7 @@ export function PoliciesScreen() {
       <ProblemMessage error={policies.error} />
       {policies.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Policies</caption>
+          <DataTable label="Policies">
             <thead>
               <tr>
                 <SortHeader field="name" label="Name" defaultSort={defaultSort} />
@@ -67,7 +67,7 @@ export function PoliciesScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={policies.data} noun="policy" />
         </>
       )}

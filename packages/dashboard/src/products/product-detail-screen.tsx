@@ -4,7 +4,9 @@ import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
+import { DataTable } from '../components/data-table.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 
@@ -32,7 +34,7 @@ export function ProductDetailScreen() {
             </dd>
             <dt>Status</dt>
             <dd>
-              <span className={`badge ${product.data.status}`}>{product.data.status}</span>
+              <StatusBadge status={product.data.status} />
             </dd>
             <dt>Created</dt>
             <dd>
@@ -189,8 +191,7 @@ function PublicKeys({ product }: { product: ProductResource }) {
       )}
       <ProblemMessage error={keys.error} />
       {keys.data && (
-        <table>
-          <caption>Signing keys ({keys.data.totalCount})</caption>
+        <DataTable label={`Signing keys (${keys.data.totalCount})`}>
           <thead>
             <tr>
               <th scope="col">Key id</th>
@@ -215,7 +216,7 @@ function PublicKeys({ product }: { product: ProductResource }) {
               </tr>
             ))}
           </tbody>
-        </table>
+        </DataTable>
       )}
     </section>
   )

@@ -1,10 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SortHeader } from '../components/sort-header.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
 
@@ -26,8 +28,7 @@ export function ProductsScreen() {
       <ProblemMessage error={products.error} />
       {products.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Products</caption>
+          <DataTable label="Products">
             <thead>
               <tr>
                 <SortHeader field="name" label="Name" defaultSort={defaultSort} />
@@ -44,7 +45,7 @@ export function ProductsScreen() {
                     <Link to={`/products/${product.id}`}>{product.name}</Link>
                   </td>
                   <td>
-                    <span className={`badge ${product.status}`}>{product.status}</span>
+                    <StatusBadge status={product.status} />
                   </td>
                   <td>
                     <code>{product.id}</code>
@@ -58,7 +59,7 @@ export function ProductsScreen() {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={products.data} noun="product" />
         </>
       )}

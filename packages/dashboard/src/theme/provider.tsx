@@ -19,7 +19,7 @@ export function ThemeProvider({ children }: { children: ReactNode }) {
       withCssVariables={false}
       withGlobalClasses={false}
     >
-      <Notifications position="top-right" limit={4} />
+      <Notifications position="bottom-right" limit={4} />
       {children}
     </MantineProvider>
   )

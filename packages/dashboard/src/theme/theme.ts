@@ -1,4 +1,4 @@
-import { createTheme } from '@mantine/core'
+import { createTheme, Drawer, Modal, Notification } from '@mantine/core'
 
 /**
  * The dashboard's Mantine theme. Its CSS variables are written into a static stylesheet at build
@@ -13,4 +13,13 @@ export const theme = createTheme({
   defaultRadius: 'sm',
   headings: { fontWeight: '650' },
   cursorType: 'pointer',
+  components: {
+    // Scroll locking (react-remove-scroll) adds a <style> element, which the CSP refuses: the page
+    // is held still by styles.css (`:has()` an open modal) instead. Close buttons get a name.
+    Modal: Modal.extend({ defaultProps: { lockScroll: false, closeButtonProps: { 'aria-label': 'Close' } } }),
+    Drawer: Drawer.extend({
+      defaultProps: { lockScroll: false, closeButtonProps: { 'aria-label': 'Close' } },
+    }),
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
+  },
 })

@@ -3,11 +3,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { useParams, useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
+import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SecretPanel } from '../components/secret-panel.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
 import { Allowed, isAdmin, useSession } from '../session/session.js'
 import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
@@ -150,8 +152,7 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
       <ProblemMessage error={deliveries.error ?? retry.error} />
       {deliveries.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Deliveries</caption>
+          <DataTable label="Deliveries">
             <thead>
               <tr>
                 <th scope="col">Created</th>
@@ -175,7 +176,7 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
                     <code>{delivery.eventType}</code>
                   </td>
                   <td>
-                    <span className={`badge ${deliveryBadge[delivery.status]}`}>{delivery.status}</span>
+                    <StatusBadge status={delivery.status} tone={deliveryBadge[delivery.status]} />
                   </td>
                   <td>{delivery.attempts}</td>
                   <td>
@@ -199,7 +200,7 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={deliveries.data} noun="delivery" />
         </>
       )}

@@ -2,11 +2,13 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
 import { SecretPanel } from '../components/secret-panel.js'
+import { StatusBadge } from '../components/status-badge.js'
 import { Allowed, useSession } from '../session/session.js'
 import { EndpointFieldset, toEndpointFields } from './endpoint-form.js'
 
@@ -36,8 +38,7 @@ export function WebhooksScreen() {
       <ProblemMessage error={endpoints.error} />
       {endpoints.data && (
         <>
-          <table>
-            <caption className="visually-hidden">Webhook endpoints</caption>
+          <DataTable label="Webhook endpoints">
             <thead>
               <tr>
                 <th scope="col">URL</th>
@@ -63,14 +64,12 @@ export function WebhooksScreen() {
                       : (names.get(endpoint.productId) ?? endpoint.productId)}
                   </td>
                   <td>
-                    <span className={`badge ${endpoint.enabled ? 'active' : 'suspended'}`}>
-                      {endpoint.enabled ? 'enabled' : 'disabled'}
-                    </span>
+                    <StatusBadge status={endpoint.enabled ? 'enabled' : 'disabled'} />
                   </td>
                 </tr>
               ))}
             </tbody>
-          </table>
+          </DataTable>
           <Pager result={endpoints.data} noun="endpoint" />
         </>
       )}
