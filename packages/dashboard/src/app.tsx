@@ -16,6 +16,8 @@ import {
   type SignedIn,
 } from './session/session.js'
 import { InvitationScreen, PasswordResetScreen, SetupScreen, SignInScreen } from './session/sign-in-screen.js'
+// Part of the sign-in's code already (the second step), so not a screen of its own to load.
+import { TwoFactorScreen } from './session/two-factor.js'
 import { Shell } from './shell/shell.js'
 
 // Every screen but the overview loads on first visit: the initial script stays small.
@@ -81,9 +83,6 @@ const ProductDetailScreen = lazy(() =>
 )
 const ProductsScreen = lazy(() =>
   import('./products/products-screen.js').then((module) => ({ default: module.ProductsScreen })),
-)
-const TwoFactorScreen = lazy(() =>
-  import('./session/two-factor.js').then((module) => ({ default: module.TwoFactorScreen })),
 )
 const WebhookDetailScreen = lazy(() =>
   import('./webhooks/webhook-detail-screen.js').then((module) => ({ default: module.WebhookDetailScreen })),
