@@ -133,7 +133,8 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
         const wide = await inPage<string[]>(
           page,
           `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.table-scroll'))
-            .slice(-6).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`,
+            .slice(-6).map((e) => e.tagName + '.' + e.className + ' in ' + (e.closest('table')?.caption?.textContent ?? e.parentElement?.tagName) + ' ' + Math.round(e.getBoundingClientRect().right))
+            .concat([...document.querySelectorAll('body, body *')].filter((e) => e.scrollWidth > window.innerWidth && !e.closest('.table-scroll')).slice(-4).map((e) => 'wide box ' + e.tagName + '.' + e.className + ' ' + e.scrollWidth))`,
         )
         assert.fail(
           `${path} at 390 px (${colorScheme}) scrolls sideways: ${overflow.scroll} px > ${overflow.width}: ${wide.join(', ')}`,
