@@ -122,8 +122,6 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
     await page.setViewportSize({ width: 390, height: 844 })
     for (const [index, [path, heading]] of screens.entries()) {
       await openScreen(page, path, heading)
-      const name = `${String(index + 1).padStart(2, '0')}-${path.split('/')[1] || 'overview'}-${index}`
-      await page.screenshot({ path: join(screenshotDir, `${name}-390-${colorScheme}.png`), fullPage: true })
       const overflow = await inPage<{ scroll: number; width: number }>(
         page,
         '({ scroll: document.documentElement.scrollWidth, width: window.innerWidth })',
@@ -140,6 +138,8 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
           `${path} at 390 px (${colorScheme}) scrolls sideways: ${overflow.scroll} px > ${overflow.width}: ${wide.join(', ')}`,
         )
       }
+      const name = `${String(index + 1).padStart(2, '0')}-${path.split('/')[1] || 'overview'}-${index}`
+      await page.screenshot({ path: join(screenshotDir, `${name}-390-${colorScheme}.png`), fullPage: true })
     }
   }
 
