@@ -1,5 +1,6 @@
 import type { KeyturnClient } from '@keyturn/client'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SessionsTable } from '../components/sessions-table.js'
 import { useSession } from '../session/session.js'
@@ -19,7 +20,10 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
     mutationFn: (sessionId: string) => client.revokePortalSession(customerId, sessionId),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: key }),
   })
-  const link = useMutation({ mutationFn: () => client.sendPortalLink(customerId) })
+  const link = useMutation({
+    mutationFn: () => client.sendPortalLink(customerId),
+    onSuccess: () => notifyDone('The sign-in code is on its way.'),
+  })
   return (
     <section aria-labelledby="portal-sessions-heading">
       <h2 id="portal-sessions-heading">Customer portal</h2>
@@ -27,7 +31,6 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
         Mail a portal sign-in code
       </button>
       <ProblemMessage error={link.error} />
-      {link.isSuccess && <p role="status">The sign-in code is on its way.</p>}
       <ProblemMessage error={sessions.error ?? revoke.error} />
       {sessions.data &&
         (sessions.data.data.length === 0 ? (

@@ -4,6 +4,7 @@ import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
+import { notifyDone } from '../components/notify.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField, useProductNames } from '../components/product-field.js'
@@ -80,7 +81,10 @@ function CreateEntitlementForm() {
         code: String(form.get('code') ?? '').trim(),
         name: String(form.get('name') ?? '').trim(),
       }),
-    onSuccess: () => queryClient.invalidateQueries(),
+    onSuccess: (created) => {
+      notifyDone(`Created ${created.code}.`)
+      return queryClient.invalidateQueries()
+    },
   })
   return (
     <details className="create">
@@ -115,7 +119,6 @@ function CreateEntitlementForm() {
           </button>
         </div>
         <ProblemMessage error={create.error} />
-        {create.isSuccess && <p role="status">Created {create.data.code}.</p>}
       </form>
     </details>
   )

@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
+import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
 
@@ -18,7 +19,10 @@ export function OperatorsScreen() {
       client.updateOperator(id, body),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['operators'] }),
   })
-  const signOutEverywhere = useMutation({ mutationFn: (id: string) => client.revokeOperatorSessions(id) })
+  const signOutEverywhere = useMutation({
+    mutationFn: (id: string) => client.revokeOperatorSessions(id),
+    onSuccess: () => notifyDone('Signed out everywhere.'),
+  })
   const reset = useMutation({ mutationFn: (id: string) => client.createOperatorPasswordReset(id) })
   return (
     <>
@@ -52,7 +56,6 @@ export function OperatorsScreen() {
         <InviteOperatorForm />
       )}
       <ProblemMessage error={operators.error ?? update.error ?? signOutEverywhere.error ?? reset.error} />
-      {signOutEverywhere.isSuccess && <p role="status">Signed out everywhere.</p>}
       {operators.data && (
         <DataTable label="Operators">
           <thead>

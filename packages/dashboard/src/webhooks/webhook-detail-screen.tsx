@@ -6,6 +6,7 @@ import { ConfirmButton } from '../components/confirm-button.js'
 import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
+import { notifyDone } from '../components/notify.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SecretPanel } from '../components/secret-panel.js'
@@ -37,6 +38,7 @@ export function WebhookDetailScreen() {
   const test = useMutation({
     mutationFn: () => client.testWebhookEndpoint(id),
     onSuccess: async () => {
+      notifyDone('Test event queued.')
       setWatchUntil(Date.now() + watchMs)
       await done()
     },
@@ -88,7 +90,6 @@ export function WebhookDetailScreen() {
               >
                 <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
               </ConfirmButton>
-              {test.isSuccess && <p role="status">Test event queued.</p>}
               <ProblemMessage error={test.error ?? rotate.error} />
             </section>
           </Allowed>
