@@ -1,4 +1,5 @@
 import type { CreatedApiKeyResource, KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { useSearchParams } from 'react-router'
@@ -121,7 +122,8 @@ function CreateApiKeyForm() {
         <input id={`${id}-secret`} readOnly value={created.secret} className="wide" spellCheck={false} />
         <CopyButton value={created.secret} label="Copy secret" />
         <div className="actions">
-          <button
+          <Button
+            variant="default"
             type="button"
             onClick={() => {
               setCreated(undefined)
@@ -129,7 +131,7 @@ function CreateApiKeyForm() {
             }}
           >
             I have stored it
-          </button>
+          </Button>
         </div>
       </section>
     )
@@ -184,9 +186,9 @@ function CreateApiKeyForm() {
         </div>
       )}
       <div className="actions">
-        <button type="submit" className="primary" disabled={create.isPending}>
+        <Button type="submit" disabled={create.isPending}>
           Create API key
-        </button>
+        </Button>
       </div>
       <ProblemMessage error={create.error} />
     </form>

@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
@@ -59,7 +60,9 @@ export function CustomersScreen() {
           <input id={`${id}-email`} name="email" type="email" defaultValue={email} />
         </div>
         <div className="actions">
-          <button type="submit">Find</button>
+          <Button variant="default" type="submit">
+            Find
+          </Button>
         </div>
       </form>
       <ProblemMessage error={customers.error} />
@@ -123,9 +126,9 @@ function CreateCustomerForm() {
         <input id={`${id}-name`} name="name" maxLength={200} />
         <MetadataField />
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create customer
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>

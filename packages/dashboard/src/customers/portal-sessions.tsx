@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -27,9 +28,9 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
   return (
     <section aria-labelledby="portal-sessions-heading">
       <h2 id="portal-sessions-heading">Customer portal</h2>
-      <button type="button" onClick={() => link.mutate()} disabled={link.isPending}>
+      <Button variant="default" type="button" onClick={() => link.mutate()} disabled={link.isPending}>
         Mail a portal sign-in code
-      </button>
+      </Button>
       <ProblemMessage error={link.error} />
       <ProblemMessage error={sessions.error ?? revoke.error} />
       {sessions.data &&
@@ -40,14 +41,14 @@ export function PortalSessionsSection({ customerId }: { readonly customerId: Cus
             caption="Portal sessions"
             sessions={sessions.data.data}
             action={(session) => (
-              <button
+              <Button
+                color="red.9"
                 type="button"
-                className="danger"
                 disabled={revoke.isPending}
                 onClick={() => revoke.mutate(session.id)}
               >
                 Sign out this session
-              </button>
+              </Button>
             )}
           />
         ))}

@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
@@ -114,9 +115,9 @@ function CreateEntitlementForm() {
         <label htmlFor={`${id}-name`}>Name</label>
         <input id={`${id}-name`} name="name" required maxLength={200} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create entitlement
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>

@@ -1,4 +1,5 @@
 import { eventTypes } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { useSearchParams } from 'react-router'
@@ -99,8 +100,11 @@ export function EventsScreen() {
           </select>
         </div>
         <div className="actions">
-          <button type="submit">Apply filters</button>
-          <button
+          <Button variant="default" type="submit">
+            Apply filters
+          </Button>
+          <Button
+            variant="default"
             type="button"
             onClick={() =>
               setSearch(
@@ -113,7 +117,7 @@ export function EventsScreen() {
             }
           >
             Clear filters
-          </button>
+          </Button>
         </div>
       </form>
       <ProblemMessage error={events.error} />

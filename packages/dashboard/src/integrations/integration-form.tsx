@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { useProductChoices } from '../components/product-choices.js'
@@ -141,21 +142,23 @@ export function IntegrationFieldset({
               </select>
             )}
             {rows.length > 1 && (
-              <button
+              <Button
+                variant="default"
                 type="button"
                 onClick={() => setRows((current) => current.filter((row) => row.key !== key))}
               >
                 Remove mapping {index + 1}
-              </button>
+              </Button>
             )}
           </div>
         ))}
-        <button
+        <Button
+          variant="default"
           type="button"
           onClick={() => setRows((current) => [...current, { key: nextRow++, mapping: undefined }])}
         >
           Add a mapping
-        </button>
+        </Button>
       </fieldset>
     </>
   )

@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { Link, useNavigate } from 'react-router'
@@ -112,9 +113,9 @@ function CreateIntegrationForm() {
         </p>
         <IntegrationFieldset key={provider} provider={provider} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Add integration
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>

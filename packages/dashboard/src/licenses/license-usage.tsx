@@ -1,4 +1,5 @@
 import type { LicenseResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { ConfirmButton } from '../components/confirm-button.js'
@@ -45,9 +46,9 @@ export function LicenseUsage({ license }: { license: LicenseResource }) {
             <input id={`${id}-increment`} name="increment" type="number" min={1} step={1} defaultValue={1} />
           </div>
           <div className="actions">
-            <button type="submit" disabled={record.isPending}>
+            <Button variant="default" type="submit" disabled={record.isPending}>
               Record usage
-            </button>
+            </Button>
             <ConfirmButton
               label="Reset usage"
               title="Reset this license's usage?"

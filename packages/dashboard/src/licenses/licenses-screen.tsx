@@ -1,4 +1,5 @@
 import type { LicenseResource, ProductResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
@@ -176,8 +177,11 @@ function LicenseFilterForm({ products }: { products: ProductResource[] | undefin
         <input id={`${id}-meta-value`} name="metaValue" defaultValue={filters.metaValue} />
       </div>
       <div className="actions">
-        <button type="submit">Apply filters</button>
-        <button
+        <Button variant="default" type="submit">
+          Apply filters
+        </Button>
+        <Button
+          variant="default"
           type="button"
           onClick={() =>
             setSearch(
@@ -190,7 +194,7 @@ function LicenseFilterForm({ products }: { products: ProductResource[] | undefin
           }
         >
           Clear filters
-        </button>
+        </Button>
       </div>
     </form>
   )

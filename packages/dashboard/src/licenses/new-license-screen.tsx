@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate } from 'react-router'
@@ -148,9 +149,9 @@ export function NewLicenseScreen() {
           Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters).
         </p>
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create license
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>

@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useId, useMemo } from 'react'
 import { Link } from 'react-router'
@@ -72,9 +73,9 @@ function ProcessRequest() {
         <label htmlFor={`${id}-text`}>Or paste the request</label>
         <textarea id={`${id}-text`} name="request" rows={6} spellCheck={false} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={activate.isPending}>
+          <Button type="submit" disabled={activate.isPending}>
             Activate machine
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={activate.error} />
       </form>
@@ -138,9 +139,9 @@ function EnterCode() {
           offline deactivation for an hour.
         </p>
         <div className="actions">
-          <button type="submit" className="primary" disabled={deactivate.isPending}>
+          <Button type="submit" disabled={deactivate.isPending}>
             Deactivate machine
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={deactivate.error} />
         {deactivate.data !== undefined && (

@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { Link, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
@@ -37,9 +38,14 @@ export function MailScreen() {
         SMTP server refuses it. The server sends mail only when it is configured with{' '}
         <code>KEYTURN_SMTP_URL</code>.
       </p>
-      <button type="button" onClick={() => void emails.refetch()} disabled={emails.isFetching}>
+      <Button
+        variant="default"
+        type="button"
+        onClick={() => void emails.refetch()}
+        disabled={emails.isFetching}
+      >
         Refresh
-      </button>
+      </Button>
       <ProblemMessage error={emails.error} />
       {emails.data &&
         (emails.data.data.length === 0 && emails.data.page === 0 ? (

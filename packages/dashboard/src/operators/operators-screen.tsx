@@ -1,4 +1,5 @@
 import type { OperatorResource, OperatorRoleName } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { CopyButton } from '../components/copy-button.js'
@@ -47,9 +48,9 @@ export function OperatorsScreen() {
           />
           <CopyButton value={reset.data.resetUrl} label="Copy link" />
           <div className="actions">
-            <button type="button" onClick={() => reset.reset()}>
+            <Button variant="default" type="button" onClick={() => reset.reset()}>
               Done
-            </button>
+            </Button>
           </div>
         </section>
       ) : (
@@ -127,23 +128,23 @@ function OperatorRow({
       <td>{operator.status}</td>
       <td>
         {operator.status === 'active' && !isYou && (
-          <button type="button" onClick={onPasswordReset}>
+          <Button variant="default" type="button" onClick={onPasswordReset}>
             Reset link for {operator.email}
-          </button>
+          </Button>
         )}{' '}
         {operator.status === 'active' && !isYou && (
-          <button type="button" onClick={onSignOutEverywhere}>
+          <Button variant="default" type="button" onClick={onSignOutEverywhere}>
             Sign {operator.email} out everywhere
-          </button>
+          </Button>
         )}{' '}
         {operator.status === 'disabled' ? (
-          <button type="button" onClick={() => onChange({ status: 'active' })}>
+          <Button variant="default" type="button" onClick={() => onChange({ status: 'active' })}>
             Enable {operator.email}
-          </button>
+          </Button>
         ) : (
-          <button type="button" className="danger" onClick={() => onChange({ status: 'disabled' })}>
+          <Button color="red.9" type="button" onClick={() => onChange({ status: 'disabled' })}>
             Disable {operator.email}
-          </button>
+          </Button>
         )}
       </td>
     </tr>
@@ -177,7 +178,8 @@ function InviteOperatorForm() {
         <input id={`${id}-link`} readOnly value={link} className="wide" spellCheck={false} />
         <CopyButton value={link} label="Copy link" />
         <div className="actions">
-          <button
+          <Button
+            variant="default"
             type="button"
             onClick={() => {
               setLink(undefined)
@@ -185,7 +187,7 @@ function InviteOperatorForm() {
             }}
           >
             Done
-          </button>
+          </Button>
         </div>
       </section>
     )
@@ -217,9 +219,9 @@ function InviteOperatorForm() {
           </option>
         ))}
       </select>
-      <button type="submit" className="primary" disabled={invite.isPending}>
+      <Button type="submit" disabled={invite.isPending}>
         Invite
-      </button>
+      </Button>
       <ProblemMessage error={invite.error} />
     </form>
   )

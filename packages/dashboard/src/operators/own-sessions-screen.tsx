@@ -1,4 +1,5 @@
 import type { OperatorSession } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SessionsTable } from '../components/sessions-table.js'
@@ -34,9 +35,14 @@ export function OwnSessionsScreen() {
             session.current ? (
               <span className="muted">This browser</span>
             ) : (
-              <button type="button" onClick={() => end.mutate(session.id)} disabled={end.isPending}>
+              <Button
+                variant="default"
+                type="button"
+                onClick={() => end.mutate(session.id)}
+                disabled={end.isPending}
+              >
                 End session from <Time value={session.createdAt} />
-              </button>
+              </Button>
             )
           }
         />

@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
@@ -105,9 +106,9 @@ function CreatePolicyForm() {
         <ProductField id={`${id}-product`} />
         <PolicyFieldset />
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Create policy
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>

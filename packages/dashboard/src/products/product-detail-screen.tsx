@@ -1,4 +1,5 @@
 import type { ProductResource } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useParams } from 'react-router'
@@ -108,9 +109,9 @@ function ProductActions({ product }: { product: ProductResource }) {
           />
         </div>
         <div className="actions">
-          <button type="submit" disabled={edit.isPending}>
+          <Button variant="default" type="submit" disabled={edit.isPending}>
             Save product
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={edit.error} />
       </form>

@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
@@ -91,9 +92,9 @@ function CreateProductForm() {
       <h2>Create a product</h2>
       <label htmlFor={nameId}>Name</label>
       <input id={nameId} name="name" required maxLength={200} />
-      <button type="submit" className="primary" disabled={create.isPending}>
+      <Button type="submit" disabled={create.isPending}>
         Create product
-      </button>
+      </Button>
       <ProblemMessage error={create.error} />
     </form>
   )

@@ -1,3 +1,4 @@
+import { Button } from '@mantine/core'
 import { type ReactNode, useEffect, useId, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
 import { operatorRequest, type SignedIn } from './session.js'
@@ -79,9 +80,9 @@ function OperatorForm({
         }}
       >
         {children}
-        <button type="submit" className="primary" disabled={isSending}>
+        <Button type="submit" disabled={isSending}>
           {isSending ? 'Please wait…' : submitLabel}
-        </button>
+        </Button>
         <ProblemMessage error={error} />
       </form>
       {after}
@@ -288,9 +289,9 @@ export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
           autoComplete="new-password"
           help={newPasswordHelp}
         />
-        <button type="submit" className="primary" disabled={isSending}>
+        <Button type="submit" disabled={isSending}>
           Set password
-        </button>
+        </Button>
         <ProblemMessage error={error} />
       </form>
     </main>

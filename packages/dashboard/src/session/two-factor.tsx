@@ -5,6 +5,7 @@
  * everyone. The pending token of a sign-in lives only in this page's memory.
  */
 import { KeyturnApiError, type Problem } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useEffect, useId, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
 import { type SignedIn, useSession } from './session.js'
@@ -128,14 +129,14 @@ export function SecondStepScreen({
           label={useRecovery ? 'Recovery code' : 'Code from your authenticator app'}
           recovery={useRecovery}
         />
-        <button type="submit" className="primary" disabled={isSending}>
+        <Button type="submit" disabled={isSending}>
           {isSending ? 'Please wait…' : 'Verify'}
-        </button>
+        </Button>
         <ProblemMessage error={error} />
       </form>
-      <button type="button" onClick={() => setUseRecovery(!useRecovery)}>
+      <Button variant="default" type="button" onClick={() => setUseRecovery(!useRecovery)}>
         {useRecovery ? 'Use a code from the app' : 'Use a recovery code instead'}
-      </button>
+      </Button>
     </main>
   )
 }
@@ -157,9 +158,9 @@ function RecoveryCodes({ codes, onDone }: { codes: readonly string[]; onDone: ()
         ))}
       </ul>
       <div className="actions">
-        <button type="button" className="primary" onClick={onDone}>
+        <Button type="button" onClick={onDone}>
           I have stored them
-        </button>
+        </Button>
       </div>
     </section>
   )
@@ -222,9 +223,9 @@ function EnrolmentPanel({
         Key: <code data-testid="totp-secret">{enrolment.secret}</code>
       </p>
       <CodeField label="Code from your authenticator app" />
-      <button type="submit" className="primary" disabled={isSending}>
+      <Button type="submit" disabled={isSending}>
         {isSending ? 'Please wait…' : 'Confirm'}
-      </button>
+      </Button>
       <ProblemMessage error={error} />
     </form>
   )
@@ -269,15 +270,17 @@ export function TwoFactorScreen() {
             }}
           >
             <CodeField label="Code from your authenticator app" />
-            <button type="submit">Turn off</button>
+            <Button variant="default" type="submit">
+              Turn off
+            </Button>
           </form>
         </>
       ) : (
         <>
           <p role="status">Off: your password alone signs you in.</p>
-          <button type="button" className="primary" onClick={() => setEnrolling(true)}>
+          <Button type="button" onClick={() => setEnrolling(true)}>
             Turn on
-          </button>
+          </Button>
         </>
       )}
       {session.access.operator.role === 'owner' && (

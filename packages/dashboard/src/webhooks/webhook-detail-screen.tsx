@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { useParams, useSearchParams } from 'react-router'
@@ -78,9 +79,9 @@ export function WebhookDetailScreen() {
           )}
           <Allowed least="admin">
             <section aria-label="Actions" className="inline-form">
-              <button type="button" onClick={() => test.mutate()} disabled={test.isPending}>
+              <Button variant="default" type="button" onClick={() => test.mutate()} disabled={test.isPending}>
                 Send a test event
-              </button>
+              </Button>
               <ConfirmButton
                 label="Rotate secret"
                 title="Rotate the signing secret?"
@@ -189,13 +190,14 @@ function Deliveries({ endpointId, watchUntil }: { endpointId: EndpointId; watchU
                   </td>
                   <td>
                     {delivery.status !== 'delivered' && mayRetry && (
-                      <button
+                      <Button
+                        variant="default"
                         type="button"
                         onClick={() => retry.mutate(delivery.id)}
                         disabled={retry.isPending}
                       >
                         Retry {delivery.eventType}
-                      </button>
+                      </Button>
                     )}
                   </td>
                 </tr>

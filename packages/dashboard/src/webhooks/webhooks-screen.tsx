@@ -1,4 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { Link, useSearchParams } from 'react-router'
@@ -131,9 +132,9 @@ function CreateEndpointForm() {
           ))}
         </select>
         <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
+          <Button type="submit" disabled={create.isPending}>
             Add endpoint
-          </button>
+          </Button>
         </div>
         <ProblemMessage error={create.error} />
       </form>
