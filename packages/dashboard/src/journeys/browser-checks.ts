@@ -54,6 +54,16 @@ export async function inPage<T = unknown>(page: Page, expression: string): Promi
 
 /** axe-core finds no serious or critical violation on the page as it is now. */
 export async function assertAccessible(page: Page, name: string): Promise<void> {
+  // A dialog or toast fading in is judged once it is there: axe measures contrast through opacity.
+  // (Polled in the page's own frames: waitForFunction would evaluate a string, which the CSP refuses.)
+  await inPage(
+    page,
+    `new Promise((resolve) => {
+      const settled = () => document.getAnimations().every((animation) => animation.playState !== 'running')
+      const check = () => (settled() ? resolve(true) : requestAnimationFrame(check))
+      check()
+    })`,
+  )
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> would be refused).
   await page.evaluate(axeSource)
   const violations = await inPage<AxeViolation[]>(page, 'axe.run().then((result) => result.violations)')

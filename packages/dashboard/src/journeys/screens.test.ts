@@ -113,8 +113,14 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.setViewportSize({ width: 1280, height: 900 })
-    const scheme = await inPage(page, `document.documentElement.dataset.mantineColorScheme`)
-    assert.equal(scheme, colorScheme, 'the theme follows the system setting')
+    // The theme follows the system setting (Mantine hears the media query's change).
+    await inPage(
+      page,
+      `new Promise((resolve) => {
+        const check = () => document.documentElement.dataset.mantineColorScheme === '${colorScheme}' ? resolve(true) : requestAnimationFrame(check)
+        check()
+      })`,
+    )
     for (const [path, heading] of screens) {
       await openScreen(page, path, heading)
       await assertAccessible(page, `${path} at 1280 px, ${colorScheme}`)
@@ -150,5 +156,18 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
   await page.getByRole('heading', { name: 'Policies', level: 1 }).waitFor()
   await page.getByRole('button', { name: 'Open the navigation' }).waitFor()
   assert.equal(await page.getByRole('navigation', { name: 'Main' }).isVisible(), false)
+
+  // The theme switch overrides the system setting, kept in this browser; System follows it again.
+  await page.setViewportSize({ width: 1280, height: 900 })
+  await page.emulateMedia({ colorScheme: 'light' })
+  const colourTheme = page.getByRole('radiogroup', { name: 'Colour theme' })
+  await colourTheme.getByText('Dark', { exact: true }).click()
+  const chosen = `({ scheme: document.documentElement.dataset.mantineColorScheme, kept: Object.values(localStorage) })`
+  assert.deepEqual(await inPage(page, chosen), { scheme: 'dark', kept: ['dark'] })
+  await page.reload()
+  await page.getByRole('heading', { name: 'Policies', level: 1 }).waitFor()
+  assert.deepEqual(await inPage(page, chosen), { scheme: 'dark', kept: ['dark'] })
+  await colourTheme.getByText('System', { exact: true }).click()
+  assert.deepEqual(await inPage(page, chosen), { scheme: 'light', kept: [] })
   assert.deepEqual(cspViolations, [], 'no screen breaks the CSP')
 })
