@@ -28,8 +28,6 @@ async function openScreen(page: Page, path: string, heading: string): Promise<vo
     `window.history.pushState({}, '', '/dashboard${path}'); window.dispatchEvent(new PopStateEvent('popstate'))`,
   )
   await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-  // Lists answer after the heading: wait until no query is loading (no loader, no pending fetch).
-  await page.waitForLoadState('networkidle')
 }
 
 it('shows every screen accessibly in both themes, at desktop and at phone width', {
