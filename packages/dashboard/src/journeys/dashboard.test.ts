@@ -96,7 +96,11 @@ it('runs the licensing business from the dashboard in Chromium', {
   const admin = new KeyturnClient({ baseUrl: base, apiKey: adminKey })
   const other = await admin.createProduct({ name: hostileName })
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    // Dialogs and toasts appear at once (the theme respects reduced motion): no waiting on transitions.
+    reducedMotion: 'reduce',
+  })
   const cspViolations = await watchCsp(context)
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
   const page = await context.newPage()
