@@ -177,6 +177,8 @@ it('runs the licensing business from the dashboard in Chromium', {
   await t.test('shows an API problem next to the form that caused it', async () => {
     await navigate(page, 'Licenses')
     await page.getByRole('link', { name: 'Create license' }).click()
+    // The form's screen loads on first visit; until then the list (with its own Product filter) stays.
+    await page.getByRole('heading', { name: 'Create a license', level: 1 }).waitFor()
     await page
       .getByRole('combobox', { name: 'Product', exact: true })
       .selectOption({ label: 'Acme Photo Editor' })
