@@ -24,7 +24,7 @@ export function Pager({ result, noun }: { result: Paginated<{ id: string }>; nou
       <EmptyState title={`No ${nouns}${filtered ? ' match' : ' yet'}`}>
         {filtered
           ? 'Nothing matches these filters: clear or change them.'
-          : `A ${noun} you create appears here.`}
+          : `When there are ${nouns}, they are listed here.`}
       </EmptyState>
     )
   }
