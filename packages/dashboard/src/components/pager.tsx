@@ -2,6 +2,7 @@ import type { Paginated } from '@keyturn/client'
 import { NativeSelect } from '@mantine/core'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { EmptyState } from './empty-state.js'
 import { plural } from './format.js'
 import { pageNumbers, pageSizes, readListParams, withParams } from './list-params.js'
 
@@ -16,14 +17,23 @@ export function Pager({ result, noun }: { result: Paginated<{ id: string }>; nou
   const last = result.data.at(-1)
   const first = result.data.length === 0 ? 0 : result.page * result.limit + 1
   const toPage = (page: number) => `?${withParams(search, { page, after: undefined })}`
+  const nouns = /[^aeiou]y$/.test(noun) ? `${noun.slice(0, -1)}ies` : `${noun}s`
+  if (result.totalCount === 0) {
+    const filtered = [...search.keys()].some((name) => !['page', 'after', 'limit', 'sort'].includes(name))
+    return (
+      <EmptyState title={`No ${nouns}${filtered ? ' match' : ' yet'}`}>
+        {filtered
+          ? 'Nothing matches these filters: clear or change them.'
+          : `When there are ${nouns}, they are listed here.`}
+      </EmptyState>
+    )
+  }
   return (
     <div className="pager">
       <p className="muted" aria-live="polite">
-        {result.totalCount === 0
-          ? `No ${noun}s`
-          : `${first.toLocaleString('en')}–${(first + result.data.length - 1).toLocaleString('en')} of ${plural(result.totalCount, noun)}`}
+        {`${first.toLocaleString('en')}–${(first + result.data.length - 1).toLocaleString('en')} of ${plural(result.totalCount, noun, nouns)}`}
       </p>
-      <nav aria-label={`Pages of ${noun}s`}>
+      <nav aria-label={`Pages of ${nouns}`}>
         <ul>
           <li>
             {result.hasPrevPage && result.prevPage !== null ? (

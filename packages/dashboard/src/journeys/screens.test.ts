@@ -95,7 +95,11 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
   ]
 
   const browser = await launchChromium(t)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    // Dialogs and toasts appear at once (the theme respects reduced motion): no waiting on transitions.
+    reducedMotion: 'reduce',
+  })
   const cspViolations = await watchCsp(context)
   const page = await context.newPage()
   page.setDefaultTimeout(10_000)

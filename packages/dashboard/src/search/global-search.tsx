@@ -1,4 +1,5 @@
 import type { SearchHit } from '@keyturn/client'
+import { Button } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { type KeyboardEvent as ReactKeyboardEvent, useEffect, useId, useRef, useState } from 'react'
 import { Link, useNavigate } from 'react-router'
@@ -99,9 +100,9 @@ export function GlobalSearch() {
 
   return (
     <>
-      <button type="button" onClick={show} aria-keyshortcuts="/ Control+K">
-        Search <kbd>/</kbd>
-      </button>
+      <Button variant="default" onClick={show} aria-keyshortcuts="/ Control+K" rightSection={<kbd>/</kbd>}>
+        Search
+      </Button>
       <dialog ref={dialog} className="search" aria-labelledby={titleId}>
         <h2 id={titleId} className="visually-hidden">
           Search

@@ -13,6 +13,8 @@ export const theme = createTheme({
   defaultRadius: 'sm',
   headings: { fontWeight: '650' },
   cursorType: 'pointer',
+  // No sliding or fading for people whose system asks for reduced motion.
+  respectReducedMotion: true,
   components: {
     // Scroll locking (react-remove-scroll) adds a <style> element, which the CSP refuses: the page
     // is held still by styles.css (`:has()` an open modal) instead. Close buttons get a name.
