@@ -16,8 +16,8 @@ describe('daily counters', () => {
     counters.count(product, 'licensesCreated')
     const taken = counters.take()
     assert.deepEqual(taken, [
-      { productId: product, day: '2030-01-01', counts: [2, 0, 0, 0, 0, 0, 0] },
-      { productId: product, day: '2030-01-02', counts: [0, 0, 0, 0, 1, 0, 0] },
+      { productId: product, day: '2030-01-01', counts: [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] },
+      { productId: product, day: '2030-01-02', counts: [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0] },
     ])
     assert.deepEqual(counters.take(), [], 'taken once')
 
@@ -26,8 +26,8 @@ describe('daily counters', () => {
     assert.deepEqual(
       counters.take().sort((a, b) => a.day.localeCompare(b.day)),
       [
-        { productId: product, day: '2030-01-01', counts: [2, 0, 0, 0, 0, 0, 0] },
-        { productId: product, day: '2030-01-02', counts: [0, 0, 0, 0, 2, 0, 0] },
+        { productId: product, day: '2030-01-01', counts: [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] },
+        { productId: product, day: '2030-01-02', counts: [0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0] },
       ],
     )
   })
