@@ -65,7 +65,10 @@ export async function assertAccessible(page: Page, name: string): Promise<void> 
     })`,
   )
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> would be refused).
-  await page.evaluate(axeSource)
+  // Once per document: a screen reached through the router keeps the page, and axe with it.
+  if (!(await inPage<boolean>(page, "typeof axe !== 'undefined'"))) {
+    await page.evaluate(axeSource)
+  }
   const violations = await inPage<AxeViolation[]>(page, 'axe.run().then((result) => result.violations)')
   const grave = violations.filter(
     (violation) => violation.impact === 'serious' || violation.impact === 'critical',

@@ -1,10 +1,11 @@
 import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useEffect, useId, useMemo } from 'react'
+import { useId } from 'react'
 import { Link } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
 import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { useTextDownload } from '../components/text-download.js'
 import { useSession } from '../session/session.js'
 
 type ActivationId = Parameters<ReturnType<typeof useSession>['client']['deactivateOffline']>[0]
@@ -49,14 +50,7 @@ function ProcessRequest() {
     onSuccess: () => queryClient.invalidateQueries(),
   })
   const answer = activate.data
-  const download = useMemo(
-    () =>
-      answer === undefined
-        ? undefined
-        : URL.createObjectURL(new Blob([answer.licenseFile], { type: 'text/plain' })),
-    [answer],
-  )
-  useEffect(() => () => (download === undefined ? undefined : URL.revokeObjectURL(download)), [download])
+  const download = useTextDownload(answer?.licenseFile)
   return (
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Process a request file</h2>

@@ -1,11 +1,12 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useEffect, useId, useMemo, useState } from 'react'
+import { useId, useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
 import { CopyButton } from '../../components/copy-button.js'
 import { formatTime } from '../../components/format.js'
 import { ProblemMessage } from '../../components/problem-message.js'
+import { useTextDownload } from '../../components/text-download.js'
 import { useSession } from '../../session/session.js'
 
 type CreateLicenseTokenBody = NonNullable<Parameters<KeyturnClient['createLicenseToken']>[1]>
@@ -106,14 +107,7 @@ export function IssueFileDialog({ license, onClose }: DialogProps) {
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['events'] }),
   })
   const answer = issue.data
-  const download = useMemo(
-    () =>
-      answer === undefined
-        ? undefined
-        : URL.createObjectURL(new Blob([answer.licenseFile], { type: 'text/plain' })),
-    [answer],
-  )
-  useEffect(() => () => (download === undefined ? undefined : URL.revokeObjectURL(download)), [download])
+  const download = useTextDownload(answer?.licenseFile)
   return (
     <ActionDialog title="Issue a license file" onClose={onClose}>
       <p className="muted">
