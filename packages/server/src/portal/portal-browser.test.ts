@@ -130,7 +130,13 @@ describeEachDatabase('the customer portal in Chromium', (database) => {
     await page
       .getByLabel('Request file', { exact: true })
       .setInputFiles({ name: 'lab-pc.req', mimeType: 'text/plain', buffer: Buffer.from(requestFile) })
-    assert.equal(await page.getByLabel("Request file's text").inputValue(), requestFile)
+    // The page's own script reads the chosen file asynchronously: wait for its text to be in the box.
+    const requestText = page.getByLabel("Request file's text")
+    let shown = await requestText.inputValue()
+    for (const deadline = Date.now() + 10_000; shown === '' && Date.now() < deadline; ) {
+      shown = await requestText.inputValue()
+    }
+    assert.equal(shown, requestFile)
     await checkPage(page, 'offline')
     await page.getByRole('button', { name: 'Get the license file' }).click()
     await page.getByRole('heading', { name: 'License file for Lab PC' }).waitFor()
