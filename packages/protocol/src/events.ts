@@ -242,7 +242,8 @@ export const eventTypeExamples = {
   'operator.password_changed': { ...exampleOperator, via: 'resetLink' },
   /**
    * Sessions ended: `signedOut` (the operator signed out), `revoked` (one session ended from the
-   * session list) or `revokedAll` (signed out everywhere). The actor says by whom.
+   * session list), `revokedAll` (signed out everywhere) or `twoFactorRequired` (an owner required a
+   * second factor the operator does not have). The actor says by whom.
    */
   'operator.session_ended': { ...exampleOperator, reason: 'revoked' },
   /** TOTP enrolment confirmed (recovery codes were made with it). */
@@ -252,6 +253,16 @@ export const eventTypeExamples = {
   'operator.recovery_codes_regenerated': exampleOperator,
   /** A first single sign-on made the account (an allowed email domain, the configured role). */
   'operator.sso_account_created': { ...exampleOperator, role: 'viewer' },
+  /**
+   * An owner changed the operators' settings: `requireTwoFactor` (a second factor required of every
+   * operator), with `previous`. `sessionsEnded`: sessions of operators without a second factor that
+   * ended with it (each such operator also gets `operator.session_ended`, reason `twoFactorRequired`).
+   */
+  'operator_settings.updated': {
+    requireTwoFactor: true,
+    previous: { requireTwoFactor: false },
+    sessionsEnded: 2,
+  },
 } as const satisfies Record<string, unknown>
 
 function exampleWebhookEndpoint() {

@@ -155,6 +155,31 @@ describe('who did it', () => {
       say('operator.two_factor_disabled', { by: 'owner' }),
       'Operator grace@example.com had two-factor authentication reset by an owner',
     )
+    assert.equal(
+      say('operator.session_ended', { reason: 'twoFactorRequired' }),
+      'Operator grace@example.com was signed out (two-factor authentication became required)',
+    )
+    assert.deepEqual(
+      describeEvent({
+        ...event('operator_settings.updated', {
+          requireTwoFactor: true,
+          previous: { requireTwoFactor: false },
+          sessionsEnded: 3,
+        }),
+        productId: null,
+      }),
+      {
+        text: 'Operator settings changed: two-factor authentication required of everyone (3 sessions ended)',
+        link: '/operators',
+      },
+    )
+    assert.equal(
+      describeEvent({
+        ...event('operator_settings.updated', { requireTwoFactor: false, sessionsEnded: 0 }),
+        productId: null,
+      }).text,
+      'Operator settings changed: two-factor authentication no longer required',
+    )
     assert.equal(say('operator.disabled'), 'Operator grace@example.com disabled')
     assert.equal(say('operator.activated'), 'Operator grace@example.com accepted the invitation')
   })

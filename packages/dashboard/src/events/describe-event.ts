@@ -30,6 +30,7 @@ const nouns: Readonly<Record<string, string>> = {
   webhook_endpoint: 'Webhook endpoint',
   operator: 'Operator',
   integration: 'Integration',
+  operator_settings: 'Operator settings',
 }
 
 /** Payment providers by their API name. */
@@ -78,6 +79,7 @@ const sessionEndings: Readonly<Record<string, string>> = {
   signedOut: 'signed out',
   revoked: 'was signed out of one browser',
   revokedAll: 'was signed out everywhere',
+  twoFactorRequired: 'was signed out (two-factor authentication became required)',
 }
 
 /** The verb of an operator event that its data words better than its type. */
@@ -165,6 +167,7 @@ function linkOf(kind: string, event: DescribableEvent): string | undefined {
     case 'webhook_endpoint':
       return id === undefined || event.type.endsWith('.deleted') ? undefined : `/webhooks/${id}`
     case 'operator':
+    case 'operator_settings':
       return '/operators'
     case 'integration':
       return id === undefined || event.type.endsWith('.deleted') ? undefined : `/integrations/${id}`
@@ -219,6 +222,11 @@ export function describeEvent(event: DescribableEvent, names?: ActorNames): Even
   const noun = nouns[kind] ?? kind.replaceAll('_', ' ')
   const name = nameOf(kind, event.data)
   let verb = operatorVerb(event) ?? verbs[event.type] ?? action.replaceAll('_', ' ')
+  if (event.type === 'operator_settings.updated' && typeof event.data.requireTwoFactor === 'boolean') {
+    verb = event.data.requireTwoFactor
+      ? `changed: two-factor authentication required of everyone${typeof event.data.sessionsEnded === 'number' && event.data.sessionsEnded > 0 ? ` (${event.data.sessionsEnded} sessions ended)` : ''}`
+      : 'changed: two-factor authentication no longer required'
+  }
   if (event.type === 'license.expiring_soon' && typeof event.data.expiresInDays === 'number') {
     verb = `expires in ${event.data.expiresInDays} days`
   }

@@ -335,14 +335,31 @@ export class TwoFactorService {
         'Turn on two-factor authentication for yourself before requiring it of everyone.',
       )
     }
+    const previous = await this.isRequired()
+    if (previous === required) {
+      return
+    }
     await this.#store.putSetting(requireSetting, String(required), this.#clock.now())
+    let sessionsEnded = 0
     if (required) {
       for (const operator of await this.#operators.list()) {
         if (!enrolled.has(operator.id)) {
-          await this.#sessions.revokeAllOf('operator', operator.id)
+          const ended = await this.#sessions.revokeAllOf('operator', operator.id)
+          sessionsEnded += ended
+          if (ended > 0) {
+            await this.#events.recordAlone(operatorActor(by), 'operator.session_ended', null, {
+              ...toOperatorResource(publicOf(operator)),
+              reason: 'twoFactorRequired',
+            })
+          }
         }
       }
     }
+    await this.#events.recordAlone(operatorActor(by), 'operator_settings.updated', null, {
+      requireTwoFactor: required,
+      previous: { requireTwoFactor: previous },
+      sessionsEnded,
+    })
   }
 
   async #requireProof(operatorId: string, proof: FactorProof, ip: string): Promise<void> {

@@ -240,6 +240,45 @@ describeEachDatabase('Operator two-factor authentication over HTTP', (database) 
     })
     assert.equal(require.statusCode, 200, require.body)
     assert.equal(require.json().required, true)
+    const again = await test.app.inject({
+      method: 'PUT',
+      url: '/operator/2fa/requirement',
+      headers: ownerHeaders,
+      payload: { required: true },
+    })
+    assert.equal(again.statusCode, 200, 'requiring it again changes nothing')
+    const ownerId = (
+      await test.app.inject({ method: 'GET', url: '/operator/me', headers: { cookie: owner.cookie } })
+    ).json().operator.id
+    const audit = (
+      await test.app.inject({
+        method: 'GET',
+        url: '/api/v0/events?filter=type:in:operator_settings.updated|operator.session_ended',
+        headers: { cookie: owner.cookie },
+      })
+    ).json().data
+    assert.deepEqual(
+      audit
+        .map((event: { type: string; actor: object; data: Record<string, unknown> }) => [
+          event.type,
+          event.actor,
+          event.type === 'operator.session_ended' ? [event.data.email, event.data.reason] : event.data,
+        ])
+        .sort((a: string[], b: string[]) => (String(a[0]) < String(b[0]) ? -1 : 1)),
+      [
+        [
+          'operator.session_ended',
+          { type: 'operator', id: ownerId },
+          ['sam@example.com', 'twoFactorRequired'],
+        ],
+        [
+          'operator_settings.updated',
+          { type: 'operator', id: ownerId },
+          { requireTwoFactor: true, previous: { requireTwoFactor: false }, sessionsEnded: 1 },
+        ],
+      ],
+      'one settings event (not two), and Sam told why his session ended, both by the owner',
+    )
     assert.equal(
       (await test.app.inject({ method: 'GET', url: '/operator/me', headers: { cookie: sam.cookie } }))
         .statusCode,
