@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { KeyturnApiError, KeyturnSignatureError, LicenseTokenError } from './errors.js'
+import { KeyturnApiError, KeyturnSignatureError, LicenseFileError, LicenseTokenError } from './errors.js'
 import { KeyturnClient } from './keyturn-client.js'
 import { createActivationRequest, createDeactivationCode } from './offline-activation.js'
 import { validateLicenseToken } from './validate-license-token.js'
@@ -80,6 +80,25 @@ it('runs the live scenario against keyturn serve', async (t) => {
   await assert.rejects(
     validateLicenseToken({ token, productId, publicKey: s.publicKeyPem, fingerprint: 'another-machine' }),
     (error: unknown) => error instanceof LicenseTokenError && error.code === 'fingerprint_mismatch',
+  )
+
+  // A license file for this machine, encrypted: read offline here, unreadable on another machine.
+  const made = await client.createLicenseFileByKey({ ...onMachine, encrypt: true })
+  const checked = await verifyLicenseFile(made.licenseFile, {
+    productId,
+    publicKey: s.publicKeyPem,
+    licenseKey: main.key,
+    fingerprint,
+  })
+  assert.deepEqual([checked.licenseId, checked.fingerprint, checked.encrypted], [main.id, fingerprint, true])
+  await assert.rejects(
+    verifyLicenseFile(made.licenseFile, {
+      productId,
+      publicKey: s.publicKeyPem,
+      licenseKey: main.key,
+      fingerprint: 'another-machine',
+    }),
+    (error: unknown) => error instanceof LicenseFileError && error.code === 'decryption_failed',
   )
 
   // Deactivate: the machine is no longer activated.
