@@ -83,7 +83,7 @@ export type HostLookup = (
  * How many webhook hostnames are looked up at once. `dns.lookup` (getaddrinfo) runs on libuv's
  * thread pool, four threads that signed answers use too, and cannot be cancelled: with a slow or
  * silent DNS server, a hundred deliveries' lookups filled the pool and kept a stopped server alive
- * for 10–20 minutes (#16 adversarial re-run). The rest wait here, and give up after the delivery
+ * for 10–20 minutes in an adversarial test. The rest wait here, and give up after the delivery
  * timeout without taking a thread.
  */
 export const maxConcurrentLookups = 2
