@@ -1,5 +1,5 @@
-import { Button } from '@mantine/core'
-import { type ReactNode, useEffect, useId, useState } from 'react'
+import { Anchor, Button, Group, PasswordInput, Stack, TextInput } from '@mantine/core'
+import { type ReactNode, useEffect, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
 import { operatorRequest, type SignedIn } from './session.js'
 import { isPending, type PendingSignIn, SecondStepScreen } from './two-factor.js'
@@ -79,10 +79,9 @@ function OperatorForm({
           )
         }}
       >
-        {children}
-        <Button type="submit" disabled={isSending}>
-          {isSending ? 'Please wait…' : submitLabel}
-        </Button>
+        <Fields submit={isSending ? 'Please wait…' : submitLabel} disabled={isSending}>
+          {children}
+        </Fields>
         <ProblemMessage error={error} />
       </form>
       {after}
@@ -91,6 +90,20 @@ function OperatorForm({
 }
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '')
+
+/** A sign-in form's fields one below the other, as wide as the form, then its button. */
+function Fields({ submit, disabled, children }: { submit: string; disabled: boolean; children: ReactNode }) {
+  return (
+    <Stack gap="sm" mb="sm">
+      {children}
+      <Group>
+        <Button type="submit" disabled={disabled}>
+          {submit}
+        </Button>
+      </Group>
+    </Stack>
+  )
+}
 
 function Field({
   label,
@@ -105,27 +118,18 @@ function Field({
   autoComplete: string
   help?: string
 }) {
-  const id = useId()
-  return (
-    <>
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        name={name}
-        type={type}
-        autoComplete={autoComplete}
-        required
-        spellCheck={false}
-        {...(type === 'password' && autoComplete === 'new-password' ? { minLength: 12 } : {})}
-        {...(help === undefined ? {} : { 'aria-describedby': `${id}-help` })}
+  const shared = { label, name, autoComplete, required: true, spellCheck: false, description: help }
+  if (type === 'password') {
+    return (
+      <PasswordInput
+        {...shared}
+        {...(autoComplete === 'new-password' ? { minLength: 12 } : {})}
+        // Not "… password …": the field alone answers to the word (getByLabel, screen readers' lists).
+        visibilityToggleButtonProps={{ 'aria-label': 'Show the characters typed' }}
       />
-      {help !== undefined && (
-        <p id={`${id}-help`} className="muted">
-          {help}
-        </p>
-      )}
-    </>
-  )
+    )
+  }
+  return <TextInput {...shared} type={type} />
 }
 
 const newPasswordHelp = 'At least 12 characters; common passwords are refused.'
@@ -156,9 +160,9 @@ export function SignInScreen({
           )}
           {sso && (
             <p>
-              <a className="button" href="/operator/oidc/start">
+              <Button component="a" variant="default" href="/operator/oidc/start">
                 Sign in with SSO
-              </a>
+              </Button>
             </p>
           )}
         </>
@@ -186,9 +190,9 @@ function ForgotPassword() {
     // The form is made only when asked for: the sign-in form's fields stay the only ones on the page.
     return (
       <p>
-        <button type="button" className="link" onClick={() => setState('idle')}>
+        <Anchor component="button" type="button" fw={600} onClick={() => setState('idle')}>
           Forgot your password?
-        </button>
+        </Anchor>
       </p>
     )
   }
@@ -215,10 +219,9 @@ function ForgotPassword() {
             )
           }}
         >
-          <Field label="Your address" name="email" type="email" autoComplete="username" />
-          <button type="submit" disabled={state === 'sending'}>
-            Mail me a reset link
-          </button>
+          <Fields submit="Mail me a reset link" disabled={state === 'sending'}>
+            <Field label="Your address" name="email" type="email" autoComplete="username" />
+          </Fields>
           <ProblemMessage error={error} />
         </form>
       )}
@@ -282,16 +285,15 @@ export function PasswordResetScreen({ onDone }: { onDone: () => void }) {
           )
         }}
       >
-        <Field
-          label="New password"
-          name="password"
-          type="password"
-          autoComplete="new-password"
-          help={newPasswordHelp}
-        />
-        <Button type="submit" disabled={isSending}>
-          Set password
-        </Button>
+        <Fields submit="Set password" disabled={isSending}>
+          <Field
+            label="New password"
+            name="password"
+            type="password"
+            autoComplete="new-password"
+            help={newPasswordHelp}
+          />
+        </Fields>
         <ProblemMessage error={error} />
       </form>
     </main>

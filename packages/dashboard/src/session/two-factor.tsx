@@ -5,8 +5,8 @@
  * everyone. The pending token of a sign-in lives only in this page's memory.
  */
 import { KeyturnApiError, type Problem } from '@keyturn/client'
-import { Button } from '@mantine/core'
-import { useEffect, useId, useState } from 'react'
+import { Button, Checkbox, Group, Stack, TextInput } from '@mantine/core'
+import { useEffect, useState } from 'react'
 import { ProblemMessage } from '../components/problem-message.js'
 import { type SignedIn, useSession } from './session.js'
 
@@ -62,20 +62,17 @@ async function twoFactorRequest<T>(
 }
 
 function CodeField({ label, recovery }: { label: string; recovery?: boolean }) {
-  const id = useId()
   return (
-    <>
-      <label htmlFor={id}>{label}</label>
-      <input
-        id={id}
-        name="code"
-        type="text"
-        required
-        spellCheck={false}
-        autoComplete="one-time-code"
-        {...(recovery === true ? {} : { inputMode: 'numeric', pattern: '[0-9 ]{6,7}', maxLength: 7 })}
-      />
-    </>
+    <TextInput
+      label={label}
+      name="code"
+      type="text"
+      required
+      spellCheck={false}
+      autoComplete="one-time-code"
+      ff="monospace"
+      {...(recovery === true ? {} : { inputMode: 'numeric', pattern: '[0-9 ]{6,7}', maxLength: 7 })}
+    />
   )
 }
 
@@ -124,14 +121,16 @@ export function SecondStepScreen({
           })
         }}
       >
-        <CodeField
-          key={String(useRecovery)}
-          label={useRecovery ? 'Recovery code' : 'Code from your authenticator app'}
-          recovery={useRecovery}
-        />
-        <Button type="submit" disabled={isSending}>
-          {isSending ? 'Please wait…' : 'Verify'}
-        </Button>
+        <Stack gap="sm" align="flex-start">
+          <CodeField
+            key={String(useRecovery)}
+            label={useRecovery ? 'Recovery code' : 'Code from your authenticator app'}
+            recovery={useRecovery}
+          />
+          <Button type="submit" disabled={isSending}>
+            {isSending ? 'Please wait…' : 'Verify'}
+          </Button>
+        </Stack>
         <ProblemMessage error={error} />
       </form>
       <Button variant="default" type="button" onClick={() => setUseRecovery(!useRecovery)}>
@@ -222,10 +221,12 @@ function EnrolmentPanel({
       <p>
         Key: <code data-testid="totp-secret">{enrolment.secret}</code>
       </p>
-      <CodeField label="Code from your authenticator app" />
-      <Button type="submit" disabled={isSending}>
-        {isSending ? 'Please wait…' : 'Confirm'}
-      </Button>
+      <Stack gap="sm" align="flex-start">
+        <CodeField label="Code from your authenticator app" />
+        <Button type="submit" disabled={isSending}>
+          {isSending ? 'Please wait…' : 'Confirm'}
+        </Button>
+      </Stack>
       <ProblemMessage error={error} />
     </form>
   )
@@ -269,10 +270,12 @@ export function TwoFactorScreen() {
               twoFactorRequest('POST', '/totp/disable', { code }, session.csrfToken).then(reload, setError)
             }}
           >
-            <CodeField label="Code from your authenticator app" />
-            <Button variant="default" type="submit">
-              Turn off
-            </Button>
+            <Group align="flex-end">
+              <CodeField label="Code from your authenticator app" />
+              <Button variant="default" type="submit">
+                Turn off
+              </Button>
+            </Group>
           </form>
         </>
       ) : (
@@ -286,22 +289,19 @@ export function TwoFactorScreen() {
       {session.access.operator.role === 'owner' && (
         <section>
           <h2>Everyone</h2>
-          <label>
-            <input
-              type="checkbox"
-              checked={status.required}
-              onChange={(event) => {
-                setError(undefined)
-                twoFactorRequest<Status>(
-                  'PUT',
-                  '/requirement',
-                  { required: event.currentTarget.checked },
-                  session.csrfToken,
-                ).then(setStatus, setError)
-              }}
-            />{' '}
-            Require two-factor authentication of every operator who signs in with a password
-          </label>
+          <Checkbox
+            label="Require two-factor authentication of every operator who signs in with a password"
+            checked={status.required}
+            onChange={(event) => {
+              setError(undefined)
+              twoFactorRequest<Status>(
+                'PUT',
+                '/requirement',
+                { required: event.currentTarget.checked },
+                session.csrfToken,
+              ).then(setStatus, setError)
+            }}
+          />
         </section>
       )}
       <ProblemMessage error={error} />
