@@ -1,15 +1,15 @@
 import type { CreatedApiKeyResource, KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
-import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
-import { useProductChoices } from '../components/product-choices.js'
+import { ProductField, useProductNames } from '../components/product-field.js'
+import { SecretPanel } from '../components/secret-panel.js'
 import { SortHeader } from '../components/sort-header.js'
 import { Time } from '../components/time.js'
 import { isAdmin, useSession } from '../session/session.js'
@@ -28,8 +28,7 @@ export function ApiKeysScreen() {
     queryFn: () => client.listApiKeys(query),
     placeholderData: (previous) => previous,
   })
-  const products = useProductChoices()
-  const names = new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+  const names = useProductNames()
   const queryClient = useQueryClient()
   const remove = useMutation({
     mutationFn: (id: Parameters<KeyturnClient['deleteApiKey']>[0]) => client.deleteApiKey(id),
@@ -99,7 +98,6 @@ export function ApiKeysScreen() {
 function CreateApiKeyForm() {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const products = useProductChoices()
   const id = useId()
   const [role, setRole] = useState<CreateApiKeyBody['role']>('product')
   const [created, setCreated] = useState<CreatedApiKeyResource>()
@@ -112,33 +110,24 @@ function CreateApiKeyForm() {
   })
   if (created !== undefined) {
     return (
-      <section className="secret" aria-labelledby={`${id}-secret-heading`}>
-        <h2 id={`${id}-secret-heading`}>New API key “{created.name}”</h2>
-        <p role="alert">
-          <strong>Copy this secret now. It is shown only once:</strong> Keyturn keeps only a digest and cannot
-          show it again.
-        </p>
-        <label htmlFor={`${id}-secret`}>Secret</label>
-        <input id={`${id}-secret`} readOnly value={created.secret} className="wide" spellCheck={false} />
-        <CopyButton value={created.secret} label="Copy secret" />
-        <div className="actions">
-          <Button
-            variant="default"
-            type="button"
-            onClick={() => {
-              setCreated(undefined)
-              create.reset() // drops the secret from memory too
-            }}
-          >
-            I have stored it
-          </Button>
-        </div>
-      </section>
+      <SecretPanel
+        title={`New API key “${created.name}”`}
+        secret={created.secret}
+        warning={
+          <>
+            <strong>Copy this secret now. It is shown only once:</strong> Keyturn keeps only a digest and
+            cannot show it again.
+          </>
+        }
+        onDismiss={() => {
+          setCreated(undefined)
+          create.reset() // drops the secret from memory too
+        }}
+      />
     )
   }
   return (
     <form
-      className="filters"
       aria-labelledby={`${id}-heading`}
       onSubmit={(event) => {
         event.preventDefault()
@@ -152,44 +141,24 @@ function CreateApiKeyForm() {
       }}
     >
       <h2 id={`${id}-heading`}>Create an API key</h2>
-      <div>
-        <label htmlFor={`${id}-name`}>Name</label>
-        <input id={`${id}-name`} name="name" required maxLength={200} />
-      </div>
-      <div>
-        <label htmlFor={`${id}-role`}>Role</label>
-        <select
-          id={`${id}-role`}
+      <Group align="flex-end" gap="sm">
+        <TextInput label="Name" name="name" required maxLength={200} />
+        <NativeSelect
+          label="Role"
           name="role"
           value={role}
-          onChange={(event) => setRole(event.target.value as CreateApiKeyBody['role'])} // the options below
+          maw="100%"
+          onChange={(event) => setRole(event.currentTarget.value as CreateApiKeyBody['role'])} // the options below
         >
           <option value="product">product: manages one product&apos;s licenses</option>
           <option value="client">client: for applications (validate, activate, tokens)</option>
           <option value="admin">admin: everything</option>
-        </select>
-      </div>
-      {role !== 'admin' && (
-        <div>
-          <label htmlFor={`${id}-product`}>Product</label>
-          {products.data ? (
-            <select id={`${id}-product`} name="productId" required>
-              {products.data.data.map((product) => (
-                <option key={product.id} value={product.id}>
-                  {product.name}
-                </option>
-              ))}
-            </select>
-          ) : (
-            <input id={`${id}-product`} name="productId" required placeholder="prd_…" />
-          )}
-        </div>
-      )}
-      <div className="actions">
+        </NativeSelect>
+        {role !== 'admin' && <ProductField id={`${id}-product`} />}
         <Button type="submit" disabled={create.isPending}>
           Create API key
         </Button>
-      </div>
+      </Group>
       <ProblemMessage error={create.error} />
     </form>
   )

@@ -1,11 +1,11 @@
 import type { OperatorResource, OperatorRoleName } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
-import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
 import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
+import { SecretPanel } from '../components/secret-panel.js'
 import { useSession } from '../session/session.js'
 
 const roles: readonly OperatorRoleName[] = ['owner', 'admin', 'support', 'viewer']
@@ -32,26 +32,13 @@ export function OperatorsScreen() {
         The people who sign in to this dashboard. A new role or disabling someone ends their sessions.
       </p>
       {reset.data !== undefined ? (
-        <section className="secret" aria-label="Password reset link">
-          <h2>Password reset link</h2>
-          <p role="alert">
-            <strong>Hand this link to the person now. It is shown only once</strong> and works once, for one
-            hour.
-          </p>
-          <input
-            readOnly
-            value={reset.data.resetUrl}
-            className="wide"
-            spellCheck={false}
-            aria-label="Reset link"
-          />
-          <CopyButton value={reset.data.resetUrl} label="Copy link" />
-          <div className="actions">
-            <Button variant="default" type="button" onClick={() => reset.reset()}>
-              Done
-            </Button>
-          </div>
-        </section>
+        <LinkPanel
+          title="Password reset link"
+          label="Reset link"
+          link={reset.data.resetUrl}
+          lasts="one hour"
+          onDismiss={() => reset.reset()}
+        />
       ) : (
         <InviteOperatorForm />
       )}
@@ -100,7 +87,6 @@ function OperatorRow({
   onSignOutEverywhere: () => void
   onPasswordReset: () => void
 }) {
-  const id = useId()
   return (
     <tr>
       <td>
@@ -109,20 +95,12 @@ function OperatorRow({
       </td>
       <td>{operator.email}</td>
       <td>
-        <label htmlFor={`${id}-role`} className="visually-hidden">
-          Role of {operator.email}
-        </label>
-        <select
-          id={`${id}-role`}
+        <NativeSelect
+          aria-label={`Role of ${operator.email}`}
           value={operator.role}
+          data={roles}
           onChange={(event) => onChange({ role: event.currentTarget.value as OperatorRoleName })}
-        >
-          {roles.map((role) => (
-            <option key={role} value={role}>
-              {role}
-            </option>
-          ))}
-        </select>
+        />
       </td>
       <td>{operator.status}</td>
       <td>
@@ -165,32 +143,20 @@ function InviteOperatorForm() {
   })
   if (link !== undefined) {
     return (
-      <section className="secret" aria-labelledby={`${id}-link-heading`}>
-        <h2 id={`${id}-link-heading`}>Invitation link</h2>
-        <p role="alert">
-          <strong>Hand this link to the person now. It is shown only once</strong> and works once, for 7 days.
-        </p>
-        <label htmlFor={`${id}-link`}>Link</label>
-        <input id={`${id}-link`} readOnly value={link} className="wide" spellCheck={false} />
-        <CopyButton value={link} label="Copy link" />
-        <div className="actions">
-          <Button
-            variant="default"
-            type="button"
-            onClick={() => {
-              setLink(undefined)
-              invite.reset()
-            }}
-          >
-            Done
-          </Button>
-        </div>
-      </section>
+      <LinkPanel
+        title="Invitation link"
+        label="Link"
+        link={link}
+        lasts="7 days"
+        onDismiss={() => {
+          setLink(undefined)
+          invite.reset()
+        }}
+      />
     )
   }
   return (
     <form
-      className="filters"
       aria-labelledby={`${id}-heading`}
       onSubmit={(event) => {
         event.preventDefault()
@@ -203,22 +169,47 @@ function InviteOperatorForm() {
       }}
     >
       <h2 id={`${id}-heading`}>Invite an operator</h2>
-      <label htmlFor={`${id}-email`}>Email</label>
-      <input id={`${id}-email`} name="email" type="email" required />
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input id={`${id}-name`} name="name" required />
-      <label htmlFor={`${id}-role`}>Role</label>
-      <select id={`${id}-role`} name="role" defaultValue="viewer">
-        {roles.map((role) => (
-          <option key={role} value={role}>
-            {role}
-          </option>
-        ))}
-      </select>
-      <Button type="submit" disabled={invite.isPending}>
-        Invite
-      </Button>
+      <Group align="flex-end" gap="sm">
+        <TextInput label="Email" name="email" type="email" required maxLength={254} />
+        <TextInput label="Name" name="name" required maxLength={200} />
+        <NativeSelect label="Role" name="role" defaultValue="viewer" data={roles} />
+        <Button type="submit" disabled={invite.isPending}>
+          Invite
+        </Button>
+      </Group>
       <ProblemMessage error={invite.error} />
     </form>
+  )
+}
+
+/** A one-time link to hand to the person it is for (an invitation, a password reset). */
+function LinkPanel({
+  title,
+  label,
+  link,
+  lasts,
+  onDismiss,
+}: {
+  title: string
+  label: string
+  link: string
+  lasts: string
+  onDismiss: () => void
+}) {
+  return (
+    <SecretPanel
+      title={title}
+      label={label}
+      secret={link}
+      copyLabel="Copy link"
+      dismissLabel="Done"
+      onDismiss={onDismiss}
+      warning={
+        <>
+          <strong>Hand this link to the person now. It is shown only once</strong> and works once, for {lasts}
+          .
+        </>
+      }
+    />
   )
 }
