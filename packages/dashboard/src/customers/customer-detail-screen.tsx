@@ -1,6 +1,6 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { MetadataField, MetadataList, parseJsonObject } from '../components/metadata.js'
@@ -35,7 +35,6 @@ export function CustomerDetailScreen() {
     remove: () => client.deleteCustomer(id),
     back: '/customers',
   })
-  const fieldId = useId()
   return (
     <DetailScreen back="/customers" backLabel="Customers" resource={customer}>
       {(data) => (
@@ -68,17 +67,20 @@ export function CustomerDetailScreen() {
             </dd>
           </dl>
           <EditSection version={data.updatedAt} saveLabel="Save customer" mutation={update}>
-            <label htmlFor={`${fieldId}-email`}>Email</label>
-            <input
-              id={`${fieldId}-email`}
+            <TextInput
+              label="Email"
               name="email"
               type="email"
               required
               maxLength={254}
               defaultValue={data.email}
             />
-            <label htmlFor={`${fieldId}-name`}>Name (empty: none)</label>
-            <input id={`${fieldId}-name`} name="name" maxLength={200} defaultValue={data.name ?? ''} />
+            <TextInput
+              label="Name (empty: none)"
+              name="name"
+              maxLength={200}
+              defaultValue={data.name ?? ''}
+            />
             <MetadataField />
           </EditSection>
           {may(session, 'support') && <PortalSessionsSection customerId={data.id} />}

@@ -1,8 +1,8 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams, withParams } from '../components/list-params.js'
 import { MetadataField, parseJsonObject } from '../components/metadata.js'
@@ -38,7 +38,6 @@ export function CustomersScreen() {
     queryFn: () => client.listCustomers(query),
     placeholderData: (previous) => previous,
   })
-  const id = useId()
   return (
     <>
       <h1>Customers</h1>
@@ -46,7 +45,6 @@ export function CustomersScreen() {
         <CreateCustomerForm />
       </Allowed>
       <form
-        className="filters"
         aria-label="Find customers"
         key={email}
         onSubmit={(event) => {
@@ -55,15 +53,12 @@ export function CustomersScreen() {
           setSearch(withParams(search, { email: next, page: undefined, after: undefined }))
         }}
       >
-        <div>
-          <label htmlFor={`${id}-email`}>Email</label>
-          <input id={`${id}-email`} name="email" type="email" defaultValue={email} />
-        </div>
-        <div className="actions">
+        <Group align="flex-end" gap="sm" my="sm">
+          <TextInput label="Email" name="email" type="email" defaultValue={email} />
           <Button variant="default" type="submit">
             Find
           </Button>
-        </div>
+        </Group>
       </form>
       <ProblemMessage error={customers.error} />
       {customers.data && (
@@ -101,7 +96,6 @@ function CreateCustomerForm() {
   const { client } = useSession()
   const queryClient = useQueryClient()
   const navigate = useNavigate()
-  const id = useId()
   const create = useMutation({
     mutationFn: (form: FormData) => client.createCustomer(toCreateBody(form)),
     onSuccess: async (customer) => {
@@ -110,28 +104,10 @@ function CreateCustomerForm() {
     },
   })
   return (
-    <details className="create">
-      <summary>Create a customer</summary>
-      <form
-        className="stacked"
-        aria-label="Create a customer"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <label htmlFor={`${id}-email`}>Email</label>
-        <input id={`${id}-email`} name="email" type="email" required maxLength={254} />
-        <label htmlFor={`${id}-name`}>Name (optional)</label>
-        <input id={`${id}-name`} name="name" maxLength={200} />
-        <MetadataField />
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Create customer
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
-      </form>
-    </details>
+    <CreateDisclosure summary="Create a customer" submitLabel="Create customer" mutation={create}>
+      <TextInput label="Email" name="email" type="email" required maxLength={254} />
+      <TextInput label="Name (optional)" name="name" maxLength={200} />
+      <MetadataField />
+    </CreateDisclosure>
   )
 }

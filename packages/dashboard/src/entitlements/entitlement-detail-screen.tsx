@@ -1,6 +1,6 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId } from 'react'
 import { useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
 import { ProductLink } from '../components/product-field.js'
@@ -22,7 +22,6 @@ export function EntitlementDetailScreen() {
     remove: () => client.deleteEntitlement(id),
     back: '/entitlements',
   })
-  const fieldId = useId()
   return (
     <DetailScreen back="/entitlements" backLabel="Entitlements" resource={entitlement}>
       {(data) => (
@@ -43,10 +42,8 @@ export function EntitlementDetailScreen() {
             </dd>
           </dl>
           <EditSection version={data.updatedAt} saveLabel="Save entitlement" mutation={update}>
-            <label htmlFor={`${fieldId}-code`}>Code</label>
-            <input id={`${fieldId}-code`} name="code" required maxLength={64} defaultValue={data.code} />
-            <label htmlFor={`${fieldId}-name`}>Name</label>
-            <input id={`${fieldId}-name`} name="name" required maxLength={200} defaultValue={data.name} />
+            <TextInput label="Code" name="code" required maxLength={64} defaultValue={data.code} />
+            <TextInput label="Name" name="name" required maxLength={200} defaultValue={data.name} />
           </EditSection>
           <DeleteSection noun="entitlement" mutation={remove}>
             <p>

@@ -1,8 +1,9 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { notifyDone } from '../components/notify.js'
@@ -88,39 +89,22 @@ function CreateEntitlementForm() {
     },
   })
   return (
-    <details className="create">
-      <summary>Create an entitlement</summary>
-      <form
-        className="stacked"
-        aria-label="Create an entitlement"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <ProductField id={`${id}-product`} />
-        <label htmlFor={`${id}-code`}>Code</label>
-        <input
-          id={`${id}-code`}
-          name="code"
-          required
-          maxLength={64}
-          pattern="[a-z0-9][a-z0-9._\-]{0,63}"
-          aria-describedby={`${id}-code-help`}
-        />
-        <p id={`${id}-code-help`} className="muted">
-          Lower-case letters, digits, <code>.</code>, <code>_</code> and <code>-</code>, e.g.{' '}
-          <code>export-pdf</code>.
-        </p>
-        <label htmlFor={`${id}-name`}>Name</label>
-        <input id={`${id}-name`} name="name" required maxLength={200} />
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Create entitlement
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
-      </form>
-    </details>
+    <CreateDisclosure summary="Create an entitlement" submitLabel="Create entitlement" mutation={create}>
+      <ProductField id={`${id}-product`} />
+      <TextInput
+        label="Code"
+        name="code"
+        required
+        maxLength={64}
+        pattern="[a-z0-9][a-z0-9._\-]{0,63}"
+        description={
+          <>
+            Lower-case letters, digits, <code>.</code>, <code>_</code> and <code>-</code>, e.g.{' '}
+            <code>export-pdf</code>.
+          </>
+        }
+      />
+      <TextInput label="Name" name="name" required maxLength={200} />
+    </CreateDisclosure>
   )
 }

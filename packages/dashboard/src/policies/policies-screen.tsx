@@ -1,8 +1,8 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
+import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
 import { seatLease, usesLimit } from '../components/format.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
@@ -93,25 +93,9 @@ function CreatePolicyForm() {
     },
   })
   return (
-    <details className="create">
-      <summary>Create a policy</summary>
-      <form
-        className="stacked"
-        aria-label="Create a policy"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <ProductField id={`${id}-product`} />
-        <PolicyFieldset />
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Create policy
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
-      </form>
-    </details>
+    <CreateDisclosure summary="Create a policy" submitLabel="Create policy" mutation={create}>
+      <ProductField id={`${id}-product`} />
+      <PolicyFieldset />
+    </CreateDisclosure>
   )
 }

@@ -1,7 +1,6 @@
 import type { ProductResource } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, Textarea, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
@@ -65,7 +64,6 @@ export function ProductDetailScreen() {
 function ProductActions({ product }: { product: ProductResource }) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const nameId = useId()
   const done = () => queryClient.invalidateQueries()
   const edit = useMutation({
     mutationFn: (form: FormData) =>
@@ -84,7 +82,6 @@ function ProductActions({ product }: { product: ProductResource }) {
     <section aria-labelledby="product-actions">
       <h2 id="product-actions">Change</h2>
       <form
-        className="filters"
         aria-label="Edit the product"
         key={product.updatedAt}
         onSubmit={(event) => {
@@ -92,14 +89,10 @@ function ProductActions({ product }: { product: ProductResource }) {
           edit.mutate(new FormData(event.currentTarget))
         }}
       >
-        <div>
-          <label htmlFor={nameId}>Name</label>
-          <input id={nameId} name="name" required maxLength={200} defaultValue={product.name} />
-        </div>
-        <div>
-          <label htmlFor={`${nameId}-ttl`}>Longest client-key token (hours)</label>
-          <input
-            id={`${nameId}-ttl`}
+        <Group align="flex-end" gap="sm">
+          <TextInput label="Name" name="name" required maxLength={200} defaultValue={product.name} />
+          <TextInput
+            label="Longest client-key token (hours)"
             name="clientTokenHours"
             type="number"
             required
@@ -107,15 +100,13 @@ function ProductActions({ product }: { product: ProductResource }) {
             step="any"
             defaultValue={hours(product.clientTokenTtl)}
           />
-        </div>
-        <div className="actions">
           <Button variant="default" type="submit" disabled={edit.isPending}>
             Save product
           </Button>
-        </div>
+        </Group>
         <ProblemMessage error={edit.error} />
       </form>
-      <div className="inline-form">
+      <Group mt="md">
         {product.status === 'active' ? (
           <ConfirmButton
             label="Suspend product"
@@ -139,8 +130,8 @@ function ProductActions({ product }: { product: ProductResource }) {
             <p>Its licenses validate again as their own status says.</p>
           </ConfirmButton>
         )}
-        <ProblemMessage error={toggle.error} />
-      </div>
+      </Group>
+      <ProblemMessage error={toggle.error} />
     </section>
   )
 }
@@ -163,18 +154,21 @@ function PublicKeys({ product }: { product: ProductResource }) {
       <p>
         Applications verify license tokens offline with this key. Current key id <code>{product.keyId}</code>.
       </p>
-      <label htmlFor={`${product.id}-pem`}>Public key (PEM)</label>
-      <textarea
-        id={`${product.id}-pem`}
-        className="key"
+      <Textarea
+        label="Public key (PEM)"
         readOnly
         rows={3}
         value={product.publicKey}
         spellCheck={false}
+        ff="monospace"
+        mb="xs"
       />
-      <CopyButton value={product.publicKey} label="Copy PEM" /> <CopyButton value={jwk} label="Copy JWK" />
+      <Group gap="xs">
+        <CopyButton value={product.publicKey} label="Copy PEM" />
+        <CopyButton value={jwk} label="Copy JWK" />
+      </Group>
       {isAdmin(session) && (
-        <div className="inline-form">
+        <Group mt="md">
           <ConfirmButton
             label="Rotate signing key"
             title="Rotate the signing key?"
@@ -187,9 +181,9 @@ function PublicKeys({ product }: { product: ProductResource }) {
               key (listed below) until they expire; applications need the new public key for new tokens.
             </p>
           </ConfirmButton>
-          <ProblemMessage error={rotate.error} />
-        </div>
+        </Group>
       )}
+      <ProblemMessage error={rotate.error} />
       <ProblemMessage error={keys.error} />
       {keys.data && (
         <DataTable label={`Signing keys (${keys.data.totalCount})`}>

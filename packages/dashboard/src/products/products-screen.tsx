@@ -1,4 +1,4 @@
-import { Button } from '@mantine/core'
+import { Button, Group, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
@@ -72,7 +72,7 @@ function CreateProductForm() {
   const { client } = useSession()
   const queryClient = useQueryClient()
   const navigate = useNavigate()
-  const nameId = useId()
+  const id = useId()
   const create = useMutation({
     mutationFn: (name: string) => client.createProduct({ name }),
     onSuccess: async (product) => {
@@ -82,19 +82,19 @@ function CreateProductForm() {
   })
   return (
     <form
-      className="inline-form"
-      aria-label="Create a product"
+      aria-labelledby={`${id}-heading`}
       onSubmit={(event) => {
         event.preventDefault()
         create.mutate(String(new FormData(event.currentTarget).get('name') ?? ''))
       }}
     >
-      <h2>Create a product</h2>
-      <label htmlFor={nameId}>Name</label>
-      <input id={nameId} name="name" required maxLength={200} />
-      <Button type="submit" disabled={create.isPending}>
-        Create product
-      </Button>
+      <h2 id={`${id}-heading`}>Create a product</h2>
+      <Group align="flex-end" gap="sm">
+        <TextInput label="Name" name="name" required maxLength={200} />
+        <Button type="submit" disabled={create.isPending}>
+          Create product
+        </Button>
+      </Group>
       <ProblemMessage error={create.error} />
     </form>
   )
