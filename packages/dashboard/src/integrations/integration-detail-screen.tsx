@@ -1,6 +1,6 @@
 import type { KeyturnClient } from '@keyturn/client'
+import { PasswordInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useParams } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
@@ -23,7 +23,6 @@ export function IntegrationDetailScreen() {
     remove: () => client.deleteIntegration(id),
     back: '/integrations',
   })
-  const fieldId = useId()
   return (
     <DetailScreen back="/integrations" backLabel="Payment providers" resource={integration}>
       {(data) => {
@@ -74,11 +73,9 @@ export function IntegrationDetailScreen() {
             </dl>
             <EditSection version={data.updatedAt} saveLabel="Save integration" mutation={update}>
               <IntegrationFieldset integration={data} provider={data.provider} />
-              <label htmlFor={`${fieldId}-secret`}>New signing secret (empty: keep the stored one)</label>
-              <input
-                id={`${fieldId}-secret`}
+              <PasswordInput
+                label="New signing secret (empty: keep the stored one)"
                 name="signingSecret"
-                type="password"
                 autoComplete="off"
                 minLength={8}
                 maxLength={500}

@@ -1,8 +1,8 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Fieldset, Group, NativeSelect, Stack, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId, useState } from 'react'
-import { useProductChoices } from '../components/product-choices.js'
+import { useState } from 'react'
+import { useProductNames } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
 
 type IntegrationResource = Awaited<ReturnType<KeyturnClient['getIntegration']>>
@@ -70,10 +70,8 @@ export function IntegrationFieldset({
   integration?: IntegrationResource
   provider: keyof typeof providerNames
 }) {
-  const id = useId()
   const policies = usePolicyChoices()
-  const products = useProductChoices()
-  const productNames = new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+  const productNames = useProductNames()
   const [rows, setRows] = useState(() =>
     (integration?.mappings.length ? integration.mappings : [undefined]).map((mapping) => ({
       key: nextRow++,
@@ -82,22 +80,23 @@ export function IntegrationFieldset({
   )
   return (
     <>
-      <label htmlFor={`${id}-description`}>Description (optional)</label>
-      <input
-        id={`${id}-description`}
+      <TextInput
+        label="Description (optional)"
         name="description"
         maxLength={500}
         placeholder={`${providerNames[provider]} live mode`}
         defaultValue={integration?.description ?? ''}
       />
-      <label htmlFor={`${id}-refund`}>A refund or chargeback</label>
-      <select id={`${id}-refund`} name="onRefund" defaultValue={integration?.onRefund ?? 'revoke'}>
+      <NativeSelect
+        label="A refund or chargeback"
+        name="onRefund"
+        defaultValue={integration?.onRefund ?? 'revoke'}
+      >
         <option value="revoke">revokes the license</option>
         <option value="none">leaves the license as it is</option>
-      </select>
-      <label htmlFor={`${id}-grace`}>Days a license keeps working after a failed payment</label>
-      <input
-        id={`${id}-grace`}
+      </NativeSelect>
+      <TextInput
+        label="Days a license keeps working after a failed payment"
         name="paymentGraceDays"
         type="number"
         min={0}
@@ -106,60 +105,60 @@ export function IntegrationFieldset({
         required
         defaultValue={integration?.paymentGraceDays ?? 7}
       />
-      <fieldset className="mappings">
-        <legend>What each {providerNames[provider]} item sells</legend>
-        {rows.map(({ key, mapping }, index) => (
-          <div className="mapping" key={key}>
-            <label htmlFor={`${id}-item-${key}`}>
-              {itemNames[provider]} {rows.length > 1 ? index + 1 : ''}
-            </label>
-            <input
-              id={`${id}-item-${key}`}
-              name="mappingItem"
-              maxLength={200}
-              defaultValue={mapping?.providerItemId ?? ''}
-            />
-            <label htmlFor={`${id}-policy-${key}`}>Sells (product — policy)</label>
-            {policies.data === undefined ? (
-              <input
-                id={`${id}-policy-${key}`}
-                name="mappingPolicy"
-                placeholder="prd_… pol_…"
-                defaultValue={mapping === undefined ? '' : `${mapping.productId} ${mapping.policyId}`}
+      <Fieldset legend={`What each ${providerNames[provider]} item sells`}>
+        <Stack gap="sm">
+          {rows.map(({ key, mapping }, index) => (
+            <Group key={key} align="flex-end" gap="sm">
+              <TextInput
+                label={`${itemNames[provider]}${rows.length > 1 ? ` ${index + 1}` : ''}`}
+                name="mappingItem"
+                maxLength={200}
+                defaultValue={mapping?.providerItemId ?? ''}
               />
-            ) : (
-              <select
-                id={`${id}-policy-${key}`}
-                name="mappingPolicy"
-                defaultValue={mapping === undefined ? '' : `${mapping.productId} ${mapping.policyId}`}
-              >
-                <option value="">Choose a policy</option>
-                {policies.data.data.map((policy) => (
-                  <option key={policy.id} value={`${policy.productId} ${policy.id}`}>
-                    {productNames.get(policy.productId) ?? policy.productId} — {policy.name}
-                  </option>
-                ))}
-              </select>
-            )}
-            {rows.length > 1 && (
-              <Button
-                variant="default"
-                type="button"
-                onClick={() => setRows((current) => current.filter((row) => row.key !== key))}
-              >
-                Remove mapping {index + 1}
-              </Button>
-            )}
-          </div>
-        ))}
-        <Button
-          variant="default"
-          type="button"
-          onClick={() => setRows((current) => [...current, { key: nextRow++, mapping: undefined }])}
-        >
-          Add a mapping
-        </Button>
-      </fieldset>
+              {policies.data === undefined ? (
+                <TextInput
+                  label="Sells (product — policy)"
+                  name="mappingPolicy"
+                  placeholder="prd_… pol_…"
+                  defaultValue={mapping === undefined ? '' : `${mapping.productId} ${mapping.policyId}`}
+                />
+              ) : (
+                <NativeSelect
+                  label="Sells (product — policy)"
+                  name="mappingPolicy"
+                  maw="100%"
+                  defaultValue={mapping === undefined ? '' : `${mapping.productId} ${mapping.policyId}`}
+                >
+                  <option value="">Choose a policy</option>
+                  {policies.data.data.map((policy) => (
+                    <option key={policy.id} value={`${policy.productId} ${policy.id}`}>
+                      {productNames.get(policy.productId) ?? policy.productId} — {policy.name}
+                    </option>
+                  ))}
+                </NativeSelect>
+              )}
+              {rows.length > 1 && (
+                <Button
+                  variant="default"
+                  type="button"
+                  onClick={() => setRows((current) => current.filter((row) => row.key !== key))}
+                >
+                  Remove mapping {index + 1}
+                </Button>
+              )}
+            </Group>
+          ))}
+          <Group>
+            <Button
+              variant="default"
+              type="button"
+              onClick={() => setRows((current) => [...current, { key: nextRow++, mapping: undefined }])}
+            >
+              Add a mapping
+            </Button>
+          </Group>
+        </Stack>
+      </Fieldset>
     </>
   )
 }

@@ -1,8 +1,9 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { NativeSelect, PasswordInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { useState } from 'react'
 import { Link, useNavigate } from 'react-router'
+import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useSession } from '../session/session.js'
@@ -59,7 +60,6 @@ function CreateIntegrationForm() {
   const { client } = useSession()
   const queryClient = useQueryClient()
   const navigate = useNavigate()
-  const id = useId()
   const [provider, setProvider] = useState<Provider>('stripe')
   const create = useMutation({
     mutationFn: (form: FormData) =>
@@ -74,51 +74,24 @@ function CreateIntegrationForm() {
     },
   })
   return (
-    <details className="create">
-      <summary>Add an integration</summary>
-      <form
-        className="stacked"
-        aria-label="Add an integration"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <label htmlFor={`${id}-provider`}>Provider</label>
-        <select
-          id={`${id}-provider`}
-          name="provider"
-          value={provider}
-          onChange={(event) => setProvider(event.currentTarget.value as Provider)}
-        >
-          {Object.entries(providerNames).map(([value, name]) => (
-            <option key={value} value={value}>
-              {name}
-            </option>
-          ))}
-        </select>
-        <label htmlFor={`${id}-secret`}>Webhook signing secret</label>
-        <input
-          id={`${id}-secret`}
-          name="signingSecret"
-          type="password"
-          autoComplete="off"
-          required
-          minLength={8}
-          maxLength={500}
-          aria-describedby={`${id}-secret-help`}
-        />
-        <p id={`${id}-secret-help`} className="muted">
-          From the provider&apos;s webhook settings. Stored encrypted; never shown again.
-        </p>
-        <IntegrationFieldset key={provider} provider={provider} />
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Add integration
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
-      </form>
-    </details>
+    <CreateDisclosure summary="Add an integration" submitLabel="Add integration" mutation={create}>
+      <NativeSelect
+        label="Provider"
+        name="provider"
+        value={provider}
+        onChange={(event) => setProvider(event.currentTarget.value as Provider)}
+        data={Object.entries(providerNames).map(([value, label]) => ({ value, label }))}
+      />
+      <PasswordInput
+        label="Webhook signing secret"
+        name="signingSecret"
+        autoComplete="off"
+        required
+        minLength={8}
+        maxLength={500}
+        description="From the provider's webhook settings. Stored encrypted; never shown again."
+      />
+      <IntegrationFieldset key={provider} provider={provider} />
+    </CreateDisclosure>
   )
 }

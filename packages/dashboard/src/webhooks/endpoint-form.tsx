@@ -1,5 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { useId } from 'react'
+import { Checkbox, TextInput } from '@mantine/core'
 
 type EndpointResource = Awaited<ReturnType<KeyturnClient['getWebhookEndpoint']>>
 export type EndpointFields = Omit<Parameters<KeyturnClient['createWebhookEndpoint']>[0], 'productId'>
@@ -18,12 +18,10 @@ export function toEndpointFields(form: FormData): EndpointFields {
 }
 
 export function EndpointFieldset({ endpoint }: { endpoint?: EndpointResource }) {
-  const id = useId()
   return (
     <>
-      <label htmlFor={`${id}-url`}>URL</label>
-      <input
-        id={`${id}-url`}
+      <TextInput
+        label="URL"
         name="url"
         type="url"
         required
@@ -31,34 +29,25 @@ export function EndpointFieldset({ endpoint }: { endpoint?: EndpointResource }) 
         placeholder="https://billing.example.com/keyturn"
         defaultValue={endpoint?.url}
       />
-      <label htmlFor={`${id}-description`}>Description (optional)</label>
-      <input
-        id={`${id}-description`}
+      <TextInput
+        label="Description (optional)"
         name="description"
         maxLength={500}
         defaultValue={endpoint?.description ?? ''}
       />
-      <label htmlFor={`${id}-types`}>Event types</label>
-      <input
-        id={`${id}-types`}
+      <TextInput
+        label="Event types"
         name="eventTypes"
         required
         defaultValue={endpoint?.eventTypes.join(', ') ?? '*'}
-        aria-describedby={`${id}-types-help`}
+        description={
+          <>
+            Comma-separated: a type (<code>license.revoked</code>), every type of a resource (
+            <code>license.*</code>) or everything (<code>*</code>).
+          </>
+        }
       />
-      <p id={`${id}-types-help`} className="muted">
-        Comma-separated: a type (<code>license.revoked</code>), every type of a resource (
-        <code>license.*</code>) or everything (<code>*</code>).
-      </p>
-      <div className="checkbox">
-        <input
-          id={`${id}-enabled`}
-          name="enabled"
-          type="checkbox"
-          defaultChecked={endpoint?.enabled ?? true}
-        />
-        <label htmlFor={`${id}-enabled`}>Enabled</label>
-      </div>
+      <Checkbox label="Enabled" name="enabled" defaultChecked={endpoint?.enabled ?? true} />
     </>
   )
 }

@@ -1,5 +1,5 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { useParams, useSearchParams } from 'react-router'
@@ -78,19 +78,26 @@ export function WebhookDetailScreen() {
             <SecretPanel title="New signing secret" secret={secret} onDismiss={() => setSecret(undefined)} />
           )}
           <Allowed least="admin">
-            <section aria-label="Actions" className="inline-form">
-              <Button variant="default" type="button" onClick={() => test.mutate()} disabled={test.isPending}>
-                Send a test event
-              </Button>
-              <ConfirmButton
-                label="Rotate secret"
-                title="Rotate the signing secret?"
-                confirmLabel="Rotate secret"
-                danger
-                onConfirm={() => rotate.mutate()}
-              >
-                <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
-              </ConfirmButton>
+            <section aria-label="Actions">
+              <Group my="sm">
+                <Button
+                  variant="default"
+                  type="button"
+                  onClick={() => test.mutate()}
+                  disabled={test.isPending}
+                >
+                  Send a test event
+                </Button>
+                <ConfirmButton
+                  label="Rotate secret"
+                  title="Rotate the signing secret?"
+                  confirmLabel="Rotate secret"
+                  danger
+                  onConfirm={() => rotate.mutate()}
+                >
+                  <p>Deliveries are signed with a new secret from now on: the receiver must be given it.</p>
+                </ConfirmButton>
+              </Group>
               <ProblemMessage error={test.error ?? rotate.error} />
             </section>
           </Allowed>

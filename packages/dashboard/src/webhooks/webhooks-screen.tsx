@@ -1,13 +1,15 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { NativeSelect } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { useState } from 'react'
 import { Link, useSearchParams } from 'react-router'
+import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
+import { useProductNames } from '../components/product-field.js'
 import { SecretPanel } from '../components/secret-panel.js'
 import { StatusBadge } from '../components/status-badge.js'
 import { Allowed, useSession } from '../session/session.js'
@@ -25,8 +27,7 @@ export function WebhooksScreen() {
     queryFn: () => client.listWebhookEndpoints(query),
     placeholderData: (previous) => previous,
   })
-  const products = useProductChoices()
-  const names = new Map((products.data?.data ?? []).map((product) => [product.id, product.name]))
+  const names = useProductNames()
   return (
     <>
       <h1>Webhooks</h1>
@@ -82,7 +83,6 @@ function CreateEndpointForm() {
   const session = useSession()
   const queryClient = useQueryClient()
   const products = useProductChoices()
-  const id = useId()
   const [created, setCreated] = useState<CreatedEndpoint>()
   const create = useMutation({
     mutationFn: (form: FormData) => {
@@ -111,33 +111,21 @@ function CreateEndpointForm() {
     )
   }
   return (
-    <details className="create">
-      <summary>Add an endpoint</summary>
-      <form
-        className="stacked"
-        aria-label="Add a webhook endpoint"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <EndpointFieldset />
-        <label htmlFor={`${id}-product`}>Product</label>
-        <select id={`${id}-product`} name="productId" defaultValue="">
-          <option value="">Every product, and global events</option>
-          {(products.data?.data ?? []).map((product) => (
-            <option key={product.id} value={product.id}>
-              {product.name}
-            </option>
-          ))}
-        </select>
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Add endpoint
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
-      </form>
-    </details>
+    <CreateDisclosure
+      summary="Add an endpoint"
+      label="Add a webhook endpoint"
+      submitLabel="Add endpoint"
+      mutation={create}
+    >
+      <EndpointFieldset />
+      <NativeSelect label="Product" name="productId" defaultValue="">
+        <option value="">Every product, and global events</option>
+        {(products.data?.data ?? []).map((product) => (
+          <option key={product.id} value={product.id}>
+            {product.name}
+          </option>
+        ))}
+      </NativeSelect>
+    </CreateDisclosure>
   )
 }
