@@ -3,6 +3,7 @@ import { TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { Link, useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
+import { Fact, Facts } from '../components/facts.js'
 import { MetadataField, MetadataList, parseJsonObject } from '../components/metadata.js'
 import { Time } from '../components/time.js'
 import { may, useSession } from '../session/session.js'
@@ -40,32 +41,26 @@ export function CustomerDetailScreen() {
       {(data) => (
         <>
           <h1>{data.name ?? data.email}</h1>
-          <dl className="facts">
-            <dt>Email</dt>
-            <dd>{data.email}</dd>
-            <dt>Id</dt>
-            <dd>
+          <Facts>
+            <Fact term="Email">{data.email}</Fact>
+            <Fact term="Id">
               <code>{data.id}</code>
-            </dd>
-            <dt>Licenses</dt>
-            <dd>
+            </Fact>
+            <Fact term="Licenses">
               <Link to={`/licenses?customerId=${encodeURIComponent(data.id)}`}>
                 {licenses.data ? `${licenses.data.totalCount.toLocaleString('en')} licenses` : 'Licenses'}
               </Link>
-            </dd>
-            <dt>Metadata</dt>
-            <dd>
+            </Fact>
+            <Fact term="Metadata">
               <MetadataList metadata={data.metadata} />
-            </dd>
-            <dt>Created</dt>
-            <dd>
+            </Fact>
+            <Fact term="Created">
               <Time value={data.createdAt} />
-            </dd>
-            <dt>Updated</dt>
-            <dd>
+            </Fact>
+            <Fact term="Updated">
               <Time value={data.updatedAt} />
-            </dd>
-          </dl>
+            </Fact>
+          </Facts>
           <EditSection version={data.updatedAt} saveLabel="Save customer" mutation={update}>
             <TextInput
               label="Email"

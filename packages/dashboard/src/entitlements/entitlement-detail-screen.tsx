@@ -3,6 +3,7 @@ import { TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
+import { Fact, Facts } from '../components/facts.js'
 import { ProductLink } from '../components/product-field.js'
 import { Time } from '../components/time.js'
 import { useSession } from '../session/session.js'
@@ -27,20 +28,17 @@ export function EntitlementDetailScreen() {
       {(data) => (
         <>
           <h1>{data.name}</h1>
-          <dl className="facts">
-            <dt>Code</dt>
-            <dd>
+          <Facts>
+            <Fact term="Code">
               <code>{data.code}</code>
-            </dd>
-            <dt>Product</dt>
-            <dd>
+            </Fact>
+            <Fact term="Product">
               <ProductLink id={data.productId} />
-            </dd>
-            <dt>Updated</dt>
-            <dd>
+            </Fact>
+            <Fact term="Updated">
               <Time value={data.updatedAt} />
-            </dd>
-          </dl>
+            </Fact>
+          </Facts>
           <EditSection version={data.updatedAt} saveLabel="Save entitlement" mutation={update}>
             <TextInput label="Code" name="code" required maxLength={64} defaultValue={data.code} />
             <TextInput label="Name" name="name" required maxLength={200} defaultValue={data.name} />

@@ -5,6 +5,7 @@ import { Link, useParams } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
+import { Fact, Facts } from '../components/facts.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductLink } from '../components/product-field.js'
 import { StatusBadge } from '../components/status-badge.js'
@@ -31,23 +32,19 @@ export function IntegrationDetailScreen() {
         return (
           <>
             <h1>{data.description ?? providerNames[data.provider]}</h1>
-            <dl className="facts">
-              <dt>Provider</dt>
-              <dd>{providerNames[data.provider]}</dd>
-              <dt>Id</dt>
-              <dd>
+            <Facts>
+              <Fact term="Provider">{providerNames[data.provider]}</Fact>
+              <Fact term="Id">
                 <code>{data.id}</code>
-              </dd>
-              <dt>Receiver URL</dt>
-              <dd>
+              </Fact>
+              <Fact term="Receiver URL">
                 <code>{receiver}</code> <CopyButton value={receiver} label="Copy receiver URL" />
                 <p className="muted">
                   Paste it into {providerNames[data.provider]}&apos;s webhook settings (the server&apos;s
                   public address if it differs from this one).
                 </p>
-              </dd>
-              <dt>Sells</dt>
-              <dd>
+              </Fact>
+              <Fact term="Sells">
                 {data.mappings.length === 0 ? (
                   'Nothing yet: purchases are received and ignored'
                 ) : (
@@ -61,16 +58,15 @@ export function IntegrationDetailScreen() {
                     ))}
                   </ul>
                 )}
-              </dd>
-              <dt>Refunds</dt>
-              <dd>{data.onRefund === 'revoke' ? 'Revoke the license' : 'Leave the license as it is'}</dd>
-              <dt>Failed payments</dt>
-              <dd>The license keeps working {data.paymentGraceDays} days</dd>
-              <dt>Updated</dt>
-              <dd>
+              </Fact>
+              <Fact term="Refunds">
+                {data.onRefund === 'revoke' ? 'Revoke the license' : 'Leave the license as it is'}
+              </Fact>
+              <Fact term="Failed payments">The license keeps working {data.paymentGraceDays} days</Fact>
+              <Fact term="Updated">
                 <Time value={data.updatedAt} />
-              </dd>
-            </dl>
+              </Fact>
+            </Facts>
             <EditSection version={data.updatedAt} saveLabel="Save integration" mutation={update}>
               <IntegrationFieldset integration={data} provider={data.provider} />
               <PasswordInput

@@ -2,6 +2,7 @@ import type { KeyturnClient } from '@keyturn/client'
 import { useQuery } from '@tanstack/react-query'
 import { Link, useParams } from 'react-router'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
+import { Fact, Facts } from '../components/facts.js'
 import { seatTerms, usesLimit } from '../components/format.js'
 import { MetadataList } from '../components/metadata.js'
 import { ProductLink } from '../components/product-field.js'
@@ -25,46 +26,39 @@ export function PolicyDetailScreen() {
       {(data) => (
         <>
           <h1>{data.name}</h1>
-          <dl className="facts">
-            <dt>Id</dt>
-            <dd>
+          <Facts>
+            <Fact term="Id">
               <code>{data.id}</code>
-            </dd>
-            <dt>Product</dt>
-            <dd>
+            </Fact>
+            <Fact term="Product">
               <ProductLink id={data.productId} />
-            </dd>
-            <dt>Activations</dt>
-            <dd>
+            </Fact>
+            <Fact term="Activations">
               {data.maxActivations ?? 'Unlimited'}
               {data.seatsPerQuantity && data.maxActivations !== null ? ' per seat bought' : ''}
-            </dd>
-            <dt>Duration</dt>
-            <dd>
+            </Fact>
+            <Fact term="Duration">
               {durationInDays(data.duration)}, counted from{' '}
               {data.expirationBasis === 'firstActivation' ? 'the first activation' : 'creation'}
-            </dd>
-            <dt>Seats</dt>
-            <dd>{seatTerms(data.heartbeatTtl)}</dd>
-            <dt>Uses</dt>
-            <dd>{data.maxUses === null ? 'Unmetered' : `At most ${usesLimit(data.maxUses)}`}</dd>
-            <dt>Portal transfers</dt>
-            <dd>
+            </Fact>
+            <Fact term="Seats">{seatTerms(data.heartbeatTtl)}</Fact>
+            <Fact term="Uses">
+              {data.maxUses === null ? 'Unmetered' : `At most ${usesLimit(data.maxUses)}`}
+            </Fact>
+            <Fact term="Portal transfers">
               {data.maxTransfers === null
                 ? 'Unlimited'
                 : `${data.maxTransfers} per ${Math.round(data.transferPeriod / 86_400)} days`}
-            </dd>
-            <dt>Offline</dt>
-            <dd>
+            </Fact>
+            <Fact term="Offline">
               License files{' '}
               {data.licenseFileTtl === null
                 ? 'never expire'
                 : `last ${durationInDays(data.licenseFileTtl).replace(' days', '')} days`}
               {data.licenseFileMetadata ? ' and carry the metadata' : ''}; tokens up to{' '}
               {data.tokenTtlMax === null ? 'a year' : durationInDays(data.tokenTtlMax)}
-            </dd>
-            <dt>Check-in</dt>
-            <dd>
+            </Fact>
+            <Fact term="Check-in">
               {data.checkInInterval === null
                 ? 'Not required'
                 : `Every ${durationInDays(data.checkInInterval)}, then ${
@@ -72,22 +66,18 @@ export function PolicyDetailScreen() {
                       ? "the application's own grace period"
                       : `${durationInDays(data.gracePeriod)} of grace`
                   }`}
-            </dd>
-            <dt>Entitlements</dt>
-            <dd>{data.entitlements.join(', ') || 'None'}</dd>
-            <dt>Metadata</dt>
-            <dd>
+            </Fact>
+            <Fact term="Entitlements">{data.entitlements.join(', ') || 'None'}</Fact>
+            <Fact term="Metadata">
               <MetadataList metadata={data.metadata} />
-            </dd>
-            <dt>Licenses</dt>
-            <dd>
+            </Fact>
+            <Fact term="Licenses">
               <Link to={`/licenses?policyId=${encodeURIComponent(data.id)}`}>Licenses made from it</Link>
-            </dd>
-            <dt>Updated</dt>
-            <dd>
+            </Fact>
+            <Fact term="Updated">
               <Time value={data.updatedAt} />
-            </dd>
-          </dl>
+            </Fact>
+          </Facts>
           <EditSection
             version={data.updatedAt}
             saveLabel="Save policy"

@@ -5,6 +5,7 @@ import { Link, useParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
+import { Fact, Facts } from '../components/facts.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
@@ -27,32 +28,26 @@ export function ProductDetailScreen() {
       {product.data && (
         <>
           <h1>{product.data.name}</h1>
-          <dl className="facts">
-            <dt>Id</dt>
-            <dd>
+          <Facts>
+            <Fact term="Id">
               <code>{product.data.id}</code>
-            </dd>
-            <dt>Status</dt>
-            <dd>
+            </Fact>
+            <Fact term="Status">
               <StatusBadge status={product.data.status} />
-            </dd>
-            <dt>Created</dt>
-            <dd>
+            </Fact>
+            <Fact term="Created">
               <Time value={product.data.createdAt} />
-            </dd>
-            <dt>Updated</dt>
-            <dd>
+            </Fact>
+            <Fact term="Updated">
               <Time value={product.data.updatedAt} />
-            </dd>
-            <dt>Client-key tokens</dt>
-            <dd>last at most {hours(product.data.clientTokenTtl)} hours</dd>
-            <dt>Licenses</dt>
-            <dd>
+            </Fact>
+            <Fact term="Client-key tokens">last at most {hours(product.data.clientTokenTtl)} hours</Fact>
+            <Fact term="Licenses">
               <Link to={`/licenses?productId=${encodeURIComponent(product.data.id)}`}>
                 Licenses of this product
               </Link>
-            </dd>
-          </dl>
+            </Fact>
+          </Facts>
           {isAdmin(session) && <ProductActions product={product.data} />}
           <PublicKeys product={product.data} />
         </>

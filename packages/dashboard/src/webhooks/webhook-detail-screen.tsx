@@ -6,6 +6,7 @@ import { useParams, useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { DataTable } from '../components/data-table.js'
 import { DeleteSection, DetailScreen, EditSection, useDetailMutations } from '../components/detail-screen.js'
+import { Fact, Facts } from '../components/facts.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { notifyDone } from '../components/notify.js'
 import { Pager } from '../components/pager.js'
@@ -56,24 +57,19 @@ export function WebhookDetailScreen() {
       {(data) => (
         <>
           <h1>{data.description ?? data.url}</h1>
-          <dl className="facts">
-            <dt>URL</dt>
-            <dd>{data.url}</dd>
-            <dt>Id</dt>
-            <dd>
+          <Facts>
+            <Fact term="URL">{data.url}</Fact>
+            <Fact term="Id">
               <code>{data.id}</code>
-            </dd>
-            <dt>Events</dt>
-            <dd>
+            </Fact>
+            <Fact term="Events">
               <code>{data.eventTypes.join(', ')}</code>
-            </dd>
-            <dt>State</dt>
-            <dd>{data.enabled ? 'Enabled' : 'Disabled: nothing is sent'}</dd>
-            <dt>Updated</dt>
-            <dd>
+            </Fact>
+            <Fact term="State">{data.enabled ? 'Enabled' : 'Disabled: nothing is sent'}</Fact>
+            <Fact term="Updated">
               <Time value={data.updatedAt} />
-            </dd>
-          </dl>
+            </Fact>
+          </Facts>
           {secret !== undefined && (
             <SecretPanel title="New signing secret" secret={secret} onDismiss={() => setSecret(undefined)} />
           )}
