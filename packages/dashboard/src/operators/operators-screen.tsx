@@ -97,6 +97,7 @@ function OperatorRow({
       <td>
         <NativeSelect
           aria-label={`Role of ${operator.email}`}
+          miw="7.5rem" // a table cell would squeeze it below its longest option
           value={operator.role}
           data={roles}
           onChange={(event) => onChange({ role: event.currentTarget.value as OperatorRoleName })}

@@ -152,7 +152,7 @@ function PublicKeys({ product }: { product: ProductResource }) {
       <Textarea
         label="Public key (PEM)"
         readOnly
-        rows={3}
+        rows={4} // three lines of PEM, one of which wraps at phone width
         value={product.publicKey}
         spellCheck={false}
         ff="monospace"
