@@ -38,7 +38,12 @@ export function EventsScreen() {
         <TextInput label="License id" name="licenseId" defaultValue={filters.licenseId} placeholder="lic_…" />
         <TextInput label="From" name="from" type="date" defaultValue={filters.from} />
         <TextInput label="Until" name="to" type="date" defaultValue={filters.to} />
-        <TextInput label="By API key id" name="apiKeyId" defaultValue={filters.apiKeyId} placeholder="key_…" />
+        <TextInput
+          label="By API key id"
+          name="apiKeyId"
+          defaultValue={filters.apiKeyId}
+          placeholder="key_…"
+        />
         <NativeSelect label="By operator" name="operatorId" defaultValue={filters.operatorId}>
           <option value="">Anyone</option>
           {(operators.data?.data ?? []).map((operator) => (

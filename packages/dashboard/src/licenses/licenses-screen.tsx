@@ -1,5 +1,5 @@
 import type { LicenseResource, ProductResource } from '@keyturn/client'
-import { NativeSelect, TextInput } from '@mantine/core'
+import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { Link, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
@@ -36,12 +36,14 @@ export function LicensesScreen() {
       <div className="title-row">
         <h1>Licenses</h1>
         <Allowed least="admin">
-          <Link to="/licenses/offline" className="button">
-            Offline activation
-          </Link>
-          <Link to="/licenses/new" className="button primary">
-            Create license
-          </Link>
+          <Group gap="xs">
+            <Button component={Link} to="/licenses/offline" variant="default">
+              Offline activation
+            </Button>
+            <Button component={Link} to="/licenses/new">
+              Create license
+            </Button>
+          </Group>
         </Allowed>
       </div>
       <LicenseFilterForm />
@@ -121,7 +123,12 @@ function LicenseFilterForm() {
       <ProductField any="Any" defaultValue={filters.productId} />
       <TextInput label="Expires from" name="expiresFrom" type="date" defaultValue={filters.expiresFrom} />
       <TextInput label="Expires until" name="expiresTo" type="date" defaultValue={filters.expiresTo} />
-      <TextInput label="Customer id" name="customerId" defaultValue={filters.customerId} placeholder="cus_…" />
+      <TextInput
+        label="Customer id"
+        name="customerId"
+        defaultValue={filters.customerId}
+        placeholder="cus_…"
+      />
       <TextInput label="Policy id" name="policyId" defaultValue={filters.policyId} placeholder="pol_…" />
       <TextInput label="Metadata key" name="metaKey" defaultValue={filters.metaKey} maxLength={40} />
       <TextInput label="equals" name="metaValue" defaultValue={filters.metaValue} />

@@ -2,8 +2,8 @@ import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { Button, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ActionDialog } from '../../components/action-dialog.js'
-import { formatTime, minutes } from '../../components/format.js'
 import { FieldStack, FormButtons } from '../../components/form-layout.js'
+import { formatTime, minutes } from '../../components/format.js'
 import {
   EntitlementsField,
   LeaseMinutesField,
@@ -93,7 +93,11 @@ export function EditDialog({ license, onClose }: DialogProps) {
             defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
           />
           <MaxUsesField defaultValue={license.maxUses ?? ''} />
-          <TextInput label="Customer id (empty: none)" name="customerId" defaultValue={license.customerId ?? ''} />
+          <TextInput
+            label="Customer id (empty: none)"
+            name="customerId"
+            defaultValue={license.customerId ?? ''}
+          />
           <EntitlementsField
             label="Entitlements (comma-separated)"
             defaultValue={license.entitlements.join(', ')}
