@@ -26,14 +26,12 @@ export function EventsScreen() {
     <>
       <h1>Events</h1>
       <FilterBar label="Filter events" names={eventFilterNames}>
-        <NativeSelect label="Type" name="type" defaultValue={filters.type}>
-          <option value="">Any</option>
-          {eventTypes.map((type) => (
-            <option key={type} value={type}>
-              {type}
-            </option>
-          ))}
-        </NativeSelect>
+        <NativeSelect
+          label="Type"
+          name="type"
+          defaultValue={filters.type}
+          data={[{ value: '', label: 'Any' }, ...eventTypes]}
+        />
         <ProductField any="Any" defaultValue={filters.productId} />
         <TextInput label="License id" name="licenseId" defaultValue={filters.licenseId} placeholder="lic_…" />
         <TextInput label="From" name="from" type="date" defaultValue={filters.from} />
@@ -44,14 +42,18 @@ export function EventsScreen() {
           defaultValue={filters.apiKeyId}
           placeholder="key_…"
         />
-        <NativeSelect label="By operator" name="operatorId" defaultValue={filters.operatorId}>
-          <option value="">Anyone</option>
-          {(operators.data?.data ?? []).map((operator) => (
-            <option key={operator.id} value={operator.id}>
-              {operator.name} ({operator.email})
-            </option>
-          ))}
-        </NativeSelect>
+        <NativeSelect
+          label="By operator"
+          name="operatorId"
+          defaultValue={filters.operatorId}
+          data={[
+            { value: '', label: 'Anyone' },
+            ...(operators.data?.data ?? []).map((operator) => ({
+              value: operator.id,
+              label: `${operator.name} (${operator.email})`,
+            })),
+          ]}
+        />
       </FilterBar>
       <ProblemMessage error={events.error} />
       {events.data && (

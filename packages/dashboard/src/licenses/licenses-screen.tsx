@@ -112,14 +112,12 @@ function LicenseFilterForm() {
   const filters = readLicenseFilters(search)
   return (
     <FilterBar label="Filter licenses" names={filterNames}>
-      <NativeSelect label="Status" name="status" defaultValue={filters.status}>
-        <option value="">Any</option>
-        {licenseStatuses.map((status) => (
-          <option key={status} value={status}>
-            {status}
-          </option>
-        ))}
-      </NativeSelect>
+      <NativeSelect
+        label="Status"
+        name="status"
+        defaultValue={filters.status}
+        data={[{ value: '', label: 'Any' }, ...licenseStatuses]}
+      />
       <ProductField any="Any" defaultValue={filters.productId} />
       <TextInput label="Expires from" name="expiresFrom" type="date" defaultValue={filters.expiresFrom} />
       <TextInput label="Expires until" name="expiresTo" type="date" defaultValue={filters.expiresTo} />
