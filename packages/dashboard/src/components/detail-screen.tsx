@@ -5,7 +5,7 @@
  * the facts, the form's fields and how they become a request.
  */
 
-import { Button, Group } from '@mantine/core'
+import { Button } from '@mantine/core'
 import {
   type UseMutationResult,
   type UseQueryResult,
@@ -16,6 +16,7 @@ import { type ReactNode, useId } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { isAdmin, useSession } from '../session/session.js'
 import { ConfirmButton } from './confirm-button.js'
+import { FieldStack, FormButtons } from './form-layout.js'
 import { notifyDone } from './notify.js'
 import { ProblemMessage } from './problem-message.js'
 
@@ -108,7 +109,6 @@ export function EditSection({
       <h2 id={`${id}-heading`}>Edit</h2>
       {note !== undefined && <p className="muted">{note}</p>}
       <form
-        className="stacked"
         aria-labelledby={`${id}-heading`}
         key={version}
         onSubmit={(event) => {
@@ -116,13 +116,15 @@ export function EditSection({
           mutation.mutate(new FormData(event.currentTarget))
         }}
       >
-        {children}
-        <Group className="actions">
-          <Button type="submit" loading={mutation.isPending}>
-            {saveLabel}
-          </Button>
-        </Group>
-        <ProblemMessage error={mutation.error} />
+        <FieldStack>
+          {children}
+          <FormButtons>
+            <Button type="submit" loading={mutation.isPending}>
+              {saveLabel}
+            </Button>
+          </FormButtons>
+          <ProblemMessage error={mutation.error} />
+        </FieldStack>
       </form>
     </section>
   )

@@ -1,4 +1,4 @@
-import { useId } from 'react'
+import { Textarea } from '@mantine/core'
 
 type MetadataValue = string | number | boolean
 
@@ -32,24 +32,16 @@ export function MetadataField({
   defaultValue?: Readonly<Record<string, unknown>> | undefined
   help?: string
 }) {
-  const id = useId()
   return (
-    <div className="field">
-      <label htmlFor={id}>Metadata (JSON, optional)</label>
-      <textarea
-        id={id}
-        name={name}
-        rows={2}
-        spellCheck={false}
-        aria-describedby={`${id}-help`}
-        defaultValue={
-          defaultValue && Object.keys(defaultValue).length > 0 ? JSON.stringify(defaultValue) : ''
-        }
-      />
-      <p id={`${id}-help`} className="muted">
-        {help}
-      </p>
-    </div>
+    <Textarea
+      label="Metadata (JSON, optional)"
+      description={help}
+      className="monospace"
+      name={name}
+      rows={2}
+      spellCheck={false}
+      defaultValue={defaultValue && Object.keys(defaultValue).length > 0 ? JSON.stringify(defaultValue) : ''}
+    />
   )
 }
 

@@ -1,5 +1,5 @@
 import type { Paginated } from '@keyturn/client'
-import { NativeSelect } from '@mantine/core'
+import { Group, NativeSelect } from '@mantine/core'
 import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
 import { EmptyState } from './empty-state.js'
@@ -29,7 +29,7 @@ export function Pager({ result, noun }: { result: Paginated<{ id: string }>; nou
     )
   }
   return (
-    <div className="pager">
+    <Group className="pager" gap="md">
       <p className="muted" aria-live="polite">
         {`${first.toLocaleString('en')}–${(first + result.data.length - 1).toLocaleString('en')} of ${plural(result.totalCount, noun, nouns)}`}
       </p>
@@ -81,6 +81,6 @@ export function Pager({ result, noun }: { result: Paginated<{ id: string }>; nou
         }
         data={pageSizes.map(String)}
       />
-    </div>
+    </Group>
   )
 }

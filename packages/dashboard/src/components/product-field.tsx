@@ -1,3 +1,4 @@
+import { NativeSelect, TextInput } from '@mantine/core'
 import { Link } from 'react-router'
 import { useProductChoices } from './product-choices.js'
 
@@ -14,25 +15,42 @@ export function ProductLink({ id }: { id: string }) {
 }
 
 /**
- * A required "Product" field named `productId`: a select over one page of products, or a text field
- * for the id when there are more.
+ * A "Product" field named `productId`: a select over one page of products, or a text field for the
+ * id when there are more. Required, unless `any` names the choice of no product (a filter's "Any").
  */
-export function ProductField({ id, label = 'Product' }: { id: string; label?: string }) {
+export function ProductField({
+  id,
+  label = 'Product',
+  any,
+  defaultValue,
+}: {
+  readonly id?: string
+  readonly label?: string
+  readonly any?: string
+  readonly defaultValue?: string
+}) {
   const products = useProductChoices()
+  const required = any === undefined
+  if (products.data === undefined) {
+    return (
+      <TextInput
+        id={id}
+        label={label}
+        name="productId"
+        required={required}
+        defaultValue={defaultValue}
+        placeholder="prd_…"
+      />
+    )
+  }
   return (
-    <>
-      <label htmlFor={id}>{label}</label>
-      {products.data ? (
-        <select id={id} name="productId" required>
-          {products.data.data.map((product) => (
-            <option key={product.id} value={product.id}>
-              {product.name}
-            </option>
-          ))}
-        </select>
-      ) : (
-        <input id={id} name="productId" required placeholder="prd_…" />
-      )}
-    </>
+    <NativeSelect id={id} label={label} name="productId" required={required} defaultValue={defaultValue}>
+      {any !== undefined && <option value="">{any}</option>}
+      {products.data.data.map((product) => (
+        <option key={product.id} value={product.id}>
+          {product.name}
+        </option>
+      ))}
+    </NativeSelect>
   )
 }

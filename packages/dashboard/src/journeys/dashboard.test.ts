@@ -283,7 +283,27 @@ it('runs the licensing business from the dashboard in Chromium', {
       await recent.getByText('license.reinstated').waitFor()
       assert.equal(await recent.getByText('license.token_issued').count(), 0)
       await licenseAction(page, 'Issue token…')
-      await page.getByLabel('Custom fields (JSON object, optional)').fill('{"plan": "pro"}')
+      const customFields = page.getByLabel('Custom fields (JSON object, optional)')
+      await customFields.fill('["pro"]')
+      await page.getByRole('button', { name: 'Issue token' }).click()
+      // The mistake is said under its field, which is marked invalid, described by it and focused.
+      await page.getByText('Custom fields must be a JSON object').waitFor()
+      assert.deepEqual(
+        await customFields.evaluate((field) => ({
+          invalid: field.getAttribute('aria-invalid'),
+          focused: field === document.activeElement,
+          description: (field.getAttribute('aria-describedby') ?? '')
+            .split(' ')
+            .map((id) => document.getElementById(id)?.textContent)
+            .join(' '),
+        })),
+        {
+          invalid: 'true',
+          focused: true,
+          description: 'Custom fields must be a JSON object, e.g. {"plan": "pro"}.',
+        },
+      )
+      await customFields.fill('{"plan": "pro"}')
       await page.getByRole('button', { name: 'Issue token' }).click()
       const tokenBox = page.getByLabel(/^Token \(expires/)
       await tokenBox.waitFor()

@@ -2,6 +2,8 @@ import type { LicenseResource } from '@keyturn/client'
 import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ConfirmButton } from '../components/confirm-button.js'
+import { FieldRow, FormButtons } from '../components/form-layout.js'
+import { NumberField } from '../components/license-fields.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { Time } from '../components/time.js'
 import { Allowed, useSession } from '../session/session.js'
@@ -33,31 +35,29 @@ export function LicenseUsage({ license }: { license: LicenseResource }) {
       </p>
       <Allowed least="admin">
         <form
-          className="filters"
           aria-labelledby={`${id}-heading`}
           onSubmit={(event) => {
             event.preventDefault()
             record.mutate(Number(new FormData(event.currentTarget).get('increment') ?? 1))
           }}
         >
-          <div>
-            <label htmlFor={`${id}-increment`}>Uses to record</label>
-            <input id={`${id}-increment`} name="increment" type="number" min={1} step={1} defaultValue={1} />
-          </div>
-          <div className="actions">
-            <Button variant="default" type="submit" disabled={record.isPending}>
-              Record usage
-            </Button>
-            <ConfirmButton
-              label="Reset usage"
-              title="Reset this license's usage?"
-              confirmLabel="Reset to 0"
-              danger
-              onConfirm={() => reset.mutate()}
-            >
-              <p>The count goes back to 0 ({license.uses.toLocaleString('en')} uses are forgotten).</p>
-            </ConfirmButton>
-          </div>
+          <FieldRow>
+            <NumberField label="Uses to record" name="increment" min={1} step={1} defaultValue={1} />
+            <FormButtons>
+              <Button variant="default" type="submit" disabled={record.isPending}>
+                Record usage
+              </Button>
+              <ConfirmButton
+                label="Reset usage"
+                title="Reset this license's usage?"
+                confirmLabel="Reset to 0"
+                danger
+                onConfirm={() => reset.mutate()}
+              >
+                <p>The count goes back to 0 ({license.uses.toLocaleString('en')} uses are forgotten).</p>
+              </ConfirmButton>
+            </FormButtons>
+          </FieldRow>
         </form>
       </Allowed>
       <ProblemMessage error={record.error ?? reset.error} />

@@ -1,13 +1,13 @@
 import type { LicenseResource, ProductResource } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
-import { withParams } from '../components/list-params.js'
+import { FilterBar } from '../components/filter-bar.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
+import { ProductField } from '../components/product-field.js'
 import { SortHeader } from '../components/sort-header.js'
 import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
@@ -36,15 +36,17 @@ export function LicensesScreen() {
       <div className="title-row">
         <h1>Licenses</h1>
         <Allowed least="admin">
-          <Link to="/licenses/offline" className="button">
-            Offline activation
-          </Link>
-          <Link to="/licenses/new" className="button primary">
-            Create license
-          </Link>
+          <Group gap="xs">
+            <Button component={Link} to="/licenses/offline" variant="default">
+              Offline activation
+            </Button>
+            <Button component={Link} to="/licenses/new">
+              Create license
+            </Button>
+          </Group>
         </Allowed>
       </div>
-      <LicenseFilterForm products={products.data?.data} />
+      <LicenseFilterForm />
       <ProblemMessage error={licenses.error} />
       {licenses.data && (
         <div aria-busy={licenses.isFetching}>
@@ -105,97 +107,29 @@ function LicenseTable({ licenses, products }: { licenses: LicenseResource[]; pro
   )
 }
 
-function LicenseFilterForm({ products }: { products: ProductResource[] | undefined }) {
-  const [search, setSearch] = useSearchParams()
+function LicenseFilterForm() {
+  const [search] = useSearchParams()
   const filters = readLicenseFilters(search)
-  const id = useId()
   return (
-    <form
-      className="filters"
-      aria-label="Filter licenses"
-      key={search.toString()}
-      onSubmit={(event) => {
-        event.preventDefault()
-        const form = new FormData(event.currentTarget)
-        const changes = Object.fromEntries(filterNames.map((name) => [name, String(form.get(name) ?? '')]))
-        setSearch(withParams(search, { ...changes, page: undefined, after: undefined }))
-      }}
-    >
-      <div>
-        <label htmlFor={`${id}-status`}>Status</label>
-        <select id={`${id}-status`} name="status" defaultValue={filters.status}>
-          <option value="">Any</option>
-          {licenseStatuses.map((status) => (
-            <option key={status} value={status}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor={`${id}-product`}>Product</label>
-        {products === undefined ? (
-          <input id={`${id}-product`} name="productId" defaultValue={filters.productId} placeholder="prd_…" />
-        ) : (
-          <select id={`${id}-product`} name="productId" defaultValue={filters.productId}>
-            <option value="">Any</option>
-            {products.map((product) => (
-              <option key={product.id} value={product.id}>
-                {product.name}
-              </option>
-            ))}
-          </select>
-        )}
-      </div>
-      <div>
-        <label htmlFor={`${id}-from`}>Expires from</label>
-        <input id={`${id}-from`} name="expiresFrom" type="date" defaultValue={filters.expiresFrom} />
-      </div>
-      <div>
-        <label htmlFor={`${id}-to`}>Expires until</label>
-        <input id={`${id}-to`} name="expiresTo" type="date" defaultValue={filters.expiresTo} />
-      </div>
-      <div>
-        <label htmlFor={`${id}-customer`}>Customer id</label>
-        <input
-          id={`${id}-customer`}
-          name="customerId"
-          defaultValue={filters.customerId}
-          placeholder="cus_…"
-        />
-      </div>
-      <div>
-        <label htmlFor={`${id}-policy`}>Policy id</label>
-        <input id={`${id}-policy`} name="policyId" defaultValue={filters.policyId} placeholder="pol_…" />
-      </div>
-      <div>
-        <label htmlFor={`${id}-meta-key`}>Metadata key</label>
-        <input id={`${id}-meta-key`} name="metaKey" defaultValue={filters.metaKey} maxLength={40} />
-      </div>
-      <div>
-        <label htmlFor={`${id}-meta-value`}>equals</label>
-        <input id={`${id}-meta-value`} name="metaValue" defaultValue={filters.metaValue} />
-      </div>
-      <div className="actions">
-        <Button variant="default" type="submit">
-          Apply filters
-        </Button>
-        <Button
-          variant="default"
-          type="button"
-          onClick={() =>
-            setSearch(
-              withParams(search, {
-                ...Object.fromEntries(filterNames.map((name) => [name, undefined])),
-                page: undefined,
-                after: undefined,
-              }),
-            )
-          }
-        >
-          Clear filters
-        </Button>
-      </div>
-    </form>
+    <FilterBar label="Filter licenses" names={filterNames}>
+      <NativeSelect
+        label="Status"
+        name="status"
+        defaultValue={filters.status}
+        data={[{ value: '', label: 'Any' }, ...licenseStatuses]}
+      />
+      <ProductField any="Any" defaultValue={filters.productId} />
+      <TextInput label="Expires from" name="expiresFrom" type="date" defaultValue={filters.expiresFrom} />
+      <TextInput label="Expires until" name="expiresTo" type="date" defaultValue={filters.expiresTo} />
+      <TextInput
+        label="Customer id"
+        name="customerId"
+        defaultValue={filters.customerId}
+        placeholder="cus_…"
+      />
+      <TextInput label="Policy id" name="policyId" defaultValue={filters.policyId} placeholder="pol_…" />
+      <TextInput label="Metadata key" name="metaKey" defaultValue={filters.metaKey} maxLength={40} />
+      <TextInput label="equals" name="metaValue" defaultValue={filters.metaValue} />
+    </FilterBar>
   )
 }

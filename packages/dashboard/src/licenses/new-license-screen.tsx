@@ -1,7 +1,13 @@
-import { Button } from '@mantine/core'
+import { Button, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { Link, useNavigate } from 'react-router'
+import { FieldStack, FormButtons } from '../components/form-layout.js'
+import {
+  EntitlementsField,
+  LeaseMinutesField,
+  MaxActivationsField,
+  MaxUsesField,
+} from '../components/license-fields.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../components/metadata.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { ProductField } from '../components/product-field.js'
@@ -62,7 +68,6 @@ export function NewLicenseScreen() {
   const session = useSession()
   const queryClient = useQueryClient()
   const navigate = useNavigate()
-  const id = useId()
   const policies = useQuery({
     queryKey: ['policies', 'choices'],
     queryFn: () => session.client.listPolicies({ limit: 100, sort: 'name:asc' }),
@@ -82,79 +87,69 @@ export function NewLicenseScreen() {
       </p>
       <h1>Create a license</h1>
       <form
-        className="stacked"
         aria-label="Create a license"
         onSubmit={(event) => {
           event.preventDefault()
           create.mutate(new FormData(event.currentTarget))
         }}
       >
-        <ProductField id={`${id}-product`} />
-        <label htmlFor={`${id}-policy`}>Policy (optional)</label>
-        {policies.data ? (
-          <select id={`${id}-policy`} name="policyId" defaultValue="" aria-describedby={`${id}-policy-help`}>
-            <option value="">None</option>
-            {policies.data.data.map((policy) => (
-              <option key={policy.id} value={policy.id}>
-                {policy.name}
-              </option>
-            ))}
-          </select>
-        ) : (
-          <input
-            id={`${id}-policy`}
-            name="policyId"
-            placeholder="pol_…"
-            aria-describedby={`${id}-policy-help`}
+        <FieldStack>
+          <ProductField />
+          <PolicyField policies={policies.data?.data} />
+          <MaxActivationsField
+            label="Maximum activations"
+            description="Empty: unlimited machines (or the policy's number)."
+            defaultValue={1}
           />
-        )}
-        <p id={`${id}-policy-help`} className="muted">
-          A policy of the same product: its activations, duration and entitlements apply unless given below.
-        </p>
-        <label htmlFor={`${id}-max`}>Maximum activations</label>
-        <input
-          id={`${id}-max`}
-          name="maxActivations"
-          type="number"
-          min={1}
-          step={1}
-          defaultValue={1}
-          aria-describedby={`${id}-max-help`}
-        />
-        <p id={`${id}-max-help`} className="muted">
-          Empty: unlimited machines (or the policy's number).
-        </p>
-        <label htmlFor={`${id}-expires`}>Expires on (UTC, end of day)</label>
-        <input
-          id={`${id}-expires`}
-          name="expirationDate"
-          type="date"
-          aria-describedby={`${id}-expires-help`}
-        />
-        <p id={`${id}-expires-help`} className="muted">
-          Empty: never expires (or as the policy says).
-        </p>
-        <label htmlFor={`${id}-lease`}>Floating seat lease in minutes (optional)</label>
-        <input id={`${id}-lease`} name="heartbeatMinutes" type="number" min={1} step="any" />
-        <label htmlFor={`${id}-uses`}>Maximum uses (optional; empty: unmetered)</label>
-        <input id={`${id}-uses`} name="maxUses" type="number" min={1} step={1} />
-        <label htmlFor={`${id}-customer`}>Customer id (optional)</label>
-        <input id={`${id}-customer`} name="customerId" placeholder="cus_…" />
-        <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated, optional)</label>
-        <input id={`${id}-codes`} name="entitlements" />
-        <MetadataField />
-        <label htmlFor={`${id}-key`}>Key of your own (optional)</label>
-        <input id={`${id}-key`} name="key" autoComplete="off" aria-describedby={`${id}-key-help`} />
-        <p id={`${id}-key-help`} className="muted">
-          Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters).
-        </p>
-        <div className="actions">
-          <Button type="submit" disabled={create.isPending}>
-            Create license
-          </Button>
-        </div>
-        <ProblemMessage error={create.error} />
+          <TextInput
+            label="Expires on (UTC, end of day)"
+            description="Empty: never expires (or as the policy says)."
+            name="expirationDate"
+            type="date"
+          />
+          <LeaseMinutesField label="Floating seat lease in minutes (optional)" />
+          <MaxUsesField label="Maximum uses (optional; empty: unmetered)" />
+          <TextInput label="Customer id (optional)" name="customerId" placeholder="cus_…" />
+          <EntitlementsField label="Entitlements (codes, comma-separated, optional)" />
+          <MetadataField />
+          <TextInput
+            label="Key of your own (optional)"
+            description="Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters)."
+            name="key"
+            autoComplete="off"
+          />
+          <FormButtons>
+            <Button type="submit" disabled={create.isPending}>
+              Create license
+            </Button>
+          </FormButtons>
+          <ProblemMessage error={create.error} />
+        </FieldStack>
       </form>
     </>
+  )
+}
+
+/** The policy to create the license from: a select over one page of policies, or its id when there are more. */
+function PolicyField({
+  policies,
+}: {
+  readonly policies: readonly { id: string; name: string }[] | undefined
+}) {
+  const label = 'Policy (optional)'
+  const description =
+    'A policy of the same product: its activations, duration and entitlements apply unless given below.'
+  if (policies === undefined) {
+    return <TextInput label={label} description={description} name="policyId" placeholder="pol_…" />
+  }
+  return (
+    <NativeSelect label={label} description={description} name="policyId" defaultValue="">
+      <option value="">None</option>
+      {policies.map((policy) => (
+        <option key={policy.id} value={policy.id}>
+          {policy.name}
+        </option>
+      ))}
+    </NativeSelect>
   )
 }

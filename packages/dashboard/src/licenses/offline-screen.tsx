@@ -1,8 +1,9 @@
-import { Button } from '@mantine/core'
+import { Button, FileInput, Textarea, TextInput } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
+import { FieldStack, FormButtons } from '../components/form-layout.js'
 import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useTextDownload } from '../components/text-download.js'
@@ -55,23 +56,34 @@ function ProcessRequest() {
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Process a request file</h2>
       <form
-        className="stacked"
         aria-label="Process a request file"
         onSubmit={(event) => {
           event.preventDefault()
           activate.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-file`}>Request file</label>
-        <input id={`${id}-file`} name="requestFile" type="file" accept=".request,.txt,text/plain" />
-        <label htmlFor={`${id}-text`}>Or paste the request</label>
-        <textarea id={`${id}-text`} name="request" rows={6} spellCheck={false} />
-        <div className="actions">
-          <Button type="submit" disabled={activate.isPending}>
-            Activate machine
-          </Button>
-        </div>
-        <ProblemMessage error={activate.error} />
+        <FieldStack>
+          <FileInput
+            label="Request file"
+            name="requestFile"
+            accept=".request,.txt,text/plain"
+            placeholder="Choose a file"
+            clearable
+          />
+          <Textarea
+            label="Or paste the request"
+            className="monospace"
+            name="request"
+            rows={6}
+            spellCheck={false}
+          />
+          <FormButtons>
+            <Button type="submit" disabled={activate.isPending}>
+              Activate machine
+            </Button>
+          </FormButtons>
+          <ProblemMessage error={activate.error} />
+        </FieldStack>
       </form>
       {answer !== undefined && (
         <div role="status">
@@ -81,12 +93,17 @@ function ProcessRequest() {
             <Link to={`/licenses/${answer.activation.licenseId}`}>{answer.activation.licenseId}</Link>. Its
             license file expires {answer.expiresAt === null ? 'never' : formatTime(answer.expiresAt)}.
           </p>
-          <p className="actions">
-            <a className="button" href={download} download={`${answer.activation.fingerprint}.license`}>
+          <FormButtons>
+            <Button
+              component="a"
+              variant="default"
+              href={download}
+              download={`${answer.activation.fingerprint}.license`}
+            >
               Download license file
-            </a>
+            </Button>
             <CopyButton value={answer.licenseFile} label="Copy license file" />
-          </p>
+          </FormButtons>
         </div>
       )}
     </section>
@@ -109,40 +126,41 @@ function EnterCode() {
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Enter a deactivation code</h2>
       <form
-        className="stacked"
         aria-label="Enter a deactivation code"
         onSubmit={(event) => {
           event.preventDefault()
           deactivate.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-activation`}>Activation id</label>
-        <input id={`${id}-activation`} name="activationId" placeholder="act_…" autoComplete="off" required />
-        <label htmlFor={`${id}-code`}>Deactivation code</label>
-        <input
-          id={`${id}-code`}
-          name="code"
-          placeholder="XXXX-XXXX-XXXX-XXXX"
-          autoComplete="off"
-          spellCheck={false}
-          required
-          aria-describedby={`${id}-code-help`}
-        />
-        <p id={`${id}-code-help`} className="muted">
-          As the user reads it: case, dashes and spaces do not matter. Five wrong codes lock the machine's
-          offline deactivation for an hour.
-        </p>
-        <div className="actions">
-          <Button type="submit" disabled={deactivate.isPending}>
-            Deactivate machine
-          </Button>
-        </div>
-        <ProblemMessage error={deactivate.error} />
-        {deactivate.data !== undefined && (
-          <p role="status">
-            Deactivated <code>{deactivate.data}</code>: its seat is free.
-          </p>
-        )}
+        <FieldStack>
+          <TextInput
+            label="Activation id"
+            name="activationId"
+            placeholder="act_…"
+            autoComplete="off"
+            required
+          />
+          <TextInput
+            label="Deactivation code"
+            description="As the user reads it: case, dashes and spaces do not matter. Five wrong codes lock the machine's offline deactivation for an hour."
+            name="code"
+            placeholder="XXXX-XXXX-XXXX-XXXX"
+            autoComplete="off"
+            spellCheck={false}
+            required
+          />
+          <FormButtons>
+            <Button type="submit" disabled={deactivate.isPending}>
+              Deactivate machine
+            </Button>
+          </FormButtons>
+          <ProblemMessage error={deactivate.error} />
+          {deactivate.data !== undefined && (
+            <p role="status">
+              Deactivated <code>{deactivate.data}</code>: its seat is free.
+            </p>
+          )}
+        </FieldStack>
       </form>
     </section>
   )

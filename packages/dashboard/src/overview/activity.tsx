@@ -1,7 +1,9 @@
 import type { ProductId, Stats } from '@keyturn/client'
+import { NativeSelect } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { useState } from 'react'
 import { Link } from 'react-router'
+import { FieldRow } from '../components/form-layout.js'
 import { formatTime } from '../components/format.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { useProductChoices } from '../components/product-choices.js'
@@ -31,8 +33,6 @@ export function Activity() {
   const [range, setRange] = useState<(typeof ranges)[number]>(30)
   const [chosen, setChosen] = useState('')
   const productId = (scoped ?? (chosen === '' ? undefined : chosen)) as ProductId | undefined
-  const rangeId = useId()
-  const productFieldId = useId()
   const stats = useQuery({
     queryKey: ['stats', range, productId ?? 'all'],
     queryFn: () => {
@@ -46,32 +46,30 @@ export function Activity() {
   return (
     <section aria-labelledby="activity-heading">
       <h2 id="activity-heading">Activity</h2>
-      <form className="filters" aria-label="Activity shown" onSubmit={(event) => event.preventDefault()}>
-        <label htmlFor={rangeId}>Period</label>
-        <select
-          id={rangeId}
-          value={range}
-          onChange={(event) => setRange(Number(event.target.value) === 90 ? 90 : 30)}
-        >
-          {ranges.map((days) => (
-            <option key={days} value={days}>
-              Last {days} days
-            </option>
-          ))}
-        </select>
-        {scoped === undefined && products.data && (
-          <>
-            <label htmlFor={productFieldId}>Product</label>
-            <select id={productFieldId} value={chosen} onChange={(event) => setChosen(event.target.value)}>
+      <form aria-label="Activity shown" onSubmit={(event) => event.preventDefault()}>
+        <FieldRow>
+          <NativeSelect
+            label="Period"
+            value={range}
+            onChange={(event) => setRange(Number(event.target.value) === 90 ? 90 : 30)}
+          >
+            {ranges.map((days) => (
+              <option key={days} value={days}>
+                Last {days} days
+              </option>
+            ))}
+          </NativeSelect>
+          {scoped === undefined && products.data && (
+            <NativeSelect label="Product" value={chosen} onChange={(event) => setChosen(event.target.value)}>
               <option value="">All products</option>
               {products.data.data.map((product) => (
                 <option key={product.id} value={product.id}>
                   {product.name}
                 </option>
               ))}
-            </select>
-          </>
-        )}
+            </NativeSelect>
+          )}
+        </FieldRow>
       </form>
       <ProblemMessage error={stats.error} />
       {stats.data === undefined ? (

@@ -1,5 +1,12 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { useId } from 'react'
+import { Checkbox, NativeSelect, TextInput } from '@mantine/core'
+import {
+  EntitlementsField,
+  LeaseMinutesField,
+  MaxActivationsField,
+  MaxUsesField,
+  NumberField,
+} from '../components/license-fields.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../components/metadata.js'
 
 type PolicyResource = Awaited<ReturnType<KeyturnClient['getPolicy']>>
@@ -47,27 +54,13 @@ export function toPolicyFields(form: FormData): PolicyFields {
 
 /** A lifetime typed in days (fractions allowed), sent in seconds by toPolicyFields. */
 function DaysField(props: {
-  readonly id: string
   readonly name: string
   readonly label: string
   readonly min: number
   readonly max: number
   readonly defaultValue: number | ''
 }) {
-  return (
-    <>
-      <label htmlFor={props.id}>{props.label}</label>
-      <input
-        id={props.id}
-        name={props.name}
-        type="number"
-        min={props.min}
-        max={props.max}
-        step="any"
-        defaultValue={props.defaultValue}
-      />
-    </>
-  )
+  return <NumberField step="any" {...props} />
 }
 
 function daysOrEmpty(seconds: number | null | undefined): number | '' {
@@ -80,75 +73,45 @@ export function durationInDays(seconds: number | null): string {
 
 /** The fields a policy's create and edit forms share, filled from `policy` when editing. */
 export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
-  const id = useId()
   return (
     <>
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input id={`${id}-name`} name="name" required maxLength={200} defaultValue={policy?.name} />
-      <label htmlFor={`${id}-max`}>Maximum activations (empty: unlimited)</label>
-      <input
-        id={`${id}-max`}
-        name="maxActivations"
-        type="number"
-        min={1}
-        step={1}
-        defaultValue={policy === undefined ? 1 : (policy.maxActivations ?? '')}
-      />
-      <label htmlFor={`${id}-duration`}>Duration in days (empty: never expires)</label>
-      <input
-        id={`${id}-duration`}
+      <TextInput label="Name" name="name" required maxLength={200} defaultValue={policy?.name} />
+      <MaxActivationsField defaultValue={policy === undefined ? 1 : (policy.maxActivations ?? '')} />
+      <NumberField
+        label="Duration in days (empty: never expires)"
         name="durationDays"
-        type="number"
         min={0.05}
         step="any"
         defaultValue={policy?.duration ? Number((policy.duration / secondsPerDay).toFixed(4)) : ''}
       />
-      <label htmlFor={`${id}-basis`}>Expiry counts from</label>
-      <select id={`${id}-basis`} name="expirationBasis" defaultValue={policy?.expirationBasis ?? 'creation'}>
+      <NativeSelect
+        label="Expiry counts from"
+        name="expirationBasis"
+        defaultValue={policy?.expirationBasis ?? 'creation'}
+      >
         <option value="creation">the license's creation</option>
         <option value="firstActivation">its first activation</option>
-      </select>
-      <label htmlFor={`${id}-lease`}>Floating seat lease, minutes (empty: none)</label>
-      <input
-        id={`${id}-lease`}
-        name="heartbeatMinutes"
-        type="number"
-        min={1}
-        step="any"
+      </NativeSelect>
+      <LeaseMinutesField
         defaultValue={policy?.heartbeatTtl ? Number((policy.heartbeatTtl / 60).toFixed(2)) : ''}
       />
-      <label htmlFor={`${id}-uses`}>Maximum uses (empty: unmetered)</label>
-      <input
-        id={`${id}-uses`}
-        name="maxUses"
-        type="number"
-        min={1}
-        step={1}
-        defaultValue={policy?.maxUses ?? ''}
-      />
-      <label htmlFor={`${id}-transfers`}>
-        Machines a customer may deactivate in the portal (empty: unlimited)
-      </label>
-      <input
-        id={`${id}-transfers`}
+      <MaxUsesField defaultValue={policy?.maxUses ?? ''} />
+      <NumberField
+        label="Machines a customer may deactivate in the portal (empty: unlimited)"
         name="maxTransfers"
-        type="number"
         min={0}
         step={1}
         defaultValue={policy === undefined ? 3 : (policy.maxTransfers ?? '')}
       />
-      <label htmlFor={`${id}-transfer-days`}>Portal transfer window, days</label>
-      <input
-        id={`${id}-transfer-days`}
+      <NumberField
+        label="Portal transfer window, days"
         name="transferDays"
-        type="number"
         min={1}
         max={366}
         step={1}
         defaultValue={Math.round((policy?.transferPeriod ?? 30 * secondsPerDay) / secondsPerDay)}
       />
       <DaysField
-        id={`${id}-file-days`}
         name="licenseFileDays"
         label="License files last, days (empty: they never expire)"
         min={1 / 24}
@@ -156,7 +119,6 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         defaultValue={policy === undefined ? 365 : daysOrEmpty(policy.licenseFileTtl)}
       />
       <DaysField
-        id={`${id}-token-days`}
         name="tokenMaxDays"
         label="Longest token a request may ask for, days (empty: a year)"
         min={1 / 24}
@@ -164,7 +126,6 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         defaultValue={daysOrEmpty(policy?.tokenTtlMax)}
       />
       <DaysField
-        id={`${id}-check-in`}
         name="checkInDays"
         label="Applications check in every, days (empty: no check-in)"
         min={1 / 1440}
@@ -172,33 +133,23 @@ export function PolicyFieldset({ policy }: { policy?: PolicyResource }) {
         defaultValue={daysOrEmpty(policy?.checkInInterval)}
       />
       <DaysField
-        id={`${id}-grace`}
         name="graceDays"
         label="Offline grace after a missed check-in, days (empty: the application decides)"
         min={0}
         max={3650}
         defaultValue={daysOrEmpty(policy?.gracePeriod)}
       />
-      <div className="checkbox">
-        <input
-          id={`${id}-file-metadata`}
-          name="licenseFileMetadata"
-          type="checkbox"
-          defaultChecked={policy?.licenseFileMetadata ?? false}
-        />
-        <label htmlFor={`${id}-file-metadata`}>License files carry the license&apos;s metadata</label>
-      </div>
-      <div className="checkbox">
-        <input
-          id={`${id}-seats`}
-          name="seatsPerQuantity"
-          type="checkbox"
-          defaultChecked={policy?.seatsPerQuantity ?? false}
-        />
-        <label htmlFor={`${id}-seats`}>A payment provider sale of quantity N gets N × the activations</label>
-      </div>
-      <label htmlFor={`${id}-codes`}>Entitlements (codes, comma-separated)</label>
-      <input id={`${id}-codes`} name="entitlements" defaultValue={policy?.entitlements.join(', ')} />
+      <Checkbox
+        label="License files carry the license's metadata"
+        name="licenseFileMetadata"
+        defaultChecked={policy?.licenseFileMetadata ?? false}
+      />
+      <Checkbox
+        label="A payment provider sale of quantity N gets N × the activations"
+        name="seatsPerQuantity"
+        defaultChecked={policy?.seatsPerQuantity ?? false}
+      />
+      <EntitlementsField defaultValue={policy?.entitlements.join(', ')} />
       <MetadataField defaultValue={policy?.metadata} />
     </>
   )

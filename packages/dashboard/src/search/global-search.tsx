@@ -1,5 +1,5 @@
 import type { SearchHit } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Group, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { type KeyboardEvent as ReactKeyboardEvent, useEffect, useId, useRef, useState } from 'react'
 import { Link, useNavigate } from 'react-router'
@@ -117,10 +117,9 @@ export function GlobalSearch() {
             }
           }}
         >
-          <label htmlFor={`${titleId}-q`}>Find a license, customer or machine</label>
-          <input
+          <TextInput
             ref={input}
-            id={`${titleId}-q`}
+            label="Find a license, customer or machine"
             type="search"
             value={text}
             maxLength={256}
@@ -159,11 +158,11 @@ export function GlobalSearch() {
             ))}
           </ul>
         )}
-        <div className="actions">
-          <button type="button" onClick={close}>
+        <Group mt="sm">
+          <Button variant="default" onClick={close}>
             Close
-          </button>
-        </div>
+          </Button>
+        </Group>
       </dialog>
     </>
   )

@@ -1,9 +1,15 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
+import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime, minutes } from '../../components/format.js'
+import {
+  EntitlementsField,
+  LeaseMinutesField,
+  MaxActivationsField,
+  MaxUsesField,
+} from '../../components/license-fields.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../../components/metadata.js'
 import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
@@ -58,7 +64,6 @@ function toUpdateBody(form: FormData, license: LicenseResource): UpdateLicenseBo
 export function EditDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const update = useMutation({
     mutationFn: (form: FormData) => client.updateLicense(license.id, toUpdateBody(form, license)),
     onSuccess: async () => {
@@ -70,58 +75,41 @@ export function EditDialog({ license, onClose }: DialogProps) {
   return (
     <ActionDialog title="Edit this license" onClose={onClose}>
       <form
-        className="stacked"
         aria-label="Edit this license"
         onSubmit={(event) => {
           event.preventDefault()
           update.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-max`}>Maximum activations (empty: unlimited)</label>
-        <input
-          id={`${id}-max`}
-          name="maxActivations"
-          type="number"
-          min={1}
-          step={1}
-          defaultValue={license.maxActivations ?? ''}
-        />
-        <label htmlFor={`${id}-expires`}>Expires on (UTC, end of day; empty: never)</label>
-        <input
-          id={`${id}-expires`}
-          name="expirationDate"
-          type="date"
-          defaultValue={inputFromExpiration(license.expirationDate)}
-        />
-        <label htmlFor={`${id}-lease`}>Floating seat lease, minutes (empty: none)</label>
-        <input
-          id={`${id}-lease`}
-          name="heartbeatMinutes"
-          type="number"
-          min={1}
-          step="any"
-          defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
-        />
-        <label htmlFor={`${id}-uses`}>Maximum uses (empty: unmetered)</label>
-        <input
-          id={`${id}-uses`}
-          name="maxUses"
-          type="number"
-          min={1}
-          step={1}
-          defaultValue={license.maxUses ?? ''}
-        />
-        <label htmlFor={`${id}-customer`}>Customer id (empty: none)</label>
-        <input id={`${id}-customer`} name="customerId" defaultValue={license.customerId ?? ''} />
-        <label htmlFor={`${id}-codes`}>Entitlements (comma-separated)</label>
-        <input id={`${id}-codes`} name="entitlements" defaultValue={license.entitlements.join(', ')} />
-        <MetadataField />
-        <ProblemMessage error={update.error} />
-        <div className="actions">
-          <Button type="submit" loading={update.isPending}>
-            Save changes
-          </Button>
-        </div>
+        <FieldStack>
+          <MaxActivationsField defaultValue={license.maxActivations ?? ''} />
+          <TextInput
+            label="Expires on (UTC, end of day; empty: never)"
+            name="expirationDate"
+            type="date"
+            defaultValue={inputFromExpiration(license.expirationDate)}
+          />
+          <LeaseMinutesField
+            defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
+          />
+          <MaxUsesField defaultValue={license.maxUses ?? ''} />
+          <TextInput
+            label="Customer id (empty: none)"
+            name="customerId"
+            defaultValue={license.customerId ?? ''}
+          />
+          <EntitlementsField
+            label="Entitlements (comma-separated)"
+            defaultValue={license.entitlements.join(', ')}
+          />
+          <MetadataField />
+          <ProblemMessage error={update.error} />
+          <FormButtons>
+            <Button type="submit" loading={update.isPending}>
+              Save changes
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
     </ActionDialog>
   )
@@ -134,7 +122,6 @@ export function EditDialog({ license, onClose }: DialogProps) {
 export function ChangePlanDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const policies = useQuery({
     queryKey: ['policies', 'of', license.productId],
     queryFn: () =>
@@ -162,33 +149,32 @@ export function ChangePlanDialog({ license, onClose }: DialogProps) {
   return (
     <ActionDialog title="Change plan" onClose={onClose}>
       <form
-        className="stacked"
         aria-label="Change plan"
         onSubmit={(event) => {
           event.preventDefault()
           move.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-policy`}>Move to policy</label>
-        <select id={`${id}-policy`} name="policyId" defaultValue={license.policyId ?? ''}>
-          <option value="">No policy</option>
-          {(policies.data?.data ?? []).map((policy) => (
-            <option key={policy.id} value={policy.id}>
-              {policy.name}
-            </option>
-          ))}
-        </select>
-        <label htmlFor={`${id}-expiry`}>Expiry</label>
-        <select id={`${id}-expiry`} name="expiry" defaultValue="keep">
-          <option value="keep">Keep the expiration date</option>
-          <option value="reset">Start again from the new policy</option>
-        </select>
-        <ProblemMessage error={policies.error ?? move.error} />
-        <div className="actions">
-          <Button type="submit" loading={move.isPending} disabled={!policies.isSuccess}>
-            Move license
-          </Button>
-        </div>
+        <FieldStack>
+          <NativeSelect label="Move to policy" name="policyId" defaultValue={license.policyId ?? ''}>
+            <option value="">No policy</option>
+            {(policies.data?.data ?? []).map((policy) => (
+              <option key={policy.id} value={policy.id}>
+                {policy.name}
+              </option>
+            ))}
+          </NativeSelect>
+          <NativeSelect label="Expiry" name="expiry" defaultValue="keep">
+            <option value="keep">Keep the expiration date</option>
+            <option value="reset">Start again from the new policy</option>
+          </NativeSelect>
+          <ProblemMessage error={policies.error ?? move.error} />
+          <FormButtons>
+            <Button type="submit" loading={move.isPending} disabled={!policies.isSuccess}>
+              Move license
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
     </ActionDialog>
   )

@@ -1,10 +1,13 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, Checkbox, Textarea, TextInput } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { useRef, useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
 import { CopyButton } from '../../components/copy-button.js'
+import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
+import { NumberField } from '../../components/license-fields.js'
+import { parseJsonObject } from '../../components/metadata.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { useTextDownload } from '../../components/text-download.js'
 import { useSession } from '../../session/session.js'
@@ -20,8 +23,8 @@ interface DialogProps {
 export function IssueTokenDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const [payloadError, setPayloadError] = useState<string>()
+  const payloadField = useRef<HTMLTextAreaElement>(null)
   const issue = useMutation({
     mutationFn: (body: CreateLicenseTokenBody) => client.createLicenseToken(license.id, body),
     // The issue is an event: the license's events show it.
@@ -33,20 +36,21 @@ export function IssueTokenDialog({ license, onClose }: DialogProps) {
         A signed token an application verifies offline with the product&apos;s public key.
       </p>
       <form
-        className="stacked"
         aria-label="Issue a token"
         onSubmit={(event) => {
           event.preventDefault()
           const form = new FormData(event.currentTarget)
           const body: CreateLicenseTokenBody = {}
-          const payload = String(form.get('customPayload') ?? '').trim()
-          if (payload !== '') {
-            try {
-              body.customPayload = JSON.parse(payload)
-            } catch {
-              setPayloadError('Custom fields must be a JSON object, e.g. {"plan": "pro"}.')
-              return
+          try {
+            const payload = parseJsonObject(form.get('customPayload'), 'Custom fields')
+            if (payload !== undefined) {
+              body.customPayload = payload
             }
+          } catch (error) {
+            // Said under the field, which takes the focus so that a screen reader reads it out.
+            setPayloadError((error as Error).message)
+            payloadField.current?.focus()
+            return
           }
           setPayloadError(undefined)
           const ttlDays = String(form.get('ttlDays') ?? '').trim()
@@ -60,30 +64,40 @@ export function IssueTokenDialog({ license, onClose }: DialogProps) {
           issue.mutate(body)
         }}
       >
-        <label htmlFor={`${id}-payload`}>Custom fields (JSON object, optional)</label>
-        <textarea id={`${id}-payload`} name="customPayload" rows={2} spellCheck={false} />
-        {payloadError && (
-          <p role="alert" className="problem">
-            {payloadError}
-          </p>
-        )}
-        <label htmlFor={`${id}-ttl`}>Lifetime in days (optional, default 30)</label>
-        <input id={`${id}-ttl`} name="ttlDays" type="number" min={1} step="any" />
-        <label htmlFor={`${id}-fingerprint`}>Machine fingerprint (optional; binds the token to it)</label>
-        <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
-        <ProblemMessage error={issue.error} />
-        <div className="actions">
-          <Button type="submit" loading={issue.isPending}>
-            Issue token
-          </Button>
-        </div>
+        <FieldStack>
+          <Textarea
+            ref={payloadField}
+            label="Custom fields (JSON object, optional)"
+            className="monospace"
+            name="customPayload"
+            rows={2}
+            spellCheck={false}
+            error={payloadError}
+          />
+          <NumberField label="Lifetime in days (optional, default 30)" name="ttlDays" min={1} step="any" />
+          <TextInput
+            label="Machine fingerprint (optional; binds the token to it)"
+            name="fingerprint"
+            maxLength={256}
+          />
+          <ProblemMessage error={issue.error} />
+          <FormButtons>
+            <Button type="submit" loading={issue.isPending}>
+              Issue token
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
       {issue.data && (
         <div className="result" role="status">
-          <label htmlFor={`${id}-token`}>
-            Token (expires {formatTime(issue.data.payload.expirationDate)})
-          </label>
-          <textarea id={`${id}-token`} readOnly rows={4} value={issue.data.token} spellCheck={false} />
+          <Textarea
+            label={`Token (expires ${formatTime(issue.data.payload.expirationDate)})`}
+            className="monospace"
+            readOnly
+            rows={4}
+            value={issue.data.token}
+            spellCheck={false}
+          />
           <CopyButton value={issue.data.token} label="Copy token" />
         </div>
       )}
@@ -95,7 +109,6 @@ export function IssueTokenDialog({ license, onClose }: DialogProps) {
 export function IssueFileDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const issue = useMutation({
     mutationFn: (form: FormData) => {
       const days = String(form.get('days') ?? '').trim()
@@ -115,27 +128,27 @@ export function IssueFileDialog({ license, onClose }: DialogProps) {
         license as it is now.
       </p>
       <form
-        className="stacked"
         aria-label="Issue a license file"
         onSubmit={(event) => {
           event.preventDefault()
           issue.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-days`}>
-          Lifetime in days (optional; default the policy&apos;s, or a year)
-        </label>
-        <input id={`${id}-days`} name="days" type="number" min={1} step="any" />
-        <div className="check">
-          <input id={`${id}-encrypt`} name="encrypt" type="checkbox" />
-          <label htmlFor={`${id}-encrypt`}>Encrypt it under the license key</label>
-        </div>
-        <ProblemMessage error={issue.error} />
-        <div className="actions">
-          <Button type="submit" loading={issue.isPending}>
-            Issue license file
-          </Button>
-        </div>
+        <FieldStack>
+          <NumberField
+            label="Lifetime in days (optional; default the policy's, or a year)"
+            name="days"
+            min={1}
+            step="any"
+          />
+          <Checkbox label="Encrypt it under the license key" name="encrypt" />
+          <ProblemMessage error={issue.error} />
+          <FormButtons>
+            <Button type="submit" loading={issue.isPending}>
+              Issue license file
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
       {answer !== undefined && (
         <div className="result" role="status">
@@ -143,12 +156,12 @@ export function IssueFileDialog({ license, onClose }: DialogProps) {
             License file issued; it expires{' '}
             {answer.expiresAt === null ? 'never' : formatTime(answer.expiresAt)}.
           </p>
-          <p className="actions">
-            <a className="button" href={download} download={`${license.id}.license`}>
+          <FormButtons>
+            <Button component="a" variant="default" href={download} download={`${license.id}.license`}>
               Download license file
-            </a>
+            </Button>
             <CopyButton value={answer.licenseFile} label="Copy license file" />
-          </p>
+          </FormButtons>
         </div>
       )}
     </ActionDialog>

@@ -1,9 +1,11 @@
 import type { KeyturnClient, LicenseResource } from '@keyturn/client'
 import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
+import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
+import { NumberField } from '../../components/license-fields.js'
 import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { useSession } from '../../session/session.js'
@@ -38,7 +40,7 @@ export function RevokeDialog({ license, onClose }: DialogProps) {
         </p>
       )}
       <ProblemMessage error={change.error} />
-      <div className="actions">
+      <FormButtons>
         <Button
           color={revoked ? undefined : 'red.9'}
           loading={change.isPending}
@@ -46,7 +48,7 @@ export function RevokeDialog({ license, onClose }: DialogProps) {
         >
           {revoked ? 'Reinstate' : 'Revoke'}
         </Button>
-      </div>
+      </FormButtons>
     </ActionDialog>
   )
 }
@@ -55,7 +57,6 @@ export function RevokeDialog({ license, onClose }: DialogProps) {
 export function RenewDialog({ license, onClose }: DialogProps) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const [attempt] = useState(() => crypto.randomUUID())
   const renew = useMutation({
     mutationFn: (days: string) => {
@@ -71,25 +72,27 @@ export function RenewDialog({ license, onClose }: DialogProps) {
   return (
     <ActionDialog title="Renew this license" onClose={onClose}>
       <form
-        className="stacked"
         aria-label="Renew this license"
         onSubmit={(event) => {
           event.preventDefault()
           renew.mutate(String(new FormData(event.currentTarget).get('days') ?? '').trim())
         }}
       >
-        <p className="muted">
-          It runs from its expiry (or from now, if it has expired) for the days given, or for its
-          policy&apos;s duration.
-        </p>
-        <label htmlFor={`${id}-days`}>Extend by days (empty: the policy's duration)</label>
-        <input id={`${id}-days`} name="days" type="number" min={0.05} step="any" />
-        <ProblemMessage error={renew.error} />
-        <div className="actions">
-          <Button type="submit" loading={renew.isPending}>
-            Renew license
-          </Button>
-        </div>
+        <FieldStack>
+          <NumberField
+            label="Extend by days (empty: the policy's duration)"
+            description="It runs from its expiry (or from now, if it has expired) for the days given, or for its policy's duration."
+            name="days"
+            min={0.05}
+            step="any"
+          />
+          <ProblemMessage error={renew.error} />
+          <FormButtons>
+            <Button type="submit" loading={renew.isPending}>
+              Renew license
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
     </ActionDialog>
   )

@@ -1,8 +1,8 @@
 import type { LicenseResource } from '@keyturn/client'
-import { Button } from '@mantine/core'
+import { Button, TextInput } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useId } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
+import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
 import { parseCodes } from '../../components/metadata.js'
 import { ProblemMessage } from '../../components/problem-message.js'
@@ -18,7 +18,6 @@ export function ValidateDialog({
 }) {
   const { client } = useSession()
   const queryClient = useQueryClient()
-  const id = useId()
   const validate = useMutation({
     mutationFn: (form: FormData) => {
       const fingerprint = String(form.get('fingerprint') ?? '').trim()
@@ -36,23 +35,22 @@ export function ValidateDialog({
   return (
     <ActionDialog title="Validate as an application would" onClose={onClose}>
       <form
-        className="stacked"
         aria-label="Validate as an application would"
         onSubmit={(event) => {
           event.preventDefault()
           validate.mutate(new FormData(event.currentTarget))
         }}
       >
-        <label htmlFor={`${id}-fingerprint`}>Machine fingerprint (optional)</label>
-        <input id={`${id}-fingerprint`} name="fingerprint" maxLength={256} />
-        <label htmlFor={`${id}-codes`}>Required entitlements (optional)</label>
-        <input id={`${id}-codes`} name="entitlements" />
-        <ProblemMessage error={validate.error} />
-        <div className="actions">
-          <Button type="submit" loading={validate.isPending}>
-            Validate
-          </Button>
-        </div>
+        <FieldStack>
+          <TextInput label="Machine fingerprint (optional)" name="fingerprint" maxLength={256} />
+          <TextInput label="Required entitlements (optional)" name="entitlements" />
+          <ProblemMessage error={validate.error} />
+          <FormButtons>
+            <Button type="submit" loading={validate.isPending}>
+              Validate
+            </Button>
+          </FormButtons>
+        </FieldStack>
       </form>
       {validate.data && (
         <p role="status" className={validate.data.isValid ? 'valid' : 'invalid'}>
