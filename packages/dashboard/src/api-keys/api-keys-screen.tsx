@@ -1,10 +1,11 @@
 import type { CreatedApiKeyResource, KeyturnClient } from '@keyturn/client'
-import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
+import { Button, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { useSearchParams } from 'react-router'
 import { ConfirmButton } from '../components/confirm-button.js'
 import { DataTable } from '../components/data-table.js'
+import { FieldRow } from '../components/form-layout.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -141,13 +142,12 @@ function CreateApiKeyForm() {
       }}
     >
       <h2 id={`${id}-heading`}>Create an API key</h2>
-      <Group align="flex-end" gap="sm">
+      <FieldRow>
         <TextInput label="Name" name="name" required maxLength={200} />
         <NativeSelect
           label="Role"
           name="role"
           value={role}
-          maw="100%"
           onChange={(event) => setRole(event.currentTarget.value as CreateApiKeyBody['role'])} // the options below
         >
           <option value="product">product: manages one product&apos;s licenses</option>
@@ -158,7 +158,7 @@ function CreateApiKeyForm() {
         <Button type="submit" disabled={create.isPending}>
           Create API key
         </Button>
-      </Group>
+      </FieldRow>
       <ProblemMessage error={create.error} />
     </form>
   )

@@ -1,6 +1,7 @@
-import { Button, Group, Stack } from '@mantine/core'
+import { Button } from '@mantine/core'
 import type { UseMutationResult } from '@tanstack/react-query'
 import type { ReactNode } from 'react'
+import { FieldStack, FormButtons } from './form-layout.js'
 import { ProblemMessage } from './problem-message.js'
 
 /**
@@ -32,14 +33,14 @@ export function CreateDisclosure({
           mutation.mutate(new FormData(event.currentTarget))
         }}
       >
-        <Stack gap="sm" maw="36rem" mt="xs">
+        <FieldStack>
           {children}
-          <Group>
+          <FormButtons>
             <Button type="submit" disabled={mutation.isPending}>
               {submitLabel}
             </Button>
-          </Group>
-        </Stack>
+          </FormButtons>
+        </FieldStack>
         <ProblemMessage error={mutation.error} />
       </form>
     </details>

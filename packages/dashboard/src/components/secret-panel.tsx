@@ -41,7 +41,7 @@ export function SecretPanel({
         readOnly
         value={secret}
         spellCheck={false}
-        ff="monospace"
+        className="monospace"
         my="xs"
       />
       <CopyButton value={secret} label={copyLabel} />

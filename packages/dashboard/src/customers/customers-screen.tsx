@@ -1,9 +1,10 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button, Group, TextInput } from '@mantine/core'
+import { Button, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate, useSearchParams } from 'react-router'
 import { CreateDisclosure } from '../components/create-disclosure.js'
 import { DataTable } from '../components/data-table.js'
+import { FieldRow } from '../components/form-layout.js'
 import { pagingQuery, readListParams, withParams } from '../components/list-params.js'
 import { MetadataField, parseJsonObject } from '../components/metadata.js'
 import { Pager } from '../components/pager.js'
@@ -53,12 +54,12 @@ export function CustomersScreen() {
           setSearch(withParams(search, { email: next, page: undefined, after: undefined }))
         }}
       >
-        <Group align="flex-end" gap="sm" my="sm">
+        <FieldRow>
           <TextInput label="Email" name="email" type="email" defaultValue={email} />
           <Button variant="default" type="submit">
             Find
           </Button>
-        </Group>
+        </FieldRow>
       </form>
       <ProblemMessage error={customers.error} />
       {customers.data && (

@@ -1,7 +1,8 @@
 import type { KeyturnClient } from '@keyturn/client'
-import { Button, Fieldset, Group, NativeSelect, Stack, TextInput } from '@mantine/core'
+import { Button, Fieldset, NativeSelect, TextInput } from '@mantine/core'
 import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
+import { FieldRow, FieldStack, FormButtons } from '../components/form-layout.js'
 import { useProductNames } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
 
@@ -106,9 +107,9 @@ export function IntegrationFieldset({
         defaultValue={integration?.paymentGraceDays ?? 7}
       />
       <Fieldset legend={`What each ${providerNames[provider]} item sells`}>
-        <Stack gap="sm">
+        <FieldStack>
           {rows.map(({ key, mapping }, index) => (
-            <Group key={key} align="flex-end" gap="sm">
+            <FieldRow key={key}>
               <TextInput
                 label={`${itemNames[provider]}${rows.length > 1 ? ` ${index + 1}` : ''}`}
                 name="mappingItem"
@@ -126,7 +127,6 @@ export function IntegrationFieldset({
                 <NativeSelect
                   label="Sells (product — policy)"
                   name="mappingPolicy"
-                  maw="100%"
                   defaultValue={mapping === undefined ? '' : `${mapping.productId} ${mapping.policyId}`}
                 >
                   <option value="">Choose a policy</option>
@@ -146,9 +146,9 @@ export function IntegrationFieldset({
                   Remove mapping {index + 1}
                 </Button>
               )}
-            </Group>
+            </FieldRow>
           ))}
-          <Group>
+          <FormButtons>
             <Button
               variant="default"
               type="button"
@@ -156,8 +156,8 @@ export function IntegrationFieldset({
             >
               Add a mapping
             </Button>
-          </Group>
-        </Stack>
+          </FormButtons>
+        </FieldStack>
       </Fieldset>
     </>
   )

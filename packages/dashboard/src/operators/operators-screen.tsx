@@ -1,8 +1,9 @@
 import type { OperatorResource, OperatorRoleName } from '@keyturn/client'
-import { Button, Group, NativeSelect, TextInput } from '@mantine/core'
+import { Button, NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { DataTable } from '../components/data-table.js'
+import { FieldRow } from '../components/form-layout.js'
 import { notifyDone } from '../components/notify.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { SecretPanel } from '../components/secret-panel.js'
@@ -170,14 +171,14 @@ function InviteOperatorForm() {
       }}
     >
       <h2 id={`${id}-heading`}>Invite an operator</h2>
-      <Group align="flex-end" gap="sm">
+      <FieldRow>
         <TextInput label="Email" name="email" type="email" required maxLength={254} />
         <TextInput label="Name" name="name" required maxLength={200} />
         <NativeSelect label="Role" name="role" defaultValue="viewer" data={roles} />
         <Button type="submit" disabled={invite.isPending}>
           Invite
         </Button>
-      </Group>
+      </FieldRow>
       <ProblemMessage error={invite.error} />
     </form>
   )

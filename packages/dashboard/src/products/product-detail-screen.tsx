@@ -6,6 +6,7 @@ import { ConfirmButton } from '../components/confirm-button.js'
 import { CopyButton } from '../components/copy-button.js'
 import { DataTable } from '../components/data-table.js'
 import { Fact, Facts } from '../components/facts.js'
+import { FieldRow } from '../components/form-layout.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { StatusBadge } from '../components/status-badge.js'
 import { Time } from '../components/time.js'
@@ -84,7 +85,7 @@ function ProductActions({ product }: { product: ProductResource }) {
           edit.mutate(new FormData(event.currentTarget))
         }}
       >
-        <Group align="flex-end" gap="sm">
+        <FieldRow>
           <TextInput label="Name" name="name" required maxLength={200} defaultValue={product.name} />
           <TextInput
             label="Longest client-key token (hours)"
@@ -98,7 +99,7 @@ function ProductActions({ product }: { product: ProductResource }) {
           <Button variant="default" type="submit" disabled={edit.isPending}>
             Save product
           </Button>
-        </Group>
+        </FieldRow>
         <ProblemMessage error={edit.error} />
       </form>
       <Group mt="md">
@@ -155,7 +156,7 @@ function PublicKeys({ product }: { product: ProductResource }) {
         rows={4} // three lines of PEM, one of which wraps at phone width
         value={product.publicKey}
         spellCheck={false}
-        ff="monospace"
+        className="monospace"
         mb="xs"
       />
       <Group gap="xs">

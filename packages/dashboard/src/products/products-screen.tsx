@@ -1,8 +1,9 @@
-import { Button, Group, TextInput } from '@mantine/core'
+import { Button, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link, useNavigate, useSearchParams } from 'react-router'
 import { DataTable } from '../components/data-table.js'
+import { FieldRow } from '../components/form-layout.js'
 import { pagingQuery, readListParams } from '../components/list-params.js'
 import { Pager } from '../components/pager.js'
 import { ProblemMessage } from '../components/problem-message.js'
@@ -89,12 +90,12 @@ function CreateProductForm() {
       }}
     >
       <h2 id={`${id}-heading`}>Create a product</h2>
-      <Group align="flex-end" gap="sm">
+      <FieldRow>
         <TextInput label="Name" name="name" required maxLength={200} />
         <Button type="submit" disabled={create.isPending}>
           Create product
         </Button>
-      </Group>
+      </FieldRow>
       <ProblemMessage error={create.error} />
     </form>
   )

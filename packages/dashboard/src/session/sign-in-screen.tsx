@@ -1,5 +1,6 @@
-import { Anchor, Button, Group, PasswordInput, Stack, TextInput } from '@mantine/core'
+import { Anchor, Button, PasswordInput, TextInput } from '@mantine/core'
 import { type ReactNode, useEffect, useState } from 'react'
+import { FieldStack, FormButtons } from '../components/form-layout.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { operatorRequest, type SignedIn } from './session.js'
 import { isPending, type PendingSignIn, SecondStepScreen } from './two-factor.js'
@@ -94,14 +95,14 @@ const text = (form: FormData, name: string) => String(form.get(name) ?? '')
 /** A sign-in form's fields one below the other, as wide as the form, then its button. */
 function Fields({ submit, disabled, children }: { submit: string; disabled: boolean; children: ReactNode }) {
   return (
-    <Stack gap="sm" mb="sm">
+    <FieldStack>
       {children}
-      <Group>
+      <FormButtons>
         <Button type="submit" disabled={disabled}>
           {submit}
         </Button>
-      </Group>
-    </Stack>
+      </FormButtons>
+    </FieldStack>
   )
 }
 

@@ -5,8 +5,9 @@
  * everyone. The pending token of a sign-in lives only in this page's memory.
  */
 import { KeyturnApiError, type Problem } from '@keyturn/client'
-import { Button, Checkbox, Group, Stack, TextInput } from '@mantine/core'
+import { Button, Checkbox, TextInput } from '@mantine/core'
 import { useEffect, useState } from 'react'
+import { FieldRow, FieldStack, FormButtons } from '../components/form-layout.js'
 import { ProblemMessage } from '../components/problem-message.js'
 import { type SignedIn, useSession } from './session.js'
 
@@ -70,7 +71,7 @@ function CodeField({ label, recovery }: { label: string; recovery?: boolean }) {
       required
       spellCheck={false}
       autoComplete="one-time-code"
-      ff="monospace"
+      className="monospace"
       {...(recovery === true ? {} : { inputMode: 'numeric', pattern: '[0-9 ]{6,7}', maxLength: 7 })}
     />
   )
@@ -121,16 +122,18 @@ export function SecondStepScreen({
           })
         }}
       >
-        <Stack gap="sm" align="flex-start">
+        <FieldStack>
           <CodeField
             key={String(useRecovery)}
             label={useRecovery ? 'Recovery code' : 'Code from your authenticator app'}
             recovery={useRecovery}
           />
-          <Button type="submit" disabled={isSending}>
-            {isSending ? 'Please wait…' : 'Verify'}
-          </Button>
-        </Stack>
+          <FormButtons>
+            <Button type="submit" disabled={isSending}>
+              {isSending ? 'Please wait…' : 'Verify'}
+            </Button>
+          </FormButtons>
+        </FieldStack>
         <ProblemMessage error={error} />
       </form>
       <Button variant="default" type="button" onClick={() => setUseRecovery(!useRecovery)}>
@@ -221,12 +224,14 @@ function EnrolmentPanel({
       <p>
         Key: <code data-testid="totp-secret">{enrolment.secret}</code>
       </p>
-      <Stack gap="sm" align="flex-start">
+      <FieldStack>
         <CodeField label="Code from your authenticator app" />
-        <Button type="submit" disabled={isSending}>
-          {isSending ? 'Please wait…' : 'Confirm'}
-        </Button>
-      </Stack>
+        <FormButtons>
+          <Button type="submit" disabled={isSending}>
+            {isSending ? 'Please wait…' : 'Confirm'}
+          </Button>
+        </FormButtons>
+      </FieldStack>
       <ProblemMessage error={error} />
     </form>
   )
@@ -270,12 +275,12 @@ export function TwoFactorScreen() {
               twoFactorRequest('POST', '/totp/disable', { code }, session.csrfToken).then(reload, setError)
             }}
           >
-            <Group align="flex-end">
+            <FieldRow>
               <CodeField label="Code from your authenticator app" />
               <Button variant="default" type="submit">
                 Turn off
               </Button>
-            </Group>
+            </FieldRow>
           </form>
         </>
       ) : (
