@@ -1,14 +1,8 @@
-import { Button } from '@mantine/core'
 import type { UseMutationResult } from '@tanstack/react-query'
 import type { ReactNode } from 'react'
-import { FieldStack, FormButtons } from './form-layout.js'
-import { ProblemMessage } from './problem-message.js'
+import { MutationForm } from './mutation-form.js'
 
-/**
- * A list screen's "Create a …" form, folded away until asked for: the fields one below the other,
- * the submit button, then the API's problem. The form stays uncontrolled: the mutation gets its
- * `FormData`.
- */
+/** A list screen's "Create a …" form ({@link MutationForm}), folded away until asked for. */
 export function CreateDisclosure({
   summary,
   label = summary,
@@ -26,23 +20,9 @@ export function CreateDisclosure({
   return (
     <details className="create">
       <summary>{summary}</summary>
-      <form
-        aria-label={label}
-        onSubmit={(event) => {
-          event.preventDefault()
-          mutation.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          {children}
-          <FormButtons>
-            <Button type="submit" disabled={mutation.isPending}>
-              {submitLabel}
-            </Button>
-          </FormButtons>
-        </FieldStack>
-        <ProblemMessage error={mutation.error} />
-      </form>
+      <MutationForm aria-label={label} submitLabel={submitLabel} mutation={mutation}>
+        {children}
+      </MutationForm>
     </details>
   )
 }

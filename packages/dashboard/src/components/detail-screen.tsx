@@ -5,7 +5,6 @@
  * the facts, the form's fields and how they become a request.
  */
 
-import { Button } from '@mantine/core'
 import {
   type UseMutationResult,
   type UseQueryResult,
@@ -16,7 +15,7 @@ import { type ReactNode, useId } from 'react'
 import { Link, useNavigate } from 'react-router'
 import { isAdmin, useSession } from '../session/session.js'
 import { ConfirmButton } from './confirm-button.js'
-import { FieldStack, FormButtons } from './form-layout.js'
+import { MutationForm } from './mutation-form.js'
 import { notifyDone } from './notify.js'
 import { ProblemMessage } from './problem-message.js'
 
@@ -108,24 +107,14 @@ export function EditSection({
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Edit</h2>
       {note !== undefined && <p className="muted">{note}</p>}
-      <form
+      <MutationForm
         aria-labelledby={`${id}-heading`}
         key={version}
-        onSubmit={(event) => {
-          event.preventDefault()
-          mutation.mutate(new FormData(event.currentTarget))
-        }}
+        submitLabel={saveLabel}
+        mutation={mutation}
       >
-        <FieldStack>
-          {children}
-          <FormButtons>
-            <Button type="submit" loading={mutation.isPending}>
-              {saveLabel}
-            </Button>
-          </FormButtons>
-          <ProblemMessage error={mutation.error} />
-        </FieldStack>
-      </form>
+        {children}
+      </MutationForm>
     </section>
   )
 }
