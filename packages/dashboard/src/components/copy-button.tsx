@@ -1,11 +1,11 @@
-import { Button } from '@mantine/core'
+import { Button, Group } from '@mantine/core'
 import { useState } from 'react'
 
 /** Copies `value` to the clipboard and says so (or says it could not, so the text can be copied by hand). */
 export function CopyButton({ value, label }: { value: string; label: string }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle')
   return (
-    <span className="copy">
+    <Group component="span" gap="xs" display="inline-flex">
       <Button
         variant="default"
         size="sm"
@@ -21,6 +21,6 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
       <span role="status" className="muted">
         {state === 'copied' ? 'Copied' : state === 'failed' ? 'Could not copy: select the text instead' : ''}
       </span>
-    </span>
+    </Group>
   )
 }
