@@ -303,6 +303,7 @@ it('runs the licensing business from the dashboard in Chromium', {
           description: 'Custom fields must be a JSON object, e.g. {"plan": "pro"}.',
         },
       )
+      await checkScreen(page, '09-token-field-error')
       await customFields.fill('{"plan": "pro"}')
       await page.getByRole('button', { name: 'Issue token' }).click()
       const tokenBox = page.getByLabel(/^Token \(expires/)
