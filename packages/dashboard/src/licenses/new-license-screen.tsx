@@ -1,7 +1,6 @@
-import { Button, NativeSelect, TextInput } from '@mantine/core'
+import { NativeSelect, TextInput } from '@mantine/core'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from 'react-router'
-import { FieldStack, FormButtons } from '../components/form-layout.js'
 import {
   EntitlementsField,
   LeaseMinutesField,
@@ -9,7 +8,7 @@ import {
   MaxUsesField,
 } from '../components/license-fields.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../components/metadata.js'
-import { ProblemMessage } from '../components/problem-message.js'
+import { MutationForm } from '../components/mutation-form.js'
 import { ProductField } from '../components/product-field.js'
 import { useSession } from '../session/session.js'
 import { expirationFromInput } from './expiration-date.js'
@@ -86,46 +85,32 @@ export function NewLicenseScreen() {
         <Link to="/licenses">← Licenses</Link>
       </p>
       <h1>Create a license</h1>
-      <form
-        aria-label="Create a license"
-        onSubmit={(event) => {
-          event.preventDefault()
-          create.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          <ProductField />
-          <PolicyField policies={policies.data?.data} />
-          <MaxActivationsField
-            label="Maximum activations"
-            description="Empty: unlimited machines (or the policy's number)."
-            defaultValue={1}
-          />
-          <TextInput
-            label="Expires on (UTC, end of day)"
-            description="Empty: never expires (or as the policy says)."
-            name="expirationDate"
-            type="date"
-          />
-          <LeaseMinutesField label="Floating seat lease in minutes (optional)" />
-          <MaxUsesField label="Maximum uses (optional; empty: unmetered)" />
-          <TextInput label="Customer id (optional)" name="customerId" placeholder="cus_…" />
-          <EntitlementsField label="Entitlements (codes, comma-separated, optional)" />
-          <MetadataField />
-          <TextInput
-            label="Key of your own (optional)"
-            description="Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters)."
-            name="key"
-            autoComplete="off"
-          />
-          <FormButtons>
-            <Button type="submit" disabled={create.isPending}>
-              Create license
-            </Button>
-          </FormButtons>
-          <ProblemMessage error={create.error} />
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Create a license" mutation={create} submitLabel="Create license">
+        <ProductField />
+        <PolicyField policies={policies.data?.data} />
+        <MaxActivationsField
+          label="Maximum activations"
+          description="Empty: unlimited machines (or the policy's number)."
+          defaultValue={1}
+        />
+        <TextInput
+          label="Expires on (UTC, end of day)"
+          description="Empty: never expires (or as the policy says)."
+          name="expirationDate"
+          type="date"
+        />
+        <LeaseMinutesField label="Floating seat lease in minutes (optional)" />
+        <MaxUsesField label="Maximum uses (optional; empty: unmetered)" />
+        <TextInput label="Customer id (optional)" name="customerId" placeholder="cus_…" />
+        <EntitlementsField label="Entitlements (codes, comma-separated, optional)" />
+        <MetadataField />
+        <TextInput
+          label="Key of your own (optional)"
+          description="Empty: Keyturn makes one. A key from another system is kept exactly as typed (8 to 256 characters)."
+          name="key"
+          autoComplete="off"
+        />
+      </MutationForm>
     </>
   )
 }

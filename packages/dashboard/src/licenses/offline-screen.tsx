@@ -3,9 +3,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useId } from 'react'
 import { Link } from 'react-router'
 import { CopyButton } from '../components/copy-button.js'
-import { FieldStack, FormButtons } from '../components/form-layout.js'
+import { FormButtons } from '../components/form-layout.js'
 import { formatTime } from '../components/format.js'
-import { ProblemMessage } from '../components/problem-message.js'
+import { MutationForm } from '../components/mutation-form.js'
 import { useTextDownload } from '../components/text-download.js'
 import { useSession } from '../session/session.js'
 
@@ -55,36 +55,22 @@ function ProcessRequest() {
   return (
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Process a request file</h2>
-      <form
-        aria-label="Process a request file"
-        onSubmit={(event) => {
-          event.preventDefault()
-          activate.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          <FileInput
-            label="Request file"
-            name="requestFile"
-            accept=".request,.txt,text/plain"
-            placeholder="Choose a file"
-            clearable
-          />
-          <Textarea
-            label="Or paste the request"
-            className="monospace"
-            name="request"
-            rows={6}
-            spellCheck={false}
-          />
-          <FormButtons>
-            <Button type="submit" disabled={activate.isPending}>
-              Activate machine
-            </Button>
-          </FormButtons>
-          <ProblemMessage error={activate.error} />
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Process a request file" mutation={activate} submitLabel="Activate machine">
+        <FileInput
+          label="Request file"
+          name="requestFile"
+          accept=".request,.txt,text/plain"
+          placeholder="Choose a file"
+          clearable
+        />
+        <Textarea
+          label="Or paste the request"
+          className="monospace"
+          name="request"
+          rows={6}
+          spellCheck={false}
+        />
+      </MutationForm>
       {answer !== undefined && (
         <div role="status">
           <p>
@@ -125,43 +111,33 @@ function EnterCode() {
   return (
     <section aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>Enter a deactivation code</h2>
-      <form
+      <MutationForm
         aria-label="Enter a deactivation code"
-        onSubmit={(event) => {
-          event.preventDefault()
-          deactivate.mutate(new FormData(event.currentTarget))
-        }}
+        mutation={deactivate}
+        submitLabel="Deactivate machine"
       >
-        <FieldStack>
-          <TextInput
-            label="Activation id"
-            name="activationId"
-            placeholder="act_…"
-            autoComplete="off"
-            required
-          />
-          <TextInput
-            label="Deactivation code"
-            description="As the user reads it: case, dashes and spaces do not matter. Five wrong codes lock the machine's offline deactivation for an hour."
-            name="code"
-            placeholder="XXXX-XXXX-XXXX-XXXX"
-            autoComplete="off"
-            spellCheck={false}
-            required
-          />
-          <FormButtons>
-            <Button type="submit" disabled={deactivate.isPending}>
-              Deactivate machine
-            </Button>
-          </FormButtons>
-          <ProblemMessage error={deactivate.error} />
-          {deactivate.data !== undefined && (
-            <p role="status">
-              Deactivated <code>{deactivate.data}</code>: its seat is free.
-            </p>
-          )}
-        </FieldStack>
-      </form>
+        <TextInput
+          label="Activation id"
+          name="activationId"
+          placeholder="act_…"
+          autoComplete="off"
+          required
+        />
+        <TextInput
+          label="Deactivation code"
+          description="As the user reads it: case, dashes and spaces do not matter. Five wrong codes lock the machine's offline deactivation for an hour."
+          name="code"
+          placeholder="XXXX-XXXX-XXXX-XXXX"
+          autoComplete="off"
+          spellCheck={false}
+          required
+        />
+      </MutationForm>
+      {deactivate.data !== undefined && (
+        <p role="status">
+          Deactivated <code>{deactivate.data}</code>: its seat is free.
+        </p>
+      )}
     </section>
   )
 }

@@ -11,6 +11,7 @@ import {
   MaxUsesField,
 } from '../../components/license-fields.js'
 import { MetadataField, parseCodes, parseJsonObject } from '../../components/metadata.js'
+import { MutationForm } from '../../components/mutation-form.js'
 import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { useSession } from '../../session/session.js'
@@ -74,43 +75,29 @@ export function EditDialog({ license, onClose }: DialogProps) {
   })
   return (
     <ActionDialog title="Edit this license" onClose={onClose}>
-      <form
-        aria-label="Edit this license"
-        onSubmit={(event) => {
-          event.preventDefault()
-          update.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          <MaxActivationsField defaultValue={license.maxActivations ?? ''} />
-          <TextInput
-            label="Expires on (UTC, end of day; empty: never)"
-            name="expirationDate"
-            type="date"
-            defaultValue={inputFromExpiration(license.expirationDate)}
-          />
-          <LeaseMinutesField
-            defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
-          />
-          <MaxUsesField defaultValue={license.maxUses ?? ''} />
-          <TextInput
-            label="Customer id (empty: none)"
-            name="customerId"
-            defaultValue={license.customerId ?? ''}
-          />
-          <EntitlementsField
-            label="Entitlements (comma-separated)"
-            defaultValue={license.entitlements.join(', ')}
-          />
-          <MetadataField />
-          <ProblemMessage error={update.error} />
-          <FormButtons>
-            <Button type="submit" loading={update.isPending}>
-              Save changes
-            </Button>
-          </FormButtons>
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Edit this license" mutation={update} submitLabel="Save changes">
+        <MaxActivationsField defaultValue={license.maxActivations ?? ''} />
+        <TextInput
+          label="Expires on (UTC, end of day; empty: never)"
+          name="expirationDate"
+          type="date"
+          defaultValue={inputFromExpiration(license.expirationDate)}
+        />
+        <LeaseMinutesField
+          defaultValue={license.heartbeatTtl === null ? '' : minutes(license.heartbeatTtl)}
+        />
+        <MaxUsesField defaultValue={license.maxUses ?? ''} />
+        <TextInput
+          label="Customer id (empty: none)"
+          name="customerId"
+          defaultValue={license.customerId ?? ''}
+        />
+        <EntitlementsField
+          label="Entitlements (comma-separated)"
+          defaultValue={license.entitlements.join(', ')}
+        />
+        <MetadataField />
+      </MutationForm>
     </ActionDialog>
   )
 }

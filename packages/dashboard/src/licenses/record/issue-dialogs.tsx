@@ -8,6 +8,7 @@ import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
 import { NumberField } from '../../components/license-fields.js'
 import { parseJsonObject } from '../../components/metadata.js'
+import { MutationForm } from '../../components/mutation-form.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { useTextDownload } from '../../components/text-download.js'
 import { useSession } from '../../session/session.js'
@@ -127,29 +128,15 @@ export function IssueFileDialog({ license, onClose }: DialogProps) {
         A signed file the application verifies offline with the product&apos;s public key; it carries the
         license as it is now.
       </p>
-      <form
-        aria-label="Issue a license file"
-        onSubmit={(event) => {
-          event.preventDefault()
-          issue.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          <NumberField
-            label="Lifetime in days (optional; default the policy's, or a year)"
-            name="days"
-            min={1}
-            step="any"
-          />
-          <Checkbox label="Encrypt it under the license key" name="encrypt" />
-          <ProblemMessage error={issue.error} />
-          <FormButtons>
-            <Button type="submit" loading={issue.isPending}>
-              Issue license file
-            </Button>
-          </FormButtons>
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Issue a license file" mutation={issue} submitLabel="Issue license file">
+        <NumberField
+          label="Lifetime in days (optional; default the policy's, or a year)"
+          name="days"
+          min={1}
+          step="any"
+        />
+        <Checkbox label="Encrypt it under the license key" name="encrypt" />
+      </MutationForm>
       {answer !== undefined && (
         <div className="result" role="status">
           <p>

@@ -3,9 +3,10 @@ import { Button } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { ActionDialog } from '../../components/action-dialog.js'
-import { FieldStack, FormButtons } from '../../components/form-layout.js'
+import { FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
 import { NumberField } from '../../components/license-fields.js'
+import { MutationForm } from '../../components/mutation-form.js'
 import { notifyDone } from '../../components/notify.js'
 import { ProblemMessage } from '../../components/problem-message.js'
 import { useSession } from '../../session/session.js'
@@ -59,7 +60,8 @@ export function RenewDialog({ license, onClose }: DialogProps) {
   const queryClient = useQueryClient()
   const [attempt] = useState(() => crypto.randomUUID())
   const renew = useMutation({
-    mutationFn: (days: string) => {
+    mutationFn: (form: FormData) => {
+      const days = String(form.get('days') ?? '').trim()
       const body: RenewLicenseBody = days === '' ? {} : { duration: Math.round(Number(days) * 86_400) }
       return client.renewLicense(license.id, body, { idempotencyKey: `dashboard-renew-${attempt}` })
     },
@@ -71,29 +73,15 @@ export function RenewDialog({ license, onClose }: DialogProps) {
   })
   return (
     <ActionDialog title="Renew this license" onClose={onClose}>
-      <form
-        aria-label="Renew this license"
-        onSubmit={(event) => {
-          event.preventDefault()
-          renew.mutate(String(new FormData(event.currentTarget).get('days') ?? '').trim())
-        }}
-      >
-        <FieldStack>
-          <NumberField
-            label="Extend by days (empty: the policy's duration)"
-            description="It runs from its expiry (or from now, if it has expired) for the days given, or for its policy's duration."
-            name="days"
-            min={0.05}
-            step="any"
-          />
-          <ProblemMessage error={renew.error} />
-          <FormButtons>
-            <Button type="submit" loading={renew.isPending}>
-              Renew license
-            </Button>
-          </FormButtons>
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Renew this license" mutation={renew} submitLabel="Renew license">
+        <NumberField
+          label="Extend by days (empty: the policy's duration)"
+          description="It runs from its expiry (or from now, if it has expired) for the days given, or for its policy's duration."
+          name="days"
+          min={0.05}
+          step="any"
+        />
+      </MutationForm>
     </ActionDialog>
   )
 }

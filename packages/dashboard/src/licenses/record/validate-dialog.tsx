@@ -1,11 +1,10 @@
 import type { LicenseResource } from '@keyturn/client'
-import { Button, TextInput } from '@mantine/core'
+import { TextInput } from '@mantine/core'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { ActionDialog } from '../../components/action-dialog.js'
-import { FieldStack, FormButtons } from '../../components/form-layout.js'
 import { formatTime } from '../../components/format.js'
 import { parseCodes } from '../../components/metadata.js'
-import { ProblemMessage } from '../../components/problem-message.js'
+import { MutationForm } from '../../components/mutation-form.js'
 import { useSession } from '../../session/session.js'
 
 /** Validates the license as an application would (by key), with the answer in the dialog. */
@@ -34,24 +33,10 @@ export function ValidateDialog({
   })
   return (
     <ActionDialog title="Validate as an application would" onClose={onClose}>
-      <form
-        aria-label="Validate as an application would"
-        onSubmit={(event) => {
-          event.preventDefault()
-          validate.mutate(new FormData(event.currentTarget))
-        }}
-      >
-        <FieldStack>
-          <TextInput label="Machine fingerprint (optional)" name="fingerprint" maxLength={256} />
-          <TextInput label="Required entitlements (optional)" name="entitlements" />
-          <ProblemMessage error={validate.error} />
-          <FormButtons>
-            <Button type="submit" loading={validate.isPending}>
-              Validate
-            </Button>
-          </FormButtons>
-        </FieldStack>
-      </form>
+      <MutationForm aria-label="Validate as an application would" mutation={validate} submitLabel="Validate">
+        <TextInput label="Machine fingerprint (optional)" name="fingerprint" maxLength={256} />
+        <TextInput label="Required entitlements (optional)" name="entitlements" />
+      </MutationForm>
       {validate.data && (
         <p role="status" className={validate.data.isValid ? 'valid' : 'invalid'}>
           {validate.data.isValid ? 'Valid' : `Not valid: ${validate.data.reason}`} (checked{' '}
