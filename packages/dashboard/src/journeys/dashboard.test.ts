@@ -731,7 +731,10 @@ it('runs the licensing business from the dashboard in Chromium', {
       const code = await createDeactivationCode({ activationId, secret: file.deactivationSecret ?? '' })
       await form.getByLabel('Deactivation code').fill(code.toLowerCase())
       await form.getByRole('button', { name: 'Deactivate machine' }).click()
-      await form.getByText(`Deactivated ${activationId}: its seat is free.`).waitFor()
+      await page
+        .getByRole('region', { name: 'Enter a deactivation code' })
+        .getByText(`Deactivated ${activationId}: its seat is free.`)
+        .waitFor()
       assert.equal((await admin.listActivations(license.id)).totalCount, 0)
       await checkScreen(page, '27-offline-deactivation')
     },
