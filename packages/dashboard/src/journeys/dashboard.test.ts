@@ -767,14 +767,15 @@ it('runs the licensing business from the dashboard in Chromium', {
       await page.getByRole('button', { name: 'Send a test event' }).click()
       await page.getByText('Test event queued.').waitFor()
       const deliveries = page.getByRole('table', { name: 'Deliveries' })
-      await deliveries.getByText('HTTP 503').waitFor()
+      // .first(): on a slow machine the delivery's own retry may have failed once more already.
+      await deliveries.getByText('HTTP 503').first().waitFor()
       const [first] = receiver.received
       assert.equal(JSON.parse(first?.body ?? '{}').type, 'webhook_endpoint.test')
       assert.ok(first?.headers['webhook-signature']?.startsWith('v1,'))
       receiver.status = 200
       await page.getByRole('button', { name: 'Retry webhook_endpoint.test' }).click()
       await deliveries.getByText('delivered', { exact: true }).waitFor()
-      assert.equal(receiver.received.length, 2)
+      assert.ok(receiver.received.length >= 2, 'sent while the receiver was down, and again')
       assert.equal(await page.getByRole('region', { name: 'Delivery log' }).getByRole('alert').count(), 0)
       await checkScreen(page, '21-webhook')
 
