@@ -87,66 +87,48 @@ export const ActivateLicenseBodySchema = Type.Object(
 )
 export type ActivateLicenseBody = Static<typeof ActivateLicenseBodySchema>
 
+/**
+ * What names one machine of one license on the by-key routes (activate, deactivate, heartbeat):
+ * the license key, its product and the machine's fingerprint.
+ */
+const machineByKeyProperties = {
+  key: LicenseKeySchema,
+  productId: ProductIdSchema,
+  fingerprint: FingerprintSchema,
+}
+
+const machineByKeyOptions = {
+  additionalProperties: false,
+  examples: [
+    {
+      key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
+      productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+      fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
+    },
+  ],
+} as const
+
 export const ActivateByKeyBodySchema = Type.Object(
   {
-    key: LicenseKeySchema,
-    productId: ProductIdSchema,
-    fingerprint: FingerprintSchema,
+    ...machineByKeyProperties,
     name: Type.Optional(ActivationNameSchema),
     metadata: Type.Optional(ActivationMetadataSchema),
     nonce: Type.Optional(NonceSchema),
   },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
-      },
-    ],
-  },
+  machineByKeyOptions,
 )
 export type ActivateByKeyBody = Static<typeof ActivateByKeyBodySchema>
 
 export const DeactivateByKeyBodySchema = Type.Object(
-  {
-    key: LicenseKeySchema,
-    productId: ProductIdSchema,
-    fingerprint: FingerprintSchema,
-    nonce: Type.Optional(NonceSchema),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
-      },
-    ],
-  },
+  { ...machineByKeyProperties, nonce: Type.Optional(NonceSchema) },
+  machineByKeyOptions,
 )
 export type DeactivateByKeyBody = Static<typeof DeactivateByKeyBodySchema>
 
 /** `POST /licenses/heartbeat`: what an application sends to keep its floating seat. */
 export const HeartbeatByKeyBodySchema = Type.Object(
-  {
-    key: LicenseKeySchema,
-    productId: ProductIdSchema,
-    fingerprint: FingerprintSchema,
-    nonce: Type.Optional(NonceSchema),
-  },
-  {
-    additionalProperties: false,
-    examples: [
-      {
-        key: '7K3QD-M9XTB-2VHCR-8PNWF-4ZJ6A',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        fingerprint: '4f9c2b7e1a6d3f08c5e2b9a7d4c1f6e3',
-      },
-    ],
-  },
+  { ...machineByKeyProperties, nonce: Type.Optional(NonceSchema) },
+  machineByKeyOptions,
 )
 export type HeartbeatByKeyBody = Static<typeof HeartbeatByKeyBodySchema>
 

@@ -14,6 +14,16 @@ import {
 export const ApiKeyRoleSchema = Type.Enum(['admin', 'product', 'client'])
 export type ApiKeyRole = Static<typeof ApiKeyRoleSchema>
 
+const exampleApiKey = {
+  id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
+  object: 'ApiKey',
+  name: 'Photo Editor back end',
+  role: 'product',
+  productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
+  prefix: 'kt_prod_4fGh',
+  createdAt: '2030-01-01T00:00:00.000Z',
+} as const
+
 export const ApiKeyResourceSchema = Type.Object(
   {
     id: ApiKeyIdSchema,
@@ -31,17 +41,7 @@ export const ApiKeyResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
-        object: 'ApiKey',
-        name: 'Photo Editor back end',
-        role: 'product',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        prefix: 'kt_prod_4fGh',
-        createdAt: '2030-01-01T00:00:00.000Z',
-      },
-    ],
+    examples: [exampleApiKey],
   },
 )
 export type ApiKeyResource = Static<typeof ApiKeyResourceSchema>
@@ -54,18 +54,7 @@ export const CreatedApiKeyResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
-        object: 'ApiKey',
-        name: 'Photo Editor back end',
-        role: 'product',
-        productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-        prefix: 'kt_prod_4fGh',
-        createdAt: '2030-01-01T00:00:00.000Z',
-        secret: 'kt_prod_4fGhq9Lm2Xc7Vb3Nz8Kp1Rt6Wy5Ds0Ea',
-      },
-    ],
+    examples: [{ ...exampleApiKey, secret: 'kt_prod_4fGhq9Lm2Xc7Vb3Nz8Kp1Rt6Wy5Ds0Ea' }],
   },
 )
 export type CreatedApiKeyResource = Static<typeof CreatedApiKeyResourceSchema>

@@ -23,6 +23,7 @@ import {
   examplePublicKey,
   examplePublicKeyJwk,
   exampleTime,
+  exampleWebhookEndpoint,
 } from './examples.js'
 import { exampleIntegrationResource } from './integrations.js'
 import { exampleOperator } from './operators.js'
@@ -38,6 +39,20 @@ const exampleProduct = {
   metadata: {},
   createdAt: exampleTime,
   updatedAt: exampleTime,
+} as const
+
+const exampleActivation = {
+  id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
+  object: 'Activation',
+  licenseId: exampleLicenseId,
+  productId: exampleProductId,
+  fingerprint: 'machine-7f3a9c',
+  name: 'Design laptop',
+  metadata: null,
+  createdAt: exampleTime,
+  lastSeenAt: exampleTime,
+  lastHeartbeatAt: exampleTime,
+  expiresAt: null,
 } as const
 
 /** Every event type, with an example of its `data` (the resource as the API returned it). */
@@ -101,44 +116,13 @@ export const eventTypeExamples = {
     timestamp: exampleTime,
     license: { ...exampleLicense, status: 'revoked' },
   },
-  'activation.created': {
-    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
-    object: 'Activation',
-    licenseId: exampleLicenseId,
-    productId: exampleProductId,
-    fingerprint: 'machine-7f3a9c',
-    name: 'Design laptop',
-    metadata: null,
-    createdAt: exampleTime,
-    lastSeenAt: exampleTime,
-    lastHeartbeatAt: exampleTime,
-    expiresAt: null,
-  },
-  'activation.deleted': {
-    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
-    object: 'Activation',
-    licenseId: exampleLicenseId,
-    productId: exampleProductId,
-    fingerprint: 'machine-7f3a9c',
-    name: 'Design laptop',
-    metadata: null,
-    createdAt: exampleTime,
-    lastSeenAt: exampleTime,
-    lastHeartbeatAt: exampleTime,
-    expiresAt: null,
-  },
+  'activation.created': exampleActivation,
+  'activation.deleted': exampleActivation,
   /** A floating seat whose lease ended without a heartbeat, as it was when removed (sweep or a new activation). */
   'activation.expired': {
-    id: 'act_2Hq8RtYvN4mLp7XcKb3WsD',
-    object: 'Activation',
-    licenseId: exampleLicenseId,
-    productId: exampleProductId,
+    ...exampleActivation,
     fingerprint: 'ci-runner-41',
     name: null,
-    metadata: null,
-    createdAt: exampleTime,
-    lastSeenAt: exampleTime,
-    lastHeartbeatAt: exampleTime,
     expiresAt: '2030-01-01T00:15:00.000Z',
   },
   /** The license after uses were counted (`POST /licenses/usage`, `/licenses/:id/usage`). */
@@ -192,13 +176,13 @@ export const eventTypeExamples = {
     prefix: 'kt_prod_4fGh',
     createdAt: exampleTime,
   },
-  'webhook_endpoint.created': exampleWebhookEndpoint(),
-  'webhook_endpoint.updated': exampleWebhookEndpoint(),
-  'webhook_endpoint.deleted': exampleWebhookEndpoint(),
+  'webhook_endpoint.created': exampleWebhookEndpoint,
+  'webhook_endpoint.updated': exampleWebhookEndpoint,
+  'webhook_endpoint.deleted': exampleWebhookEndpoint,
   /** Emitted by the server (`actor: { type: "system", id: "webhook-deliveries" }`) after 5 days of failed deliveries. */
-  'webhook_endpoint.disabled': { ...exampleWebhookEndpoint(), enabled: false },
+  'webhook_endpoint.disabled': { ...exampleWebhookEndpoint, enabled: false },
   /** Sent by `POST /webhook-endpoints/:id/test`, to that endpoint only. */
-  'webhook_endpoint.test': exampleWebhookEndpoint(),
+  'webhook_endpoint.test': exampleWebhookEndpoint,
   /**
    * The customer portal. Someone asked for a sign-in code (`customerId` null: the address is no
    * customer's, and no mail went out; the answer was the same). `via: "portalLink"`: by
@@ -264,20 +248,6 @@ export const eventTypeExamples = {
     sessionsEnded: 2,
   },
 } as const satisfies Record<string, unknown>
-
-function exampleWebhookEndpoint() {
-  return {
-    id: 'whk_8sLq2NcVx5RtPm3KbY7wHd',
-    object: 'WebhookEndpoint',
-    url: 'https://billing.example.com/keyturn',
-    description: 'Billing sync',
-    eventTypes: ['license.*'],
-    productId: null,
-    enabled: true,
-    createdAt: exampleTime,
-    updatedAt: exampleTime,
-  }
-}
 
 export type EventType = keyof typeof eventTypeExamples
 export const eventTypes = Object.keys(eventTypeExamples) as EventType[]

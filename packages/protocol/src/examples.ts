@@ -100,3 +100,15 @@ export const examplePolicy = {
   gracePeriod: 259_200,
   seatsPerQuantity: false,
 } as const
+
+export const exampleWebhookEndpoint = {
+  id: 'whk_8sLq2NcVx5RtPm3KbY7wHd',
+  object: 'WebhookEndpoint',
+  url: 'https://billing.example.com/keyturn',
+  description: 'Billing sync',
+  eventTypes: ['license.*'],
+  productId: null,
+  enabled: true,
+  createdAt: exampleTime,
+  updatedAt: exampleTime,
+} as const

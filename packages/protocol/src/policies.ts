@@ -139,25 +139,33 @@ export const PolicyResourceSchema = Type.Object(
 )
 export type PolicyResource = Static<typeof PolicyResourceSchema>
 
+/**
+ * The settings a request may give a policy, each optional: creating a policy fills the missing ones
+ * with their defaults, updating one leaves them as they are.
+ */
+const policySettingInputProperties = {
+  maxActivations: Type.Optional(MaxActivationsSchema),
+  duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
+  expirationBasis: Type.Optional(ExpirationBasisSchema),
+  heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+  maxUses: Type.Optional(MaxUsesSchema),
+  entitlements: Type.Optional(EntitlementCodesSchema),
+  metadata: Type.Optional(MetadataInputSchema),
+  licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
+  tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
+  licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
+  maxTransfers: Type.Optional(MaxTransfersSchema),
+  transferPeriod: Type.Optional(TransferPeriodSchema),
+  checkInInterval: Type.Optional(CheckInIntervalSchema),
+  gracePeriod: Type.Optional(GracePeriodSchema),
+  seatsPerQuantity: Type.Optional(SeatsPerQuantitySchema),
+}
+
 export const CreatePolicyBodySchema = Type.Object(
   {
     productId: ProductIdSchema,
     name: PolicyNameSchema,
-    maxActivations: Type.Optional(MaxActivationsSchema),
-    duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
-    expirationBasis: Type.Optional(ExpirationBasisSchema),
-    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
-    maxUses: Type.Optional(MaxUsesSchema),
-    entitlements: Type.Optional(EntitlementCodesSchema),
-    metadata: Type.Optional(MetadataInputSchema),
-    licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
-    tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
-    licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
-    maxTransfers: Type.Optional(MaxTransfersSchema),
-    transferPeriod: Type.Optional(TransferPeriodSchema),
-    checkInInterval: Type.Optional(CheckInIntervalSchema),
-    gracePeriod: Type.Optional(GracePeriodSchema),
-    seatsPerQuantity: Type.Optional(SeatsPerQuantitySchema),
+    ...policySettingInputProperties,
   },
   {
     additionalProperties: false,
@@ -178,21 +186,7 @@ export type CreatePolicyBody = Static<typeof CreatePolicyBodySchema>
 export const UpdatePolicyBodySchema = Type.Object(
   {
     name: Type.Optional(PolicyNameSchema),
-    maxActivations: Type.Optional(MaxActivationsSchema),
-    duration: Type.Optional(Type.Union([DurationSchema, Type.Null()])),
-    expirationBasis: Type.Optional(ExpirationBasisSchema),
-    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
-    maxUses: Type.Optional(MaxUsesSchema),
-    entitlements: Type.Optional(EntitlementCodesSchema),
-    metadata: Type.Optional(MetadataInputSchema),
-    licenseFileTtl: Type.Optional(LicenseFileTtlSchema),
-    tokenTtlMax: Type.Optional(TokenTtlMaxSchema),
-    licenseFileMetadata: Type.Optional(LicenseFileMetadataSchema),
-    maxTransfers: Type.Optional(MaxTransfersSchema),
-    transferPeriod: Type.Optional(TransferPeriodSchema),
-    checkInInterval: Type.Optional(CheckInIntervalSchema),
-    gracePeriod: Type.Optional(GracePeriodSchema),
-    seatsPerQuantity: Type.Optional(SeatsPerQuantitySchema),
+    ...policySettingInputProperties,
   },
   { additionalProperties: false, examples: [{ entitlements: ['export-pdf', 'cloud-sync'] }] },
 )

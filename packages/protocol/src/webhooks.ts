@@ -5,7 +5,7 @@
 import { type Static, Type } from 'typebox'
 import { listQueryProperties, PaginatedSchema, ProductIdSchema, TimestampSchema } from './common.js'
 import { EventIdSchema, EventTypeSchema } from './events.js'
-import { exampleTime } from './examples.js'
+import { exampleTime, exampleWebhookEndpoint } from './examples.js'
 
 export const WebhookEndpointIdSchema = Type.TemplateLiteral([Type.Literal('whk_'), Type.String()], {
   maxLength: 64,
@@ -36,18 +36,6 @@ const WebhookUrlSchema = Type.String({
   examples: ['https://billing.example.com/keyturn'],
 })
 
-const exampleEndpoint = {
-  id: 'whk_8sLq2NcVx5RtPm3KbY7wHd',
-  object: 'WebhookEndpoint',
-  url: 'https://billing.example.com/keyturn',
-  description: 'Billing sync',
-  eventTypes: ['license.*'],
-  productId: null,
-  enabled: true,
-  createdAt: exampleTime,
-  updatedAt: exampleTime,
-} as const
-
 const endpointProperties = {
   id: WebhookEndpointIdSchema,
   object: Type.Literal('WebhookEndpoint'),
@@ -66,7 +54,7 @@ const endpointProperties = {
 
 export const WebhookEndpointResourceSchema = Type.Object(endpointProperties, {
   additionalProperties: false,
-  examples: [exampleEndpoint],
+  examples: [exampleWebhookEndpoint],
 })
 export type WebhookEndpointResource = Static<typeof WebhookEndpointResourceSchema>
 
@@ -81,7 +69,7 @@ export const WebhookEndpointWithSecretResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ ...exampleEndpoint, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' }],
+    examples: [{ ...exampleWebhookEndpoint, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=' }],
   },
 )
 export type WebhookEndpointWithSecretResource = Static<typeof WebhookEndpointWithSecretResourceSchema>
