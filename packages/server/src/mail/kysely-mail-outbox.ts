@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto'
 import type { Kysely, Selectable } from 'kysely'
 import { newId } from '../core/ids.js'
 import type { ListRequest, ListSlice, Sort } from '../core/list-query.js'
 import { decryptText, encryptText } from '../core/secrets.js'
 import { type Database, type MailOutboxTable, toDate, toNullableDate } from '../storage/database.js'
+import { leaseDueRows } from '../storage/leases.js'
 import { column, type ListTable, selectPage } from '../storage/list-sql.js'
-import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 
 /** A message as it is sent: never stored in clear, never shown by the delivery log. */
 export interface MailMessage {
@@ -84,31 +83,7 @@ export class KyselyMailOutbox {
 
   /** Leases up to `limit` due messages until `leaseUntil`; rows another process holds are skipped. */
   async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMail[]> {
-    const leaseId = randomUUID()
-    const at = now.toISOString()
-    const rows = await writeTransaction(this.#db, async (trx) => {
-      let due = trx
-        .selectFrom('mail_outbox')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', at)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
-        .orderBy('next_attempt_at')
-        .limit(limit)
-      if (!isSqlite(trx)) {
-        due = due.forUpdate().skipLocked()
-      }
-      const ids = (await due.execute()).map((row) => row.id)
-      if (ids.length === 0) {
-        return []
-      }
-      return trx
-        .updateTable('mail_outbox')
-        .set({ lease_id: leaseId, lease_until: leaseUntil.toISOString() })
-        .where('id', 'in', ids)
-        .returning(['id', 'attempts', 'payload_encrypted'])
-        .execute()
-    })
+    const { leaseId, rows } = await leaseDueRows(this.#db, 'mail_outbox', now, leaseUntil, limit)
     return rows.flatMap((row) =>
       row.payload_encrypted === null
         ? []

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { EventType, ProductId, WebhookDeliveryId, WebhookEndpointId } from '@keyturn/protocol'
 import { type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import { newId } from '../core/ids.js'
@@ -13,6 +12,7 @@ import {
   type WebhookDeliveriesTable,
   type WebhookEndpointsTable,
 } from '../storage/database.js'
+import { leaseDueRows } from '../storage/leases.js'
 import { column, isStorableText, type ListTable, selectPage } from '../storage/list-sql.js'
 import { isSqlite, writeTransaction } from '../storage/write-transaction.js'
 import { type AttemptResult, maxKeptResponseBytes, type WebhookDelivery } from './webhook-delivery.js'
@@ -307,21 +307,15 @@ export class KyselyWebhookStore implements WebhookStore {
     limit: number,
     sending: readonly WebhookDeliveryId[] = [],
   ): Promise<ClaimedDelivery[]> {
-    const leaseId = randomUUID()
-    const at = now.toISOString()
-    const claimed = await writeTransaction(this.#db, async (trx) => {
-      let due = trx
-        .selectFrom('webhook_deliveries')
-        .select('webhook_deliveries.id')
-        .where('webhook_deliveries.status', '=', 'pending')
-        .where('webhook_deliveries.next_attempt_at', '<=', at)
-        .where((eb) =>
-          eb.or([
-            eb('webhook_deliveries.lease_until', 'is', null),
-            eb('webhook_deliveries.lease_until', '<=', at),
-          ]),
-        )
-        .where((eb) =>
+    const { leaseId, rows: claimed } = await leaseDueRows(
+      this.#db,
+      'webhook_deliveries',
+      now,
+      leaseUntil,
+      limit,
+      // Not a delivery of a disabled endpoint, nor one this process is still sending.
+      (eb) =>
+        eb.and([
           eb.exists(
             eb
               .selectFrom('webhook_endpoints')
@@ -329,25 +323,9 @@ export class KyselyWebhookStore implements WebhookStore {
               .whereRef('webhook_endpoints.id', '=', 'webhook_deliveries.endpoint_id')
               .where('webhook_endpoints.disabled_at', 'is', null),
           ),
-        )
-        .$if(sending.length > 0, (query) => query.where('webhook_deliveries.id', 'not in', sending))
-        .orderBy('webhook_deliveries.next_attempt_at')
-        .limit(limit)
-      if (!isSqlite(trx)) {
-        // Each process leases different deliveries: rows another process is claiming are skipped.
-        due = due.forUpdate().skipLocked()
-      }
-      const ids = (await due.execute()).map((row) => row.id)
-      if (ids.length === 0) {
-        return []
-      }
-      return trx
-        .updateTable('webhook_deliveries')
-        .set({ lease_id: leaseId, lease_until: leaseUntil.toISOString() })
-        .where('id', 'in', ids)
-        .returningAll()
-        .execute()
-    })
+          ...(sending.length > 0 ? [eb('id', 'not in', sending)] : []),
+        ]),
+    )
     if (claimed.length === 0) {
       return []
     }
