@@ -17,13 +17,11 @@ import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
 import { problemResponses } from '../../http/responses.js'
-import { readSessionCookie } from '../../http/session-cookie.js'
-import { csrfHeader } from '../../sessions/session.js'
 import type { Operator } from '../operator.js'
 import type { OperatorService } from '../operator-service.js'
 import type { TwoFactorService } from '../totp.js'
 import { operatorAuthPath } from './operator-auth-routes.js'
-import { operatorSignInScope } from './operator-scope.js'
+import { operatorSignInScope, sendRateLimited } from './operator-scope.js'
 
 const tags = ['operator-sign-in']
 const session = { tags, security: [{ operatorSession: [] }] }
@@ -51,22 +49,10 @@ export function registerOperatorTwoFactorRoutes(
 ): void {
   app.register(
     async (scope: App) => {
-      const { settings, signedIn } = operatorSignInScope(scope, operators)
-
+      const { signedIn, signedInOperator } = operatorSignInScope(scope, operators)
       /** The operator of the session cookie; for a write, the CSRF header must be the session's. */
-      const sessionOperator = async (request: FastifyRequest, write: boolean): Promise<Operator> => {
-        const token = readSessionCookie(settings, request.headers.cookie)
-        const who = await operators.authenticate(token)
-        const csrf = request.headers[csrfHeader]
-        if (
-          who === undefined ||
-          token === undefined ||
-          (write && !(await operators.csrfMatches(token, typeof csrf === 'string' ? csrf : undefined)))
-        ) {
-          throw new DomainError('unauthenticated', 'Not signed in (or the CSRF header is missing).')
-        }
-        return who.operator
-      }
+      const sessionOperator = async (request: FastifyRequest, write: boolean): Promise<Operator> =>
+        (await signedInOperator(request, write)).operator
 
       const enrollingOperator = async (request: FastifyRequest, pendingToken: string | undefined) => {
         if (pendingToken === undefined) {
@@ -103,10 +89,11 @@ export function registerOperatorTwoFactorRoutes(
           }
           const outcome = await twoFactor.completeSignIn(pendingToken, { code, recoveryCode }, request.ip)
           if (outcome.kind === 'rate_limited') {
-            reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)))
-            return sendProblem(
+            return sendRateLimited(
+              request,
               reply,
-              problemFor('rate_limited', 'Too many wrong codes: wait before trying again.', request.id),
+              outcome.retryAfterMs,
+              'Too many wrong codes: wait before trying again.',
             )
           }
           if (outcome.kind === 'refused') {

@@ -7,16 +7,15 @@ import {
   OperatorSignInBodySchema,
   OperatorSignInOutcomeSchema,
 } from '@keyturn/protocol'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { DomainError } from '../../core/errors.js'
 import type { App } from '../../http/app-types.js'
 import { problemFor, sendProblem } from '../../http/error-handler.js'
 import { problemResponses } from '../../http/responses.js'
 import { clearedSessionCookie, isSecureRequest, readSessionCookie } from '../../http/session-cookie.js'
-import { csrfHeader } from '../../sessions/session.js'
 import { type OperatorService, operatorActor } from '../operator-service.js'
-import { operatorSignInScope } from './operator-scope.js'
+import { operatorSignInScope, sendRateLimited } from './operator-scope.js'
 import { toOperatorResource, toOperatorSession } from './operators-routes.js'
 import { secondStepBody } from './second-step-body.js'
 
@@ -57,7 +56,7 @@ export function registerOperatorAuthRoutes(
   const base = (request: FastifyRequest) => publicUrl ?? socketAddress(request)
   app.register(
     async (scope: App) => {
-      const { settings, signedIn } = operatorSignInScope(scope, operators)
+      const { settings, signedIn, signedInOperator } = operatorSignInScope(scope, operators)
 
       scope.post(
         '/setup',
@@ -107,10 +106,11 @@ export function registerOperatorAuthRoutes(
         async (request, reply) => {
           const outcome = await operators.signIn(request.body.email, request.body.password, request.ip)
           if (outcome.kind === 'rate_limited') {
-            reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)))
-            return sendProblem(
+            return sendRateLimited(
+              request,
               reply,
-              problemFor('rate_limited', 'Too many failed sign-ins: wait before trying again.', request.id),
+              outcome.retryAfterMs,
+              'Too many failed sign-ins: wait before trying again.',
             )
           }
           if (outcome.kind === 'refused') {
@@ -177,10 +177,11 @@ export function registerOperatorAuthRoutes(
             linkBase: base(request),
           })
           if (outcome.kind === 'rate_limited') {
-            reply.header('retry-after', String(Math.ceil(outcome.retryAfterMs / 1000)))
-            return sendProblem(
+            return sendRateLimited(
+              request,
               reply,
-              problemFor('rate_limited', 'Too many reset requests: wait before asking again.', request.id),
+              outcome.retryAfterMs,
+              'Too many reset requests: wait before asking again.',
             )
           }
           return reply.code(202).send(undefined as unknown as null) // no body at all, not `null`
@@ -228,25 +229,6 @@ export function registerOperatorAuthRoutes(
         },
       )
 
-      /** The signed-in operator and its session, or a 401 sent; writes also need the CSRF header. */
-      const signedInOperator = async (request: FastifyRequest, reply: FastifyReply, write: boolean) => {
-        const token = readSessionCookie(settings, request.headers.cookie)
-        const who = await operators.authenticate(token)
-        const csrf = request.headers[csrfHeader]
-        if (
-          who === undefined ||
-          token === undefined ||
-          (write && !(await operators.csrfMatches(token, typeof csrf === 'string' ? csrf : undefined)))
-        ) {
-          await sendProblem(
-            reply,
-            problemFor('unauthenticated', 'Not signed in (or the CSRF header is missing).', request.id),
-          )
-          return undefined
-        }
-        return who
-      }
-
       // Your own sessions: every operator lists its signed-in browsers and ends any of them.
       scope.get(
         '/sessions',
@@ -259,11 +241,8 @@ export function registerOperatorAuthRoutes(
             response: { 200: OperatorSessionListSchema, ...problemResponses('rate_limited') },
           },
         },
-        async (request, reply) => {
-          const who = await signedInOperator(request, reply, false)
-          if (who === undefined) {
-            return reply
-          }
+        async (request) => {
+          const who = await signedInOperator(request, false)
           return {
             data: (await operators.sessionsOf(who.operator.id)).map((session) =>
               toOperatorSession(session, who.session.id),
@@ -288,10 +267,7 @@ export function registerOperatorAuthRoutes(
           },
         },
         async (request, reply) => {
-          const who = await signedInOperator(request, reply, true)
-          if (who === undefined) {
-            return reply
-          }
+          const who = await signedInOperator(request, true)
           await operators.revokeSession(
             operatorActor(who.operator, request.id),
             who.operator.id,
@@ -313,19 +289,7 @@ export function registerOperatorAuthRoutes(
           },
         },
         async (request, reply) => {
-          const token = readSessionCookie(settings, request.headers.cookie)
-          const who = await operators.authenticate(token)
-          const csrf = request.headers[csrfHeader]
-          if (
-            who === undefined ||
-            token === undefined ||
-            !(await operators.csrfMatches(token, typeof csrf === 'string' ? csrf : undefined))
-          ) {
-            return sendProblem(
-              reply,
-              problemFor('unauthenticated', 'Not signed in (or the CSRF header is missing).', request.id),
-            )
-          }
+          const who = await signedInOperator(request, true)
           await operators.signOut(who.operator, who.session.id, request.id)
           reply.header('set-cookie', clearedSessionCookie(settings, isSecureRequest(request)))
           return reply.code(204).send(null)
