@@ -227,6 +227,10 @@ export function registerPortalSite(app: App, portal: PortalService): void {
         )
       }
 
+      /** The licenses page again, answering 409 with why the customer's action was refused. */
+      const refused = (reply: FastifyReply, request: FastifyRequest, session: Session, error: string) =>
+        renderLicenses(reply, request, session, 409, { error, notice: null })
+
       scope.get('/assets/portal.css', (_request, reply) =>
         reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(portalCss),
       )
@@ -356,17 +360,21 @@ export function registerPortalSite(app: App, portal: PortalService): void {
           return notFound(reply)
         }
         if (outcome.kind === 'code_required') {
-          return renderLicenses(reply, request, session, 409, {
-            error: `${outcome.machine.name ?? outcome.machine.fingerprint} was activated offline: deactivate it on the machine, then enter the code it shows under “Machines without internet”.`,
-            notice: null,
-          })
+          return refused(
+            reply,
+            request,
+            session,
+            `${outcome.machine.name ?? outcome.machine.fingerprint} was activated offline: deactivate it on the machine, then enter the code it shows under “Machines without internet”.`,
+          )
         }
         if (outcome.kind === 'transfer_limit_reached') {
           const days = Math.round(outcome.transferPeriod / 86_400)
-          return renderLicenses(reply, request, session, 409, {
-            error: `No deactivations are left on this license: at most ${outcome.maxTransfers} in ${days} day${days === 1 ? '' : 's'}. Try again later or contact support.`,
-            notice: null,
-          })
+          return refused(
+            reply,
+            request,
+            session,
+            `No deactivations are left on this license: at most ${outcome.maxTransfers} in ${days} day${days === 1 ? '' : 's'}. Try again later or contact support.`,
+          )
         }
         return reply.redirect(`${portalPath}/licenses?done=deactivated`, 303)
       })
@@ -385,10 +393,7 @@ export function registerPortalSite(app: App, portal: PortalService): void {
           return notFound(reply)
         }
         if (outcome.kind === 'license_not_active') {
-          return renderLicenses(reply, request, session, 409, {
-            error: 'A license file is issued only for an active license.',
-            notice: null,
-          })
+          return refused(reply, request, session, 'A license file is issued only for an active license.')
         }
         return reply
           .header('content-disposition', `attachment; filename="${outcome.fileName}"`)
@@ -562,10 +567,7 @@ export function registerPortalSite(app: App, portal: PortalService): void {
           return notFound(reply)
         }
         if (outcome === 'no_mail') {
-          return renderLicenses(reply, request, session, 409, {
-            error: 'This server sends no mail, so the key cannot be mailed.',
-            notice: null,
-          })
+          return refused(reply, request, session, 'This server sends no mail, so the key cannot be mailed.')
         }
         return reply.redirect(`${portalPath}/licenses?done=key_sent`, 303)
       })
