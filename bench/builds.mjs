@@ -19,9 +19,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
-import { startPostgres } from './postgres.mjs'
-import { measureRound, median } from './rounds.mjs'
+import { onCleanup, runMain } from './cleanup.mjs'
+import { requirePostgres } from './postgres.mjs'
+import { interleavedRounds, measureRound, median } from './rounds.mjs'
 import { startBareFastify } from './servers.mjs'
 
 function parseOptions(argv) {
@@ -131,15 +131,7 @@ async function main() {
   const options = parseOptions(process.argv.slice(2))
   const dir = mkdtempSync(join(tmpdir(), 'keyturn-builds-'))
   onCleanup('work folder', () => rmSync(dir, { recursive: true, force: true }))
-  let postgresUrl
-  if (options.engine === 'postgres') {
-    const postgres = await startPostgres()
-    if (postgres.skip !== undefined) {
-      throw new Error(`PostgreSQL unavailable: ${postgres.skip}`)
-    }
-    onCleanup('postgres', () => postgres.stop())
-    postgresUrl = postgres.url
-  }
+  const postgresUrl = options.engine === 'postgres' ? await requirePostgres() : undefined
   const contenders = []
   for (const [index, build] of options.builds.entries()) {
     contenders.push(await startBuild(build, index, options, dir, postgresUrl))
@@ -153,22 +145,12 @@ async function main() {
     idle: () => new Promise((r) => setTimeout(r, 300)),
   })
   const loadStart = loadavg()
-  for (const contender of contenders) {
-    await measureBuildRound(contender, options, 1) // warm-up, not counted
-    await contender.idle()
-  }
-  const rows = new Map(contenders.map(({ name }) => [name, []]))
-  for (let r = 0; r < options.rounds; r++) {
-    const order = r % 2 === 0 ? contenders : [...contenders].reverse()
-    for (const contender of order) {
-      const measured = await measureBuildRound(contender, options, options.seconds)
-      if (measured.non2xx > 0) {
-        throw new Error(`${contender.name}: ${measured.non2xx} answers were not 2xx`)
-      }
-      rows.get(contender.name).push(measured)
-      await contender.idle()
-    }
-  }
+  const rows = await interleavedRounds(contenders, {
+    rounds: options.rounds,
+    seconds: options.seconds,
+    measure: (contender, seconds) => measureBuildRound(contender, options, seconds),
+    idle: (contender) => contender.idle(),
+  })
   const loadEnd = loadavg()
   const summary = [...rows].map(([name, measured]) => ({
     name,
@@ -208,14 +190,4 @@ async function main() {
   )
 }
 
-installExitHandlers()
-let exitCode = 1
-try {
-  await main()
-  exitCode = 0
-} catch (error) {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-} finally {
-  await cleanupAll()
-}
-process.exit(exitCode)
+await runMain(main)

@@ -77,3 +77,21 @@ export function installExitHandlers() {
     })
   }
 }
+
+/**
+ * Runs a bench script's `main` with the exit handlers installed, prints what it throws, undoes
+ * everything it started and exits: 0 when it finished, 1 when it threw.
+ */
+export async function runMain(main) {
+  installExitHandlers()
+  let exitCode = 1
+  try {
+    await main()
+    exitCode = 0
+  } catch (error) {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+  } finally {
+    await cleanupAll()
+  }
+  process.exit(exitCode)
+}

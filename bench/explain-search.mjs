@@ -8,38 +8,31 @@
  */
 import { KyselySearchStore } from '../packages/server/dist/search/kysely-search-store.js'
 import { SearchService } from '../packages/server/dist/search/search-service.js'
-import { argument, explainEachEngine, kysely, printStatement } from './explain-tools.mjs'
+import {
+  argument,
+  explainEachEngine,
+  insertExplainProduct,
+  kysely,
+  printStatement,
+  explainProductId as productId,
+} from './explain-tools.mjs'
 import { createDatabase, customerName, licenseSeeder } from './seed.mjs'
 
 const licenses = Number(argument('licenses', '1000000'))
 const machines = 10_000
-const productId = 'prd_explainExplainExplain1'
 const admin = { role: 'admin', apiKeyId: 'key_explain' }
 const product = { role: 'product', apiKeyId: 'key_explain', productId }
 
 async function explainEngine(engine, context) {
   const database = await createDatabase(engine, `explain_search_${engine}`, context)
   try {
-    const seed = kysely(database, [])
-    const now = new Date().toISOString()
-    await seed.db
-      .insertInto('products')
-      .values({
-        id: productId,
-        name: 'Explain',
-        suspended_at: null,
-        client_token_ttl: 86_400,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute()
-    await seed.db.destroy()
-    seed.sqlite?.close()
+    await insertExplainProduct(database)
     const seeder = licenseSeeder(database, productId)
     const seconds = await seeder.grow(licenses)
     const pools = seeder.pools()
     const statements = []
     const handle = kysely(database, statements)
+    const now = new Date().toISOString()
     const machineRows = pools.ids.slice(0, machines).map((licenseId, i) => ({
       id: `act_explain${String(i).padStart(13, '0')}`,
       license_id: licenseId,

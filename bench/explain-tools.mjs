@@ -30,6 +30,28 @@ export function kysely(database, statements) {
   return { db: new Kysely({ dialect: new PostgresDialect({ pool }), log }), pool }
 }
 
+/** The product every seeded license of the explain scripts belongs to. */
+export const explainProductId = 'prd_explainExplainExplain1'
+
+/** Inserts the explain product into the bench database, before its licenses are seeded. */
+export async function insertExplainProduct(database) {
+  const seed = kysely(database, [])
+  const now = new Date().toISOString()
+  await seed.db
+    .insertInto('products')
+    .values({
+      id: explainProductId,
+      name: 'Explain',
+      suspended_at: null,
+      client_token_ttl: 86_400,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
+  await seed.db.destroy()
+  seed.sqlite?.close()
+}
+
 /** The median of 5 timed runs of one statement on its own (after the warm run of the list itself). */
 export async function timeStatement(handle, engine, statement) {
   const runs = []

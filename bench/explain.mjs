@@ -11,31 +11,23 @@
 import { parseListQuery } from '../packages/server/dist/core/list-query.js'
 import { KyselyLicenseStore } from '../packages/server/dist/licenses/kysely-license-store.js'
 import { licenseListSpec } from '../packages/server/dist/licenses/license-store.js'
-import { argument, explainEachEngine, kysely, printStatement } from './explain-tools.mjs'
+import {
+  argument,
+  explainEachEngine,
+  insertExplainProduct,
+  kysely,
+  printStatement,
+  explainProductId as productId,
+} from './explain-tools.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 
 const licenses = Number(argument('licenses', '1000000'))
 const year = 365 * 86_400_000
-const productId = 'prd_explainExplainExplain1'
 
 async function explainEngine(engine, context) {
   const database = await createDatabase(engine, `explain_${engine}`, context)
   try {
-    const seed = kysely(database, [])
-    const now = new Date().toISOString()
-    await seed.db
-      .insertInto('products')
-      .values({
-        id: productId,
-        name: 'Explain',
-        suspended_at: null,
-        client_token_ttl: 86_400,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute()
-    await seed.db.destroy()
-    seed.sqlite?.close()
+    await insertExplainProduct(database)
     const seconds = await licenseSeeder(database, productId).grow(licenses)
     console.log(
       `\n## ${engine}: ${licenses} licenses seeded in ${seconds.toFixed(1)} s (statistics gathered after the load)\n`,

@@ -22,10 +22,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { cleanupAll, installExitHandlers, onCleanup } from './cleanup.mjs'
+import { onCleanup, runMain } from './cleanup.mjs'
 import { apiOk } from './net.mjs'
-import { startPostgres } from './postgres.mjs'
-import { measureRound, median } from './rounds.mjs'
+import { requirePostgres } from './postgres.mjs'
+import { interleavedRounds, measureRound, median } from './rounds.mjs'
 import { scenarios } from './scenarios.mjs'
 import { createDatabase, licenseSeeder } from './seed.mjs'
 import { processTree, startKeyturn, waitUntilIdle } from './servers.mjs'
@@ -86,15 +86,7 @@ async function main() {
   process.chdir(resolve(here, '..'))
   const dir = mkdtempSync(join(tmpdir(), 'keyturn-interleaved-'))
   onCleanup('work folder', () => rmSync(dir, { recursive: true, force: true }))
-  let postgresUrl
-  if (options.engine === 'postgres') {
-    const postgres = await startPostgres()
-    if (postgres.skip !== undefined) {
-      throw new Error(`PostgreSQL unavailable: ${postgres.skip}`)
-    }
-    onCleanup('postgres', () => postgres.stop())
-    postgresUrl = postgres.url
-  }
+  const postgresUrl = options.engine === 'postgres' ? await requirePostgres() : undefined
   const now = Date.now()
   const credentials = {
     adminKey: `kt_admin_bench${randomBytes(24).toString('base64url')}`,
@@ -138,24 +130,13 @@ async function main() {
     }
   }
   const loadStart = loadavg()
-  // A first short round of each warms the server up (JIT, caches) and is not counted.
-  for (const { load, server } of loads) {
-    await round(server, load, { ...options, seconds: 1 }, credentials.adminKey)
-    await waitUntilIdle(server.url, server.pid)
-  }
-  const rows = new Map(loads.map(({ name }) => [name, []]))
-  for (let r = 0; r < options.rounds; r++) {
-    // Alternate the order too, so neither scenario always follows the other.
-    const order = r % 2 === 0 ? loads : [...loads].reverse()
-    for (const { name, load, server } of order) {
-      const measured = await round(server, load, options, credentials.adminKey)
-      if (measured.non2xx > 0) {
-        throw new Error(`${name}: ${measured.non2xx} answers were not 2xx`)
-      }
-      rows.get(name).push(measured)
-      await waitUntilIdle(server.url, server.pid)
-    }
-  }
+  const rows = await interleavedRounds(loads, {
+    rounds: options.rounds,
+    seconds: options.seconds,
+    measure: ({ server, load }, seconds) =>
+      round(server, load, { ...options, seconds }, credentials.adminKey),
+    idle: ({ server }) => waitUntilIdle(server.url, server.pid),
+  })
   const loadEnd = loadavg()
   const summary = [...rows].map(([id, measured]) => ({
     id,
@@ -192,14 +173,4 @@ async function main() {
   )
 }
 
-installExitHandlers()
-let exitCode = 1
-try {
-  await main()
-  exitCode = 0
-} catch (error) {
-  console.error(error instanceof Error ? (error.stack ?? error.message) : error)
-} finally {
-  await cleanupAll()
-}
-process.exit(exitCode)
+await runMain(main)

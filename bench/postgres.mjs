@@ -15,3 +15,12 @@ export async function startPostgres() {
   }
   return { ...postgres, stop: onCleanup('PostgreSQL', postgres.stop) }
 }
+
+/** For a tool that cannot do without it: the throwaway PostgreSQL's URL, or an error saying why not. */
+export async function requirePostgres() {
+  const postgres = await startPostgres()
+  if (postgres.skip !== undefined) {
+    throw new Error(`PostgreSQL unavailable: ${postgres.skip}`)
+  }
+  return postgres.url
+}

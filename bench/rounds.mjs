@@ -66,3 +66,30 @@ export async function measureRound({ url, pids, load, connections, seconds, admi
     non2xx: result.non2xx + result.errors,
   }
 }
+
+/**
+ * The rounds of an interleaved comparison: each contender once for 1 s to warm up (JIT, caches; not
+ * counted), then `rounds` rounds in which the contenders take turns, the order reversed every other
+ * round so that none always follows another. `measure(contender, seconds)` runs one round,
+ * `idle(contender)` waits until its server has settled. Returns each contender's rounds by name;
+ * a round with an answer that is not 2xx stops the comparison.
+ */
+export async function interleavedRounds(contenders, { rounds, seconds, measure, idle }) {
+  for (const contender of contenders) {
+    await measure(contender, 1)
+    await idle(contender)
+  }
+  const rows = new Map(contenders.map(({ name }) => [name, []]))
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? contenders : [...contenders].reverse()
+    for (const contender of order) {
+      const measured = await measure(contender, seconds)
+      if (measured.non2xx > 0) {
+        throw new Error(`${contender.name}: ${measured.non2xx} answers were not 2xx`)
+      }
+      rows.get(contender.name).push(measured)
+      await idle(contender)
+    }
+  }
+  return rows
+}
