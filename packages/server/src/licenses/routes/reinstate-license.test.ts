@@ -2,16 +2,9 @@ import assert from 'node:assert/strict'
 import { it } from 'node:test'
 import type { LicenseId } from '@keyturn/protocol'
 import type { App } from '../../http/app-types.js'
-import { buildTestApp, createProduct, productKeyHeaders, testStart } from '../../testing/build-test-app.js'
+import { buildTestApp, testStart } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import {
-  type AuthHeaders,
-  createLicense,
-  expectInvalidField,
-  expectProblem,
-  getLicense,
-  validateLicense,
-} from '../../testing/licenses.js'
+import { type AuthHeaders, createLicense, getLicense, validateLicense } from '../../testing/licenses.js'
 
 const reinstateUrl = (id: string) => `/api/v0/licenses/${id}/reinstate`
 
@@ -20,6 +13,8 @@ async function revoke(app: App, headers: AuthHeaders, id: LicenseId): Promise<vo
   assert.equal(res.statusCode, 200, res.body)
 }
 
+// Its answers to a malformed or unknown id and to a product key are tested with the other status
+// action's in license-status-actions.test.ts.
 describeEachDatabase('POST /api/v0/licenses/:id/reinstate', (database) => {
   it('reinstates a revoked license: status active, isRevoked false, updatedAt now', async (t) => {
     const { app, headers, productId, clock } = await buildTestApp(t, database)
@@ -100,45 +95,5 @@ describeEachDatabase('POST /api/v0/licenses/:id/reinstate', (database) => {
 
     const result = await validateLicense(app, headers, { key: created.key, productId })
     assert.deepEqual([result.isValid, result.reason], [true, null])
-  })
-
-  it('answers 400 at #/id for a malformed id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    expectInvalidField(await app.inject({ method: 'POST', url: reinstateUrl('abc'), headers }), '#/id')
-  })
-
-  it('answers 404 license_not_found for an unknown id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    const res = await app.inject({ method: 'POST', url: reinstateUrl('lic_doesNotExist000000000'), headers })
-
-    expectProblem(res, 404, 'license_not_found')
-  })
-
-  it("lets a product key reinstate its own product's licenses, and answers 404 for another's", async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
-    const other = await createProduct(app, headers)
-    const own = await createLicense(app, headers, { productId })
-    const foreign = await createLicense(app, headers, { productId: other })
-    await revoke(app, headers, own.id)
-    await revoke(app, headers, foreign.id)
-    const productHeaders = await productKeyHeaders(app, headers, productId)
-
-    const reinstated = await app.inject({
-      method: 'POST',
-      url: reinstateUrl(own.id),
-      headers: productHeaders,
-    })
-    const refused = await app.inject({
-      method: 'POST',
-      url: reinstateUrl(foreign.id),
-      headers: productHeaders,
-    })
-
-    assert.equal(reinstated.statusCode, 200, reinstated.body)
-    assert.equal(reinstated.json().status, 'active')
-    expectProblem(refused, 404, 'license_not_found')
-    assert.equal((await getLicense(app, headers, foreign.id)).status, 'revoked')
   })
 })

@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { buildTestApp, createProduct, productKeyHeaders } from '../../testing/build-test-app.js'
+import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import {
-  createLicense,
-  expectInvalidField,
-  expectProblem,
-  getLicense,
-  validateLicense,
-} from '../../testing/licenses.js'
+import { createLicense, getLicense, validateLicense } from '../../testing/licenses.js'
 
 const revokeUrl = (id: string) => `/api/v0/licenses/${id}/revoke`
 const later = '2030-02-01T00:00:00.000Z'
 
+// Its answers to a malformed or unknown id and to a product key are tested with the other status
+// action's in license-status-actions.test.ts.
 describeEachDatabase('POST /api/v0/licenses/:id/revoke', (database) => {
   it('revokes an active license: status revoked, isRevoked true, updatedAt now', async (t) => {
     const { app, headers, productId, clock } = await buildTestApp(t, database)
@@ -83,35 +79,5 @@ describeEachDatabase('POST /api/v0/licenses/:id/revoke', (database) => {
 
     assert.equal(res.statusCode, 200, res.body)
     assert.equal(res.json().status, 'revoked')
-  })
-
-  it('answers 400 at #/id for a malformed id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    expectInvalidField(await app.inject({ method: 'POST', url: revokeUrl('abc'), headers }), '#/id')
-  })
-
-  it('answers 404 license_not_found for an unknown id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    const res = await app.inject({ method: 'POST', url: revokeUrl('lic_doesNotExist000000000'), headers })
-
-    expectProblem(res, 404, 'license_not_found')
-  })
-
-  it("lets a product key revoke its own product's licenses, and answers 404 for another's", async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
-    const other = await createProduct(app, headers)
-    const own = await createLicense(app, headers, { productId })
-    const foreign = await createLicense(app, headers, { productId: other })
-    const productHeaders = await productKeyHeaders(app, headers, productId)
-
-    const revoked = await app.inject({ method: 'POST', url: revokeUrl(own.id), headers: productHeaders })
-    const refused = await app.inject({ method: 'POST', url: revokeUrl(foreign.id), headers: productHeaders })
-
-    assert.equal(revoked.statusCode, 200, revoked.body)
-    assert.equal(revoked.json().status, 'revoked')
-    expectProblem(refused, 404, 'license_not_found')
-    assert.equal((await getLicense(app, headers, foreign.id)).status, 'active')
   })
 })

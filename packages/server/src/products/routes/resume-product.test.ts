@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { it } from 'node:test'
-import { buildTestApp, createProduct, productKeyHeaders } from '../../testing/build-test-app.js'
+import { buildTestApp } from '../../testing/build-test-app.js'
 import { describeEachDatabase } from '../../testing/each-database.js'
-import { assertProblem } from '../../testing/problems.js'
 
+// Its refusals (unknown or malformed id, a product key) are tested with the other status action's
+// in product-status-actions.test.ts.
 describeEachDatabase('POST /api/v0/products/:id/resume', (database) => {
   it('resumes a suspended product and moves updatedAt', async (t) => {
     const { app, headers, productId, clock } = await buildTestApp(t, database)
@@ -54,47 +55,5 @@ describeEachDatabase('POST /api/v0/products/:id/resume', (database) => {
     })
     assert.equal(res.statusCode, 200, res.body)
     assert.deepEqual([res.json().isValid, res.json().reason], [true, null])
-  })
-
-  it('answers 404 product_not_found for an unknown id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    const res = await app.inject({
-      method: 'POST',
-      url: '/api/v0/products/prd_doesNotExist000000000/resume',
-      headers,
-    })
-
-    assertProblem(res, 404, 'product_not_found')
-  })
-
-  it('answers 400 validation_failed at #/id for a malformed id', async (t) => {
-    const { app, headers } = await buildTestApp(t, database)
-
-    const res = await app.inject({ method: 'POST', url: '/api/v0/products/nope/resume', headers })
-
-    assertProblem(res, 400, 'validation_failed')
-  })
-
-  it('answers 403 forbidden when a product key resumes its own product, 404 for another one', async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
-    const other = await createProduct(app, headers)
-    await app.inject({ method: 'POST', url: `/api/v0/products/${productId}/suspend`, headers })
-    const productKey = await productKeyHeaders(app, headers, productId)
-
-    for (const [id, status, code] of [
-      [productId, 403, 'forbidden'],
-      [other, 404, 'product_not_found'],
-    ] as const) {
-      const res = await app.inject({
-        method: 'POST',
-        url: `/api/v0/products/${id}/resume`,
-        headers: productKey,
-      })
-
-      assertProblem(res, status, code)
-    }
-    const own = await app.inject({ method: 'GET', url: `/api/v0/products/${productId}`, headers })
-    assert.equal(own.json().status, 'suspended')
   })
 })
