@@ -15,6 +15,22 @@ const post = (test: TestApp, url: string, payload: object, headers: Headers) =>
 const createWithKey = (test: TestApp, key: string, body: object = { productId: test.productId }) =>
   post(test, '/api/v0/licenses', body, { 'idempotency-key': key })
 
+/** What another process does first with the same request: claims `key` for it, now, for one lease. */
+async function claimElsewhere(test: TestApp, key: string, body: object): Promise<void> {
+  const now = test.clock.now()
+  await new KyselyIdempotencyStore(test.connection.db).claim(
+    {
+      apiKeyId: test.admin.apiKeyId,
+      key,
+      requestHash: requestHash({ method: 'POST', url: '/api/v0/licenses', body }),
+      requestId: 'req_elsewhere',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + idempotencyLeaseMs),
+    },
+    now,
+  )
+}
+
 function assertReplayOf(replay: LightMyRequestResponse, first: LightMyRequestResponse): void {
   assert.equal(replay.statusCode, first.statusCode, replay.body)
   assert.equal(replay.body, first.body)
@@ -111,18 +127,7 @@ describeEachDatabase('Idempotency-Key on POST requests', (database) => {
   it('answers 409 idempotency_key_in_progress while another request (any process) holds the key', async (t) => {
     const test = await buildTestApp(t, database)
     const body = { productId: test.productId }
-    const now = test.clock.now()
-    await new KyselyIdempotencyStore(test.connection.db).claim(
-      {
-        apiKeyId: test.admin.apiKeyId,
-        key: 'k',
-        requestHash: requestHash({ method: 'POST', url: '/api/v0/licenses', body }),
-        requestId: 'req_elsewhere',
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + idempotencyLeaseMs),
-      },
-      now,
-    )
+    await claimElsewhere(test, 'k', body)
 
     const retry = await createWithKey(test, 'k', body)
     const other = await createWithKey(test, 'k', { productId: test.productId, maxActivations: 5 })
@@ -135,18 +140,7 @@ describeEachDatabase('Idempotency-Key on POST requests', (database) => {
   it('runs the request when the claim holding the key outlived its lease (its process died)', async (t) => {
     const test = await buildTestApp(t, database)
     const body = { productId: test.productId }
-    const now = test.clock.now()
-    await new KyselyIdempotencyStore(test.connection.db).claim(
-      {
-        apiKeyId: test.admin.apiKeyId,
-        key: 'k',
-        requestHash: requestHash({ method: 'POST', url: '/api/v0/licenses', body }),
-        requestId: 'req_died',
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + idempotencyLeaseMs),
-      },
-      now,
-    )
+    await claimElsewhere(test, 'k', body)
 
     test.clock.advance(idempotencyLeaseMs - 1)
     const during = await createWithKey(test, 'k', body)

@@ -42,6 +42,34 @@ async function integration(
   return res.json().id
 }
 
+/** Posts deliveries to the integration's webhook route: `signature` in the provider's header, if any. */
+function webhookPoster(test: TestApp, id: string, signatureHeader: string, fixture: string) {
+  return (signature: string | undefined, body = fixture) =>
+    test.app.inject({
+      method: 'POST',
+      url: `/api/v0/integrations/${id}/webhook`,
+      headers: {
+        'content-type': 'application/json',
+        ...(signature === undefined ? {} : { [signatureHeader]: signature }),
+      },
+      payload: body,
+    })
+}
+
+/** The integration's received events, as the API lists them. */
+async function receivedEvents(
+  test: TestApp,
+  id: string,
+): Promise<{ dedupeKey: string; eventType: string; status: string; outcome: string }[]> {
+  const res = await test.app.inject({
+    method: 'GET',
+    url: `/api/v0/integrations/${id}/events`,
+    headers: test.headers,
+  })
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json().data
+}
+
 describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
   it('records a signed event once under 10 concurrent deliveries over HTTP; a bad signature or body records nothing', async (t) => {
     const test = await buildTestApp(t, database)
@@ -76,22 +104,12 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
     const receipts = (await Promise.all(answers.map((a) => a.json()))) as { duplicate: boolean }[]
     assert.equal(receipts.filter((r) => r.duplicate === false).length, 1)
 
-    const events = await test.app.inject({
-      method: 'GET',
-      url: `/api/v0/integrations/${id}/events`,
-      headers: test.headers,
-    })
+    const events = await receivedEvents(test, id)
     assert.deepEqual(
-      events
-        .json()
-        .data.map((e: { dedupeKey: string; eventType: string; status: string }) => [
-          e.dedupeKey,
-          e.eventType,
-          e.status,
-        ]),
+      events.map((e) => [e.dedupeKey, e.eventType, e.status]),
       [['order_created:1:2021-08-17T09:45:53.000000Z', 'order_created', 'ignored']],
     )
-    assert.match(events.json().data[0].outcome, /Item 1 is not mapped; nothing was created/)
+    assert.match(events[0]?.outcome ?? '', /Item 1 is not mapped; nothing was created/)
     const customers = await test.app.inject({
       method: 'GET',
       url: '/api/v0/customers',
@@ -185,13 +203,9 @@ describeEachDatabase('receiving Lemon Squeezy webhooks', (database) => {
       [['darlene@example.com']],
     )
     assert.ok(mails[0]?.body.includes(bought[0].key), 'the key is in the mail')
-    const events = await test.app.inject({
-      method: 'GET',
-      url: `/api/v0/integrations/${id}/events`,
-      headers: test.headers,
-    })
-    assert.equal(events.json().data[0].status, 'processed')
-    assert.match(events.json().data[0].outcome, new RegExp(`Created license ${bought[0].id}`))
+    const [event] = await receivedEvents(test, id)
+    assert.equal(event?.status, 'processed')
+    assert.match(event?.outcome ?? '', new RegExp(`Created license ${bought[0].id}`))
     // The license names the provider's order it was sold through (admin keys).
     const links = await test.app.inject({
       method: 'GET',
@@ -253,16 +267,7 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
     const id = await integration(test, 'stripe', stripeSecret, [
       { providerItemId: 'price_1PqR2sT3uV4wX5yZ', productId: test.productId, policyId: policy.json().id },
     ])
-    const post = (signature: string | undefined, body = checkoutCompleted) =>
-      test.app.inject({
-        method: 'POST',
-        url: `/api/v0/integrations/${id}/webhook`,
-        headers: {
-          'content-type': 'application/json',
-          ...(signature === undefined ? {} : { 'stripe-signature': signature }),
-        },
-        payload: body,
-      })
+    const post = webhookPoster(test, id, 'stripe-signature', checkoutCompleted)
     const signedAt = (seconds: number, key = stripeSecret, payload = checkoutCompleted) =>
       stripeSignature(seconds, payload, key)
     const now = Math.floor(test.clock.now().getTime() / 1000)
@@ -281,13 +286,8 @@ describeEachDatabase('receiving Stripe webhooks', (database) => {
       [200, false],
       ...Array(9).fill([200, true]),
     ])
-    const events = await test.app.inject({
-      method: 'GET',
-      url: `/api/v0/integrations/${id}/events`,
-      headers: test.headers,
-    })
     assert.deepEqual(
-      events.json().data.map((e: { dedupeKey: string; eventType: string }) => [e.dedupeKey, e.eventType]),
+      (await receivedEvents(test, id)).map((e) => [e.dedupeKey, e.eventType]),
       [['evt_1QfixtureCheckoutCompleted', 'checkout.session.completed']],
     )
     // The paid session's metadata.keyturn_price is mapped: one license for the buyer, whose
@@ -342,16 +342,7 @@ describeEachDatabase('receiving Paddle webhooks', (database) => {
   it('verifies ts:body at the server clock within 5 minutes and records each event id once', async (t) => {
     const test = await buildTestApp(t, database)
     const id = await integration(test, 'paddle', paddleSecret)
-    const post = (signature: string | undefined, body = transactionCompleted) =>
-      test.app.inject({
-        method: 'POST',
-        url: `/api/v0/integrations/${id}/webhook`,
-        headers: {
-          'content-type': 'application/json',
-          ...(signature === undefined ? {} : { 'paddle-signature': signature }),
-        },
-        payload: body,
-      })
+    const post = webhookPoster(test, id, 'paddle-signature', transactionCompleted)
     const now = Math.floor(test.clock.now().getTime() / 1000)
 
     const stale = await post(signedByPaddle(now - 301))
@@ -368,13 +359,8 @@ describeEachDatabase('receiving Paddle webhooks', (database) => {
       [200, false],
       ...Array(9).fill([200, true]),
     ])
-    const events = await test.app.inject({
-      method: 'GET',
-      url: `/api/v0/integrations/${id}/events`,
-      headers: test.headers,
-    })
     assert.deepEqual(
-      events.json().data.map((e: { dedupeKey: string; eventType: string }) => [e.dedupeKey, e.eventType]),
+      (await receivedEvents(test, id)).map((e) => [e.dedupeKey, e.eventType]),
       [['evt_01hv8x2acma2gz3he7ey7y1dtz', 'transaction.completed']],
     )
   })
