@@ -33,6 +33,26 @@ func answerOf(err error) expectation {
 	return expectation{Error: "unexpected: " + err.Error()}
 }
 
+// expectAnswer fails the test unless err is the vector's expected answer (valid, or its error
+// code), and tells whether it is valid, so the caller compares the value it answered.
+func expectAnswer(t *testing.T, err error, expect expectation) bool {
+	t.Helper()
+	got := answerOf(err)
+	if got.Valid != expect.Valid || got.Error != expect.Error {
+		t.Fatalf("got %+v, want %+v", got, expect)
+	}
+	return got.Valid
+}
+
+// headerOf is a vector's headers as an http.Header.
+func headerOf(headers map[string]string) http.Header {
+	header := http.Header{}
+	for name, value := range headers {
+		header.Set(name, value)
+	}
+	return header
+}
+
 // sameJSON compares a value with the vector's JSON, both read back as generic JSON.
 func sameJSON(t *testing.T, got any, want json.RawMessage) {
 	t.Helper()
@@ -65,11 +85,7 @@ func TestTokenVectors(t *testing.T) {
 				Now:                 instant(t, vector.Options.Now),
 				RequireEntitlements: vector.Options.RequireEntitlements,
 			})
-			got := answerOf(err)
-			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
-				t.Fatalf("got %+v, want %+v", got, vector.Expect)
-			}
-			if got.Valid {
+			if expectAnswer(t, err, vector.Expect) {
 				sameJSON(t, result, vector.Expect.Result)
 			}
 		})
@@ -81,13 +97,9 @@ func TestSignedAnswerVectors(t *testing.T) {
 	for _, vector := range v.SignedAnswers {
 		vector := vector
 		t.Run(vector.Name, func(t *testing.T) {
-			header := http.Header{}
-			for name, value := range vector.Answer.Headers {
-				header.Set(name, value)
-			}
 			err := keyturn.VerifySignedAnswer(
 				keyturn.SignedAnswer{
-					Status: vector.Answer.Status, Header: header, Body: []byte(vector.Answer.Body),
+					Status: vector.Answer.Status, Header: headerOf(vector.Answer.Headers), Body: []byte(vector.Answer.Body),
 					Method: vector.Answer.Method, Path: vector.Answer.Path,
 				},
 				keyturn.SignatureCheck{
@@ -95,9 +107,7 @@ func TestSignedAnswerVectors(t *testing.T) {
 					Now: instant(t, vector.Check.Now), Tolerance: time.Duration(vector.Check.ToleranceSeconds) * time.Second,
 				},
 			)
-			if got := answerOf(err); got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
-				t.Fatalf("got %+v, want %+v", got, vector.Expect)
-			}
+			expectAnswer(t, err, vector.Expect)
 		})
 	}
 }
@@ -107,18 +117,10 @@ func TestWebhookVectors(t *testing.T) {
 	for _, vector := range v.Webhooks {
 		vector := vector
 		t.Run(vector.Name, func(t *testing.T) {
-			header := http.Header{}
-			for name, value := range vector.Headers {
-				header.Set(name, value)
-			}
 			event, err := keyturn.VerifyWebhook(keyturn.WebhookInput{
-				Payload: []byte(vector.Payload), Header: header, Secret: vector.Secret, Now: instant(t, vector.Now),
+				Payload: []byte(vector.Payload), Header: headerOf(vector.Headers), Secret: vector.Secret, Now: instant(t, vector.Now),
 			})
-			got := answerOf(err)
-			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
-				t.Fatalf("got %+v, want %+v", got, vector.Expect)
-			}
-			if got.Valid {
+			if expectAnswer(t, err, vector.Expect) {
 				sameJSON(t, event.Raw, vector.Expect.Event)
 			}
 		})
@@ -171,11 +173,7 @@ func TestLicenseFileVectors(t *testing.T) {
 				Now:                 instant(t, vector.Options.Now),
 				RequireEntitlements: vector.Options.RequireEntitlements,
 			})
-			got := answerOf(err)
-			if got.Valid != vector.Expect.Valid || got.Error != vector.Expect.Error {
-				t.Fatalf("got %+v, want %+v", got, vector.Expect)
-			}
-			if got.Valid {
+			if expectAnswer(t, err, vector.Expect) {
 				sameJSON(t, result, vector.Expect.Result)
 			}
 		})
