@@ -8,7 +8,12 @@ import type { SessionService, StartedSession } from '../sessions/session-service
 import type { FactorStore } from './factor-store.js'
 import type { Operator, OperatorRole } from './operator.js'
 import { operatorActor, toOperatorResource } from './operator-resource.js'
-import type { OperatorEventLog, OperatorStore, StoredOperator } from './operator-store.js'
+import {
+  type OperatorEventLog,
+  type OperatorStore,
+  publicOperator,
+  type StoredOperator,
+} from './operator-store.js'
 
 /** Single sign-on with an OpenID Connect provider (KEYTURN_OIDC_*). */
 export interface OidcSettings {
@@ -38,18 +43,6 @@ interface RequestState {
 
 const stateContext = 'operator-oidc-request'
 const maxStateCookieLength = 2000
-
-function publicOf(stored: StoredOperator): Operator {
-  return {
-    id: stored.id,
-    email: stored.email,
-    name: stored.name,
-    role: stored.role,
-    status: stored.status,
-    createdAt: stored.createdAt,
-    updatedAt: stored.updatedAt,
-  }
-}
 
 /** What an operator is known by: the ID token's issuer and subject; the profile's address and name. */
 interface Claims {
@@ -184,7 +177,7 @@ export class OidcService {
       if (operator?.status !== 'active') {
         throw refused('This operator account is disabled.')
       }
-      return { operator: publicOf(operator), created: false }
+      return { operator: publicOperator(operator), created: false }
     }
     const email = typeof claims.email === 'string' ? claims.email.trim() : ''
     if (claims.email_verified !== true) {
@@ -220,7 +213,7 @@ export class OidcService {
       email,
       createdAt: now,
     })
-    const created = publicOf(operator)
+    const created = publicOperator(operator)
     await this.#events.recordAlone(operatorActor(created), 'operator.sso_account_created', null, {
       ...toOperatorResource(created),
       issuer: claims.iss,

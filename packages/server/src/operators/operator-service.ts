@@ -11,7 +11,12 @@ import { csrfTokenFor, type SessionService, type StartedSession } from '../sessi
 import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { Operator, OperatorRole, OperatorTokenPurpose } from './operator.js'
 import { operatorActor, toOperatorResource } from './operator-resource.js'
-import type { OperatorStore, OperatorStores, StoredOperator } from './operator-store.js'
+import {
+  type OperatorStore,
+  type OperatorStores,
+  publicOperator,
+  type StoredOperator,
+} from './operator-store.js'
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.js'
 import type { SecondFactorStep } from './totp.js'
 
@@ -50,18 +55,6 @@ const resetRequestLimits = { accountFailures: 3, ipFailures: 30 }
 /** One-time link secrets are 32 random bytes: a plain SHA-256 digest is enough to store them. */
 function digest(value: string): string {
   return createHash('sha256').update(value).digest('hex')
-}
-
-function publicOperator(stored: StoredOperator): Operator {
-  return {
-    id: stored.id,
-    email: stored.email,
-    name: stored.name,
-    role: stored.role,
-    status: stored.status,
-    createdAt: stored.createdAt,
-    updatedAt: stored.updatedAt,
-  }
 }
 
 export type OperatorSignIn =

@@ -7,6 +7,19 @@ export interface StoredOperator extends Operator {
   readonly passwordHash: string | undefined
 }
 
+/** The operator without its password hash: what the operator services hand out. */
+export function publicOperator(stored: StoredOperator): Operator {
+  return {
+    id: stored.id,
+    email: stored.email,
+    name: stored.name,
+    role: stored.role,
+    status: stored.status,
+    createdAt: stored.createdAt,
+    updatedAt: stored.updatedAt,
+  }
+}
+
 export interface StoredOperatorToken {
   readonly id: string
   readonly tokenDigest: string

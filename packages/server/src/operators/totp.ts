@@ -9,7 +9,12 @@ import { SignInLimits } from '../sessions/sign-in-limits.js'
 import type { FactorStore, PendingStage, StoredTotp } from './factor-store.js'
 import type { Operator } from './operator.js'
 import { operatorActor, toOperatorResource } from './operator-resource.js'
-import type { OperatorEventLog, OperatorStore, StoredOperator } from './operator-store.js'
+import {
+  type OperatorEventLog,
+  type OperatorStore,
+  publicOperator,
+  type StoredOperator,
+} from './operator-store.js'
 
 /** RFC 6238 with the parameters every authenticator app supports: SHA-1, 6 digits, 30 seconds. */
 const period = 30
@@ -142,7 +147,7 @@ export class TwoFactorService {
     if (operator === undefined) {
       return
     }
-    const resource = toOperatorResource(publicOf(operator))
+    const resource = toOperatorResource(publicOperator(operator))
     await this.#events.recordAlone(operatorActor(by ?? operator), type, null, { ...resource, ...extra })
   }
 
@@ -190,7 +195,7 @@ export class TwoFactorService {
     await this.#store.deletePending(pending.id)
     return {
       kind: 'signedIn',
-      operator: publicOf(operator),
+      operator: publicOperator(operator),
       started: await this.#sessions.start('operator', operator.id),
     }
   }
@@ -264,7 +269,7 @@ export class TwoFactorService {
     await this.#store.deletePending(pending.id)
     return {
       recoveryCodes,
-      operator: publicOf(operator),
+      operator: publicOperator(operator),
       started: await this.#sessions.start('operator', operator.id),
     }
   }
@@ -348,7 +353,7 @@ export class TwoFactorService {
           sessionsEnded += ended
           if (ended > 0) {
             await this.#events.recordAlone(operatorActor(by), 'operator.session_ended', null, {
-              ...toOperatorResource(publicOf(operator)),
+              ...toOperatorResource(publicOperator(operator)),
               reason: 'twoFactorRequired',
             })
           }
@@ -473,16 +478,4 @@ export class TwoFactorService {
 /** The encryption's context binds a seed to its operator: a seed copied to another row does not decrypt. */
 function seedContext(operatorId: string): string {
   return `operator-totp:${operatorId}`
-}
-
-function publicOf(stored: StoredOperator): Operator {
-  return {
-    id: stored.id,
-    email: stored.email,
-    name: stored.name,
-    role: stored.role,
-    status: stored.status,
-    createdAt: stored.createdAt,
-    updatedAt: stored.updatedAt,
-  }
 }
