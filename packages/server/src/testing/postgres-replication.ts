@@ -5,11 +5,11 @@
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { promisify } from 'node:util'
+import { freePort } from './free-port.js'
 
 const run = promisify(execFile)
 
@@ -45,17 +45,6 @@ export const replicationSkip: string | false =
     : isRoot && owner === undefined
       ? 'running as root and there is no postgres user to run PostgreSQL as'
       : false
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
 
 export interface Replication {
   readonly primaryPort: number

@@ -3,8 +3,8 @@
  * stopped after the test; `redisSkip` says why Redis tests cannot run here.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import type { TestContext } from 'node:test'
+import { freePort } from './free-port.js'
 
 function findRedisServer(): string | undefined {
   try {
@@ -21,17 +21,6 @@ export const redisSkip: string | false =
   redisServerBin === undefined
     ? 'redis-server is not installed (Debian: apt-get install redis-server)'
     : false
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
 
 /** Starts redis-server for the rest of the test (suite); resolves to its URL once it accepts connections. */
 export async function startRedis(t: Pick<TestContext, 'after'>): Promise<string> {
