@@ -6,6 +6,7 @@ import {
   ProductIdSchema,
   TimestampSchema,
 } from './common.js'
+import { exampleApiKey } from './examples.js'
 
 /**
  * `admin`: everything; `product`: everything about one product's licenses; `client`: for one product,
@@ -13,16 +14,6 @@ import {
  */
 export const ApiKeyRoleSchema = Type.Enum(['admin', 'product', 'client'])
 export type ApiKeyRole = Static<typeof ApiKeyRoleSchema>
-
-const exampleApiKey = {
-  id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
-  object: 'ApiKey',
-  name: 'Photo Editor back end',
-  role: 'product',
-  productId: 'prd_3kTMd9qA8xYb2VnLr5sPwZ',
-  prefix: 'kt_prod_4fGh',
-  createdAt: '2030-01-01T00:00:00.000Z',
-} as const
 
 export const ApiKeyResourceSchema = Type.Object(
   {

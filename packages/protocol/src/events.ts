@@ -13,6 +13,7 @@ import {
   TimestampSchema,
 } from './common.js'
 import {
+  exampleApiKey,
   exampleCustomer,
   exampleEntitlement,
   exampleKeyId,
@@ -158,24 +159,8 @@ export const eventTypeExamples = {
     retiredAt: null,
   },
   /** Never the secret. */
-  'api_key.created': {
-    id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
-    object: 'ApiKey',
-    name: 'Photo Editor back end',
-    role: 'product',
-    productId: exampleProductId,
-    prefix: 'kt_prod_4fGh',
-    createdAt: exampleTime,
-  },
-  'api_key.deleted': {
-    id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
-    object: 'ApiKey',
-    name: 'Photo Editor back end',
-    role: 'product',
-    productId: exampleProductId,
-    prefix: 'kt_prod_4fGh',
-    createdAt: exampleTime,
-  },
+  'api_key.created': exampleApiKey,
+  'api_key.deleted': exampleApiKey,
   'webhook_endpoint.created': exampleWebhookEndpoint,
   'webhook_endpoint.updated': exampleWebhookEndpoint,
   'webhook_endpoint.deleted': exampleWebhookEndpoint,

@@ -112,3 +112,13 @@ export const exampleWebhookEndpoint = {
   createdAt: exampleTime,
   updatedAt: exampleTime,
 } as const
+
+export const exampleApiKey = {
+  id: 'key_5bVn8cXz2LkJh4GfDs6aQw',
+  object: 'ApiKey',
+  name: 'Photo Editor back end',
+  role: 'product',
+  productId: exampleProductId,
+  prefix: 'kt_prod_4fGh',
+  createdAt: exampleTime,
+} as const

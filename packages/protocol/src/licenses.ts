@@ -133,17 +133,22 @@ export const LicenseResourceSchema = Type.Object(
 )
 export type LicenseResource = Static<typeof LicenseResourceSchema>
 
+/** The terms a request may give a license, each optional: on creation and on update alike. */
+const licenseTermsInputProperties = {
+  maxActivations: Type.Optional(MaxActivationsSchema),
+  expirationDate: Type.Optional(
+    Type.Union([TimestampSchema, Type.Null()], {
+      description: 'Must be in the future; `null`: never expires.',
+    }),
+  ),
+  heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
+  maxUses: Type.Optional(MaxUsesSchema),
+}
+
 export const CreateLicenseBodySchema = Type.Object(
   {
     productId: ProductIdSchema,
-    maxActivations: Type.Optional(MaxActivationsSchema),
-    expirationDate: Type.Optional(
-      Type.Union([TimestampSchema, Type.Null()], {
-        description: 'Must be in the future; `null`: never expires.',
-      }),
-    ),
-    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
-    maxUses: Type.Optional(MaxUsesSchema),
+    ...licenseTermsInputProperties,
     policyId: Type.Optional(
       Type.Union([PolicyIdSchema, Type.Null()], {
         description:
@@ -172,14 +177,7 @@ export type CreateLicenseBody = Static<typeof CreateLicenseBodySchema>
 
 export const UpdateLicenseBodySchema = Type.Object(
   {
-    maxActivations: Type.Optional(MaxActivationsSchema),
-    expirationDate: Type.Optional(
-      Type.Union([TimestampSchema, Type.Null()], {
-        description: 'Must be in the future; `null`: never expires.',
-      }),
-    ),
-    heartbeatTtl: Type.Optional(HeartbeatTtlSchema),
-    maxUses: Type.Optional(MaxUsesSchema),
+    ...licenseTermsInputProperties,
     customerId: Type.Optional(
       Type.Union([CustomerIdSchema, Type.Null()], {
         description: 'Must exist; `null` detaches the customer.',

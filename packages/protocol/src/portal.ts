@@ -11,6 +11,16 @@ export const PortalSessionIdSchema = Type.String({
   examples: ['0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90'],
 })
 
+const examplePortalSession = {
+  id: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90',
+  object: 'PortalSession',
+  customerId: exampleCustomer.id,
+  createdAt: exampleTime,
+  lastSeenAt: exampleTime,
+  idleExpiresAt: '2030-01-01T00:30:00.000Z',
+  expiresAt: '2030-01-02T00:00:00.000Z',
+} as const
+
 export const PortalSessionResourceSchema = Type.Object(
   {
     id: PortalSessionIdSchema,
@@ -26,17 +36,7 @@ export const PortalSessionResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        id: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90',
-        object: 'PortalSession',
-        customerId: exampleCustomer.id,
-        createdAt: exampleTime,
-        lastSeenAt: exampleTime,
-        idleExpiresAt: '2030-01-01T00:30:00.000Z',
-        expiresAt: '2030-01-02T00:00:00.000Z',
-      },
-    ],
+    examples: [examplePortalSession],
   },
 )
 export type PortalSessionResource = Static<typeof PortalSessionResourceSchema>
@@ -51,17 +51,7 @@ export const PortalSessionListSchema = Type.Object(
     examples: [
       {
         object: 'list',
-        data: [
-          {
-            id: '0b9f7c2e-5a41-4f7e-9a0c-3d2b1e6f8a90',
-            object: 'PortalSession',
-            customerId: exampleCustomer.id,
-            createdAt: exampleTime,
-            lastSeenAt: exampleTime,
-            idleExpiresAt: '2030-01-01T00:30:00.000Z',
-            expiresAt: '2030-01-02T00:00:00.000Z',
-          },
-        ],
+        data: [examplePortalSession],
       },
     ],
   },
