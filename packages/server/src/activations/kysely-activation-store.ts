@@ -38,6 +38,35 @@ export function rowToActivation(row: ActivationRow): Activation {
   }
 }
 
+/**
+ * Removes a license's activations lapsed at `at` (only that machine's, given a fingerprint; only
+ * those of `ids`, given ids) and takes them off the license's activation count. The caller holds
+ * the license row's lock (storage/lock-license.ts).
+ */
+export async function removeLapsedActivations(
+  trx: Kysely<Database>,
+  licenseId: LicenseId,
+  at: string,
+  only?: { readonly fingerprint: string } | { readonly ids: readonly ActivationId[] },
+): Promise<Activation[]> {
+  let query = trx.deleteFrom('activations').where('license_id', '=', licenseId)
+  if (only !== undefined && 'fingerprint' in only) {
+    query = query.where('fingerprint', '=', only.fingerprint)
+  }
+  if (only !== undefined && 'ids' in only) {
+    query = query.where('id', 'in', only.ids)
+  }
+  const removed = await query.where('expires_at', '<=', at).returningAll().execute()
+  if (removed.length > 0) {
+    await trx
+      .updateTable('licenses')
+      .set({ activation_count: sql`activation_count - ${removed.length}` })
+      .where('id', '=', licenseId)
+      .execute()
+  }
+  return removed.map(rowToActivation)
+}
+
 /** SQLite hands JSON back as text, pg as a parsed value. */
 function parseMetadata(value: unknown): Record<string, unknown> | null {
   const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value
@@ -184,13 +213,15 @@ export class KyselyActivationStore implements ActivationStore {
     if (seat) {
       // The license row is locked now. This machine's own lapsed activation, if any, gives way.
       if (attempt === 'second') {
-        reclaimed = await this.#removeLapsed(trx, activation.licenseId, at, activation.fingerprint)
+        reclaimed = await removeLapsedActivations(trx, activation.licenseId, at, {
+          fingerprint: activation.fingerprint,
+        })
       }
     } else {
       // Full: lapsed activations hold no seat, so give theirs up, with the license row locked so a
       // concurrent transaction cannot count the same seats free twice.
       await lockLicense(trx, activation.licenseId)
-      reclaimed = await this.#removeLapsed(trx, activation.licenseId, at)
+      reclaimed = await removeLapsedActivations(trx, activation.licenseId, at)
       seat = reclaimed.length > 0 && (await this.#takeSeat(trx, activation.licenseId))
     }
     if (!seat) {
@@ -289,31 +320,6 @@ export class KyselyActivationStore implements ActivationStore {
       .returning('activation_count')
       .executeTakeFirst()
     return seat !== undefined
-  }
-
-  /**
-   * Removes the license's lapsed activations (only that machine's, given a fingerprint) and their
-   * count; the caller holds the license row's lock.
-   */
-  async #removeLapsed(
-    trx: Kysely<Database>,
-    licenseId: LicenseId,
-    at: string,
-    fingerprint?: string,
-  ): Promise<Activation[]> {
-    let query = trx.deleteFrom('activations').where('license_id', '=', licenseId)
-    if (fingerprint !== undefined) {
-      query = query.where('fingerprint', '=', fingerprint)
-    }
-    const removed = await query.where('expires_at', '<=', at).returningAll().execute()
-    if (removed.length > 0) {
-      await trx
-        .updateTable('licenses')
-        .set({ activation_count: sql`activation_count - ${removed.length}` })
-        .where('id', '=', licenseId)
-        .execute()
-    }
-    return removed.map(rowToActivation)
   }
 
   async heartbeat(

@@ -1,7 +1,7 @@
 import type { ActivationId, LicenseId } from '@keyturn/protocol'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Activation } from '../activations/activation.js'
-import { rowToActivation } from '../activations/kysely-activation-store.js'
+import { removeLapsedActivations } from '../activations/kysely-activation-store.js'
 import type { Database } from '../storage/database.js'
 import { lockLicense } from '../storage/lock-license.js'
 import { writeTransaction } from '../storage/write-transaction.js'
@@ -32,21 +32,7 @@ export class KyselySeatSweepStore implements SeatSweepStore {
     }
     return writeTransaction(this.#db, async (trx) => {
       await lockLicense(trx, licenseId) // the license row before its activations, as everywhere
-      const removed = await trx
-        .deleteFrom('activations')
-        .where('license_id', '=', licenseId)
-        .where('id', 'in', ids)
-        .where('expires_at', '<=', at.toISOString())
-        .returningAll()
-        .execute()
-      if (removed.length > 0) {
-        await trx
-          .updateTable('licenses')
-          .set({ activation_count: sql`activation_count - ${removed.length}` })
-          .where('id', '=', licenseId)
-          .execute()
-      }
-      return removed.map(rowToActivation)
+      return removeLapsedActivations(trx, licenseId, at.toISOString(), { ids })
     })
   }
 }
