@@ -21,6 +21,7 @@ import {
   exampleLicenseId,
   examplePolicy,
   exampleProductId,
+  exampleProductKey,
   examplePublicKey,
   examplePublicKeyJwk,
   exampleTime,
@@ -148,16 +149,7 @@ export const eventTypeExamples = {
   'product.suspended': { ...exampleProduct, status: 'suspended' },
   'product.resumed': exampleProduct,
   /** The new current signing key, as `POST /products/:id/keys/rotate` returned it. */
-  'product.key_rotated': {
-    object: 'ProductKey',
-    keyId: exampleKeyId,
-    productId: exampleProductId,
-    publicKey: examplePublicKey,
-    publicKeyJwk: examplePublicKeyJwk,
-    isCurrent: true,
-    createdAt: exampleTime,
-    retiredAt: null,
-  },
+  'product.key_rotated': exampleProductKey,
   /** Never the secret. */
   'api_key.created': exampleApiKey,
   'api_key.deleted': exampleApiKey,

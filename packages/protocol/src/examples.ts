@@ -122,3 +122,15 @@ export const exampleApiKey = {
   prefix: 'kt_prod_4fGh',
   createdAt: exampleTime,
 } as const
+
+/** A product's current signing key, as the API shows it. */
+export const exampleProductKey = {
+  object: 'ProductKey',
+  keyId: exampleKeyId,
+  productId: exampleProductId,
+  publicKey: examplePublicKey,
+  publicKeyJwk: examplePublicKeyJwk,
+  isCurrent: true,
+  createdAt: exampleTime,
+  retiredAt: null,
+} as const

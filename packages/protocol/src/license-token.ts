@@ -11,16 +11,7 @@ import {
   ProductIdSchema,
   TimestampSchema,
 } from './common.js'
-import {
-  exampleKeyId,
-  exampleLicense,
-  exampleProductId,
-  examplePublicKey,
-  examplePublicKeyJwk,
-  exampleTime,
-  exampleToken,
-  exampleTokenPayload,
-} from './examples.js'
+import { exampleLicense, exampleProductKey, exampleToken, exampleTokenPayload } from './examples.js'
 import { LicenseKeySchema, LicenseResourceSchema } from './licenses.js'
 import { PublicKeyJwkSchema } from './products.js'
 import { NonceSchema } from './signed-answers.js'
@@ -157,18 +148,7 @@ export const ProductKeyResourceSchema = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [
-      {
-        object: 'ProductKey',
-        keyId: exampleKeyId,
-        productId: exampleProductId,
-        publicKey: examplePublicKey,
-        publicKeyJwk: examplePublicKeyJwk,
-        isCurrent: true,
-        createdAt: exampleTime,
-        retiredAt: null,
-      },
-    ],
+    examples: [exampleProductKey],
   },
 )
 export type ProductKeyResource = Static<typeof ProductKeyResourceSchema>
