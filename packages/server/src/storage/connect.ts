@@ -100,6 +100,42 @@ export function parseDatabaseUrl(url: string): DatabaseLocation | undefined {
   return undefined
 }
 
+/** How long a SQLite statement waits for a lock another connection or process holds. */
+const sqliteBusyTimeoutMs = 5000
+
+/**
+ * Puts the database file in WAL mode, waiting for the lock it needs as every other statement does.
+ * The busy timeout alone does not cover it: on a file not yet in WAL mode (a new one), the switch
+ * reads the file's header, then asks for the write lock; when another connection took that lock in
+ * between (a second process starting on the same new file, switching it too), SQLite answers
+ * SQLITE_BUSY at once instead of waiting: this connection keeps its read lock while it asks, and
+ * the other waits for every read lock to go before it writes, so waiting would never end. Each try
+ * starts afresh without the read lock, so a moment later the switch gets the lock, or finds the file
+ * in WAL mode already (the other process switched it) and has nothing to write.
+ */
+function switchToWal(sqlite: SqliteDatabase.Database): void {
+  const deadline = performance.now() + sqliteBusyTimeoutMs
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if (!isSqliteBusy(error) || performance.now() >= deadline) {
+        throw error
+      }
+      // connect() is synchronous, and this waits only while another process holds the lock.
+      Atomics.wait(pauseCell, 0, 0, walRetryPauseMs)
+    }
+  }
+}
+
+const walRetryPauseMs = 5
+const pauseCell = new Int32Array(new SharedArrayBuffer(4))
+
+function isSqliteBusy(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_BUSY')
+}
+
 export interface ConnectOptions {
   /** For PostgreSQL: the schema to use (tests isolate themselves this way). */
   readonly searchPath?: string
@@ -124,8 +160,8 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
     const sqlite = new SqliteDriver(isMemory && options.sqliteImage ? options.sqliteImage : location.path)
     // The busy timeout first: switching to WAL needs a lock, and another process starting on the
     // same file (a second `keyturn serve`, migrating) may hold it for a moment.
-    sqlite.pragma('busy_timeout = 5000')
-    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`)
+    switchToWal(sqlite)
     sqlite.pragma('synchronous = FULL')
     sqlite.pragma('foreign_keys = ON')
     // Each write of a group commit is a savepoint (storage/sqlite-group-commit.ts): keep the
@@ -136,7 +172,7 @@ export function connect(location: DatabaseLocation, options: ConnectOptions = {}
       ? undefined
       : new SqliteReader(() => {
           const readOnly = new SqliteDriver(location.path)
-          readOnly.pragma('busy_timeout = 5000')
+          readOnly.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`)
           readOnly.pragma('query_only = ON')
           return readOnly
         })
