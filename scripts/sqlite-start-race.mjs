@@ -12,6 +12,7 @@
 // --mode serve     each process is a whole `keyturn serve` (PORT=0), stopped once it listens
 // --load N         N busy loops beside the processes, as on a loaded CI machine
 // --dist DIR       the built server code for --mode connect (default packages/server/dist)
+// --cli FILE       the built CLI for --mode serve (default packages/cli/dist/main.js)
 // The processes load their code first, then all start on one signal, so their first statements meet.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -31,6 +32,8 @@ const mode = option('mode', 'connect')
 const load = Number(option('load', '0'))
 /** The built server code the `connect` processes run (another build: compare before and after). */
 const dist = resolve(option('dist', join(root, 'packages/server/dist')))
+/** The built CLI the `serve` processes run (another checkout's: compare before and after). */
+const cli = resolve(option('cli', join(root, 'packages/cli/dist/main.js')))
 if (process.argv[2] === '--child') {
   await child(process.argv[3], process.argv[4])
 } else {
@@ -88,7 +91,7 @@ async function startTogether(file) {
   const children = Array.from({ length: processes }, () => {
     const started = spawn(
       process.execPath,
-      [fileURLToPath(import.meta.url), '--child', mode, file, '--dist', dist],
+      [fileURLToPath(import.meta.url), '--child', mode, file, '--dist', dist, '--cli', cli],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
       },
@@ -154,7 +157,7 @@ async function child(childMode, file) {
 
 /** A `keyturn serve` on `file`, stopped as soon as it listens: `ok`, or how it ended. */
 async function serveOnce(file) {
-  const server = spawn(process.execPath, [join(root, 'packages/cli/dist/main.js'), 'serve'], {
+  const server = spawn(process.execPath, [cli, 'serve'], {
     env: {
       PATH: process.env.PATH ?? '',
       PORT: '0',
