@@ -35,11 +35,13 @@ it('opens and migrates a new SQLite file while another process holds its write l
     await exited
     rmSync(dir, { recursive: true, force: true })
   })
-  const released = new Promise((resolve, reject) => {
-    other.on('message', (message) => message === 'released' && resolve(message))
-    other.once('error', reject)
-  })
-  await new Promise((resolve) => other.once('message', resolve))
+  const heard = (expected: string) =>
+    new Promise((resolve, reject) => {
+      other.on('message', (message) => message === expected && resolve(message))
+      other.once('error', reject)
+    })
+  const released = heard('released')
+  await heard('holding')
 
   // SQLite answers the switch to WAL with SQLITE_BUSY at once here, whatever the busy timeout.
   connection = connect({ kind: 'sqlite', path })
