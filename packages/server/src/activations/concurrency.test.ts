@@ -7,10 +7,13 @@ import { listEvents } from '../testing/events.js'
 import { createLicense } from '../testing/licenses.js'
 
 describeEachDatabase('activations under concurrency', (database) => {
-  it('lets exactly 3 of 50 simultaneous activations through on a limit of 3, over 20 rounds', async (t) => {
+  it('lets exactly 3 of 50 simultaneous activations through on a limit of 3, over 5 rounds', async (t) => {
     const { app, headers, productId } = await buildTestApp(t, database)
 
-    for (let round = 0; round < 20; round++) {
+    // A seat check that is not atomic lets more than 3 of 50 contenders through in nearly every
+    // round (dozens of them read the same free seats at once): 5 rounds already make a miss
+    // unlikely; 20 took four times as long.
+    for (let round = 0; round < 5; round++) {
       const license = await createLicense(app, headers, { productId, maxActivations: 3 })
       const answers = await Promise.all(
         Array.from({ length: 50 }, (_, machine) =>
