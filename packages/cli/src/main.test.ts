@@ -12,8 +12,11 @@ import {
   watchKeyturn,
 } from './testing/keyturn-process.js'
 
-/** Upper bound for a child process to start or stop; it normally takes well under a second. */
-const patience = 20_000
+/**
+ * Upper bound for a child process to start or stop: it normally takes a second or two, but a
+ * machine running the whole suite beside other work has taken more than 20 s.
+ */
+const patience = 60_000
 
 /** Starts `keyturn <args>` with only the given variables (and PATH); killed after the test if still running. */
 function keyturn(t: TestContext, args: readonly string[], env: Record<string, string>): Watched {
@@ -23,8 +26,10 @@ function keyturn(t: TestContext, args: readonly string[], env: Record<string, st
 const listening = /Keyturn is listening on (http:\/\/[^\s]+)/
 
 describeEachServerEnvironment('keyturn serve', (environment) => {
-  it('prints its URL and the first admin key in a banner after the log lines, answers there with it, and exits 0 on SIGTERM', async (t) => {
-    const run = keyturn(t, ['serve', '--port', '0'], { ...(await environment.fresh(t)), LOG_LEVEL: 'info' })
+  // One process for the banner, the key and the heap bound: each start costs a second or two.
+  it('prints its URL and the first admin key in a banner after the log lines, answers there with it, keeps the young generation within KEYTURN_HEAP_SEMI_SPACE_MB and exits 0 on SIGTERM', async (t) => {
+    const env = { ...(await environment.fresh(t)), LOG_LEVEL: 'info', KEYTURN_HEAP_SEMI_SPACE_MB: '1' }
+    const run = keyturn(t, ['serve', '--port', '0'], env)
 
     const [, url] = await waitFor(run, listening)
     const [secret] = await waitFor(run, /kt_admin_[A-Za-z0-9]+/)
@@ -37,24 +42,7 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
     const lastLog = lines.findLastIndex((line) => line.startsWith('{'))
     const banner = lines.findIndex((line) => line.includes(secret))
     assert.ok(lastLog >= 0 && lastLog < banner, `the banner comes after the start-up logs:\n${startUp}`)
-    run.child.kill('SIGTERM')
 
-    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
-    assert.equal(run.stderr, '')
-  })
-
-  it('prints its URL, answers there, keeps the young generation within KEYTURN_HEAP_SEMI_SPACE_MB and exits 0 on SIGINT', async (t) => {
-    const env = {
-      ...(await environment.fresh(t)),
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      KEYTURN_HEAP_SEMI_SPACE_MB: '1',
-    }
-    const run = keyturn(t, ['serve'], env)
-
-    const [, url] = await waitFor(run, listening)
-    const health = await fetch(`${url}/healthz`)
-    assert.equal(health.status, 200)
     // Left to V8, loading the modules grows the young generation to 16–32 MB, and these 200
     // requests grow it to 8–16 MiB (KEYTURN_HEAP_SEMI_SPACE_MB=0), 4 MiB with a cap of 2. Node 24's
     // V8 also lends the new space pages beyond its capacity while an incremental marking runs, and
@@ -75,13 +63,13 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
       youngBytes > 0 && youngBytes <= cap,
       `two semi-spaces of 1 MiB at most: ${youngReads.join(', ')}`,
     )
-    run.child.kill('SIGINT')
+    run.child.kill('SIGTERM')
 
     assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
     assert.equal(run.stderr, '')
   })
 
-  it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, and /readyz ok only once it works', async (t) => {
+  it('accepts KEYTURN_ADMIN_KEY from the first answer on: never a 401, /readyz ok only once it works, and exits 0 on SIGINT', async (t) => {
     const baseUrl = await closedPortUrl()
     const adminKey = 'kt_admin_configured-key-for-the-readiness-test'
     const env = { ...(await environment.fresh(t)), PORT: new URL(baseUrl).port, KEYTURN_ADMIN_KEY: adminKey }
@@ -99,8 +87,9 @@ describeEachServerEnvironment('keyturn serve', (environment) => {
       headers: { authorization: `Bearer ${adminKey}` },
     })
     assert.equal(res.status, 200)
-    run.child.kill('SIGTERM')
-    assert.equal((await exitWithin(run)).code, 0)
+    run.child.kill('SIGINT')
+    assert.deepEqual(await exitWithin(run), { code: 0, signal: null }, run.stderr)
+    assert.equal(run.stderr, '')
   })
 
   // In-process: nothing starts on a configuration that is refused.

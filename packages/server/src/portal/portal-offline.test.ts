@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { it } from 'node:test'
+import { it, type TestContext } from 'node:test'
 import { createActivationRequest, createDeactivationCode, verifyLicenseFile } from '@keyturn/client'
 import { buildTestApp, type TestApp } from '../testing/build-test-app.js'
-import { describeEachDatabase } from '../testing/each-database.js'
+import { describeEachDatabase, type TestDatabase } from '../testing/each-database.js'
 import { PortalVisitor } from '../testing/portal-visitor.js'
 import { startSmtpServer } from '../testing/smtp-server.js'
 import { call } from '../testing/vendors.js'
@@ -33,17 +33,23 @@ async function machinesOf(test: TestApp, licenseId: string): Promise<string[]> {
   return page.data.map((activation: { fingerprint: string }) => activation.fingerprint).sort()
 }
 
+/** An app with the portal on and its mail going to a test SMTP server; `send` delivers what is queued. */
+async function portalApp(t: TestContext, database: TestDatabase) {
+  const smtp = await startSmtpServer(t)
+  const test = await buildTestApp(t, database, {
+    mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
+    portal: { enabled: true, url: 'https://licenses.example.com/portal' },
+  })
+  const send = async () => {
+    await test.services.deliveries.tick()
+    while (((await test.services.mail?.tick()) ?? 0) > 0) {}
+  }
+  return { smtp, test, send }
+}
+
 describeEachDatabase('Customer portal: machines without internet', (database) => {
   it('activates by request file within the seat limit, refuses another customer’s request, frees a machine by its code and locks out code guessing', async (t) => {
-    const smtp = await startSmtpServer(t)
-    const test = await buildTestApp(t, database, {
-      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
-      portal: { enabled: true, url: 'https://licenses.example.com/portal' },
-    })
-    const send = async () => {
-      await test.services.deliveries.tick()
-      while (((await test.services.mail?.tick()) ?? 0) > 0) {}
-    }
+    const { smtp, test, send } = await portalApp(t, database)
     const { clock, productId } = test
     const ada = await license(test, 'ada@example.com', { maxActivations: 2 })
     const bob = await license(test, 'bob@example.com', { maxActivations: 2 })
@@ -209,15 +215,7 @@ describeEachDatabase('Customer portal: machines without internet', (database) =>
   })
 
   it('counts a machine freed by code as one of the license’s portal transfers', async (t) => {
-    const smtp = await startSmtpServer(t)
-    const test = await buildTestApp(t, database, {
-      mail: { smtpUrl: smtp.url, from: 'licensing@acme.example', templatesFolder: undefined },
-      portal: { enabled: true, url: 'https://licenses.example.com/portal' },
-    })
-    const send = async () => {
-      await test.services.deliveries.tick()
-      while (((await test.services.mail?.tick()) ?? 0) > 0) {}
-    }
+    const { smtp, test, send } = await portalApp(t, database)
     const policy = await call(test.app, test.headers, 'POST', '/policies', 201, {
       productId: test.productId,
       name: 'One transfer a month',
