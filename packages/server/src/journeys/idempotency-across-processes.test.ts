@@ -8,7 +8,7 @@ const adminKey = 'kt_admin_two-processes-share-idempotency-keys-01'
 describeEachServerEnvironment(
   'Idempotency-Key against two server processes sharing one database',
   (environment) => {
-    it('creates one license for 20 simultaneous retries of one request, over 10 rounds', async (t) => {
+    it('creates one license for 20 simultaneous retries of one request, over 5 rounds', async (t) => {
       const env = { ...(await environment.fresh(t)), KEYTURN_ADMIN_KEY: adminKey }
       const first = await startServerProcess(t, env)
       const second = await startServerProcess(t, env)
@@ -28,7 +28,9 @@ describeEachServerEnvironment(
       const product = await post(first.url, '/products', { name: 'Shared' })
       const productId = (JSON.parse(product.text) as { id: string }).id // the API's JSON
 
-      for (let round = 0; round < 10; round++) {
+      // A key that is not claimed atomically across the processes lets several of 20 simultaneous
+      // retries through in nearly every round: 5 rounds already make a miss unlikely.
+      for (let round = 0; round < 5; round++) {
         const answers = await Promise.all(
           Array.from({ length: 20 }, (_, n) =>
             post(n % 2 === 0 ? first.url : second.url, '/licenses', { productId }, `round-${round}`),
@@ -49,7 +51,7 @@ describeEachServerEnvironment(
       const list = await fetch(`${second.url}/api/v0/licenses?limit=1`, {
         headers: { authorization: `Bearer ${adminKey}` },
       })
-      assert.equal(((await list.json()) as { totalCount: number }).totalCount, 10)
+      assert.equal(((await list.json()) as { totalCount: number }).totalCount, 5)
     })
   },
 )

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { heapFlagsFor } from '../entry/heap-flags.js'
 
 // The built CLI, as `npm start` runs it (`npm test` builds first).
 const cli = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url))
@@ -28,12 +29,17 @@ export function childEnvironment(env: Readonly<Record<string, string>>): Record<
   }
 }
 
-/** Starts `keyturn serve` as its own process with `env`; stopped (SIGTERM, then SIGKILL) after the test. */
+/**
+ * Starts `keyturn serve` as its own process with `env`; stopped (SIGTERM, then SIGKILL) after the test.
+ * Node starts with the heap flags `keyturn serve` would otherwise replace its process to get
+ * (packages/cli/src/main.ts): the same server, without a second start of node (a fifth of a
+ * second of CPU each; the suite starts dozens). The CLI's own tests start it as a user does.
+ */
 export async function startServerProcess(
   t: TestContext,
   env: Record<string, string>,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [cli, 'serve'], {
+  const child = spawn(process.execPath, [...heapFlagsFor(env), cli, 'serve'], {
     env: childEnvironment(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
