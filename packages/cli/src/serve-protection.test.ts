@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { get } from 'node:http'
-import { it, type TestContext } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import { redisSkip, startRedis } from '@keyturn/server/testing/redis-server'
-import { describeEachServerEnvironment } from '@keyturn/server/testing/server-environments'
+import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { type Watched, waitFor, watchKeyturn } from './testing/keyturn-process.js'
 
 const patience = 60_000
@@ -36,7 +36,10 @@ async function statuses(urls: readonly string[]): Promise<number[]> {
   return answers
 }
 
-describeEachServerEnvironment('keyturn serve rate limits across processes', (environment) => {
+// On SQLite only: the counters live in the cluster's primary or in Redis, never in the database, so
+// a run on PostgreSQL would start five more processes to take the same paths.
+describe('keyturn serve rate limits across processes', () => {
+  const environment = sqliteServerEnvironment()
   it('enforces one per-IP limit over every worker of --workers 2 without Redis', async (t) => {
     const env = { ...(await environment.fresh(t)), KEYTURN_RATE_LIMIT_IP_PER_MINUTE: '6' }
     const run = serve(t, ['--workers', '2'], env)
