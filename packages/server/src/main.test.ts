@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { it, type TestContext } from 'node:test'
 import { ConfigError, migrate, type RunningServer, serve } from './main.js'
-import { describeEachServerEnvironment } from './testing/server-environments.js'
+import { describeEachServerEnvironment, sqliteServerEnvironment } from './testing/server-environments.js'
 
 /** Collects what `serve` prints for the operator. */
 function recorder() {
@@ -41,7 +41,9 @@ async function get(server: RunningServer, path: string, secret?: string) {
 }
 
 describeEachServerEnvironment('serve', (environment) => {
-  it('prints an admin key once on the first start, which then authenticates over HTTP', async (t) => {
+  // One database for the first start, the restart and the answer without a key: each fresh one
+  // is migrated from scratch.
+  it('prints an admin key once on the first start, which then authenticates over HTTP (401 unauthenticated without a key)', async (t) => {
     const env = await environment.fresh(t)
 
     const first = await start(t, env)
@@ -60,6 +62,10 @@ describeEachServerEnvironment('serve', (environment) => {
     assert.equal(setupLinks.length, 1, `the banner prints one setup link:\n${first.lines.join('\n')}`)
     const products = await get(first.server, '/api/v0/products', secret)
     assert.equal(products.status, 200, products.body)
+    const anonymous = await fetch(`${first.server.url}/api/v0/licenses`)
+    assert.equal(anonymous.status, 401)
+    assert.equal(anonymous.headers.get('content-type'), 'application/problem+json; charset=utf-8')
+    assert.equal(((await anonymous.json()) as { code: string }).code, 'unauthenticated')
     await first.close()
 
     const second = await start(t, env)
@@ -67,17 +73,6 @@ describeEachServerEnvironment('serve', (environment) => {
     assert.match(second.lines.join('\n'), /Keyturn is listening on http:\/\/127\.0\.0\.1:\d+/)
     const again = await get(second.server, '/api/v0/products', secret)
     assert.equal(again.status, 200, 'the key survives the restart')
-  })
-
-  it('answers 401 unauthenticated over HTTP without a key', async (t) => {
-    const { server } = await start(t, await environment.fresh(t))
-
-    const res = await fetch(`${server.url}/api/v0/licenses`)
-
-    assert.equal(res.status, 401)
-    assert.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8')
-    const problem = (await res.json()) as { code: string }
-    assert.equal(problem.code, 'unauthenticated')
   })
 
   it('makes KEYTURN_ADMIN_KEY work, prints no key and adds none on a restart', async (t) => {
@@ -179,35 +174,6 @@ describeEachServerEnvironment('serve', (environment) => {
       assert.equal(existsSync(url.slice('sqlite:'.length)), false, 'no database file was created')
     }
   })
-
-  it('loads neither ioredis without KEYTURN_REDIS_URL nor pg on SQLite when it serves', async (t) => {
-    // A process of its own: this one has loaded every driver for the tests.
-    const script = `
-      import { createRequire } from 'node:module'
-      const { serve } = await import(${JSON.stringify(new URL('./main.js', import.meta.url).href)})
-      const running = await serve(process.env, { print() {} })
-      await fetch(running.url + '/healthz')
-      const loaded = Object.keys(createRequire(import.meta.url).cache)
-      const has = (name) => loaded.some((path) => path.includes('/node_modules/' + name + '/'))
-      console.log(JSON.stringify({ ioredis: has('ioredis'), pg: has('pg') }))
-      await running.close()`
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      env: { ...(await environment.fresh(t)), PATH: process.env.PATH ?? '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-    })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk
-    })
-    const [code] = (await once(child, 'exit')) as [number | null]
-
-    assert.equal(code, 0, stderr)
-    assert.deepEqual(JSON.parse(stdout), { ioredis: false, pg: environment.kind === 'postgres' })
-  })
 })
 
 describeEachServerEnvironment('migrate', (environment) => {
@@ -252,6 +218,37 @@ describeEachServerEnvironment('the generated master secret', (environment) => {
     const res = await get(second.server, '/api/v0/products', adminKey)
     assert.equal(res.status, 200, 'digests made with the first secret still match')
   })
+})
+
+// On SQLite only: that is where pg must stay unloaded, and ioredis is loaded for KEYTURN_REDIS_URL
+// whatever the database (a process of its own costs a start and, on PostgreSQL, the migrations).
+it('loads neither ioredis without KEYTURN_REDIS_URL nor pg on SQLite when it serves', async (t) => {
+  // A process of its own: this one has loaded every driver for the tests.
+  const script = `
+    import { createRequire } from 'node:module'
+    const { serve } = await import(${JSON.stringify(new URL('./main.js', import.meta.url).href)})
+    const running = await serve(process.env, { print() {} })
+    await fetch(running.url + '/healthz')
+    const loaded = Object.keys(createRequire(import.meta.url).cache)
+    const has = (name) => loaded.some((path) => path.includes('/node_modules/' + name + '/'))
+    console.log(JSON.stringify({ ioredis: has('ioredis'), pg: has('pg') }))
+    await running.close()`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...(await sqliteServerEnvironment().fresh(t)), PATH: process.env.PATH ?? '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  const [code] = (await once(child, 'exit')) as [number | null]
+
+  assert.equal(code, 0, stderr)
+  assert.deepEqual(JSON.parse(stdout), { ioredis: false, pg: false })
 })
 
 it('names the SQLite file by its absolute path in the banner, a relative URL resolved against the working directory', async (t) => {
