@@ -14,6 +14,11 @@ import { assertProblem } from '../testing/problems.js'
 import { itRejectsUnauthenticated, unauthenticatedScene } from '../testing/unauthenticated.js'
 
 describeEachDatabase('authentication', (database) => {
+  // One app for the tests that only read, or add a key nobody else counts, and for every route's
+  // 401 cases: a fresh app each made this the slowest file. The route listing needs an app not yet
+  // ready, the key deletion counts the product keys: those build their own.
+  const shared = suiteTestApp(database)
+
   it('lists every API route the app serves, under both prefixes, in the shared catalogue', async (t) => {
     const { app } = await buildTestApp(t, database)
     const served: string[] = []
@@ -61,8 +66,8 @@ describeEachDatabase('authentication', (database) => {
     }
   })
 
-  it('accepts the Bearer scheme in any letter case and with extra spaces', async (t) => {
-    const { app } = await buildTestApp(t, database)
+  it('accepts the Bearer scheme in any letter case and with extra spaces', async () => {
+    const { app } = await shared()
 
     for (const authorization of [
       `bearer ${testAdminSecret}`,
@@ -75,8 +80,8 @@ describeEachDatabase('authentication', (database) => {
     }
   })
 
-  it('accepts a product key as well as an admin key', async (t) => {
-    const { app, headers, productId } = await buildTestApp(t, database)
+  it('accepts a product key as well as an admin key', async () => {
+    const { app, headers, productId } = await shared()
     const productKey = await productKeyHeaders(app, headers, productId)
 
     const res = await app.inject({ method: 'GET', url: `/v0/products/${productId}`, headers: productKey })
@@ -84,8 +89,8 @@ describeEachDatabase('authentication', (database) => {
     assert.equal(res.statusCode, 200, res.body)
   })
 
-  it('never echoes the presented key in the problem', async (t) => {
-    const { app } = await buildTestApp(t, database)
+  it('never echoes the presented key in the problem', async () => {
+    const { app } = await shared()
     const secret = 'kt_admin_ThisIsNotAKeyButLooksLikeOne0001'
 
     const res = await app.inject({
@@ -98,8 +103,8 @@ describeEachDatabase('authentication', (database) => {
     assert.ok(!res.body.includes(secret), res.body)
   })
 
-  it('refuses an unauthenticated request before reading its body: 401, not 413 or 400', async (t) => {
-    const { app } = await buildTestApp(t, database)
+  it('refuses an unauthenticated request before reading its body: 401, not 413 or 400', async () => {
+    const { app } = await shared()
 
     for (const payload of ['x'.repeat(200 * 1024), '{"not json']) {
       const res = await app.inject({
@@ -133,8 +138,8 @@ describeEachDatabase('authentication', (database) => {
   })
 
   for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/json']) {
-    it(`serves GET ${url} without an API key`, async (t) => {
-      const { app } = await buildTestApp(t, database)
+    it(`serves GET ${url} without an API key`, async () => {
+      const { app } = await shared()
 
       const res = await app.inject({ method: 'GET', url })
 
@@ -143,8 +148,7 @@ describeEachDatabase('authentication', (database) => {
     })
   }
 
-  // One app and fixture for every route's 401 cases (a fresh one each made this the slowest file).
-  const scene = unauthenticatedScene(suiteTestApp(database))
+  const scene = unauthenticatedScene(shared)
   for (const prefix of apiPrefixes) {
     for (const route of apiRoutes) {
       itRejectsUnauthenticated(scene, route, prefix)
