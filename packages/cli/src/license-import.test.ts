@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it, type TestContext } from 'node:test'
@@ -138,6 +141,50 @@ describe('keyturn licenses import', () => {
     assert.equal(run2.code, 0, run2.stderr)
     assert.deepEqual([JSON.parse(run2.stdout).created, JSON.parse(run2.stdout).alreadyImported], [1, 2])
     assert.equal(await licenseCount(server), 4)
+  })
+
+  it("counts rows as this run's when its own attempt went unanswered and the retry got the server's replay", async (t) => {
+    const server = await startCliTestServer(t)
+    // A proxy that lets the first import through to the server, then hangs up without answering.
+    let hungUp = 0
+    const proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of request) {
+        chunks.push(chunk as Buffer)
+      }
+      const body = Buffer.concat(chunks)
+      const upstream = await fetch(`${server.baseUrl}${request.url}`, {
+        method: request.method,
+        headers: Object.fromEntries(
+          Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length'),
+        ) as Record<string, string>,
+        ...(body.length === 0 ? {} : { body }),
+      })
+      const answer = Buffer.from(await upstream.arrayBuffer())
+      if (request.url?.endsWith('/licenses/import') && hungUp === 0) {
+        hungUp++
+        request.socket.destroy()
+        return
+      }
+      response.writeHead(upstream.status, Object.fromEntries(upstream.headers))
+      response.end(answer)
+    })
+    proxy.listen(0, '127.0.0.1')
+    await once(proxy, 'listening')
+    t.after(() => proxy.close())
+    const { port } = proxy.address() as AddressInfo
+    const line = (externalId: string) => JSON.stringify({ externalId, productId: server.productId })
+    const file = aFile(t, 'once.jsonl', `${line('a')}\n${line('b')}\n`)
+
+    const run = await keyturn(['licenses', 'import', file], {
+      ...server.env,
+      KEYTURN_URL: `http://127.0.0.1:${port}`,
+    })
+
+    assert.equal(hungUp, 1, 'the first answer was lost on the way')
+    assert.equal(run.code, 0, run.stderr)
+    assert.equal(run.stdout, 'Imported 2 of 2 rows.\n', 'not "by an earlier run": this run made them')
+    assert.equal(await licenseCount(server), 2)
   })
 
   it('reports JSON Lines that are not objects of known fields by line', async (t) => {

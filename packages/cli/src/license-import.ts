@@ -457,17 +457,27 @@ const inProgressRetries = [100, 200, 400, 800, 1600, 3200, ...Array.from({ lengt
 
 /**
  * Sends one batch. Its Idempotency-Key is the SHA-256 of its rows, so the same rows sent again (a
- * second run) replay the first answer, whose created rows count as created by an earlier run.
+ * second run) replay the first answer, whose created rows count as created by an earlier run. When
+ * this run's own attempt went unanswered (it timed out on a busy server, which went on importing)
+ * and the client's retry got the replay, the rows are this run's: they count as created.
  */
 async function send(io: Io, options: ApiOptions, batch: readonly Request[]): Promise<Outcome[]> {
   const rows = batch.map((request) => request.row)
   const idempotencyKey = `keyturn-import:${createHash('sha256').update(JSON.stringify(rows)).digest('hex').slice(0, 40)}`
   let replayed = false
+  let unanswered = false
   let requestId: string | undefined
-  // The client takes a fetch: this one notes whether the answer is a replay, and its request id.
+  // The client takes a fetch: this one notes whether the answer is a replay, its request id, and
+  // whether an attempt of this run got no answer at all.
   const fetch: typeof globalThis.fetch = async (input, init) => {
-    const response = await globalThis.fetch(input, init)
-    replayed = response.headers.get('idempotent-replayed') === 'true'
+    let response: Response
+    try {
+      response = await globalThis.fetch(input, init)
+    } catch (error) {
+      unanswered = true
+      throw error
+    }
+    replayed = response.headers.get('idempotent-replayed') === 'true' && !unanswered
     requestId = response.headers.get('request-id') ?? undefined
     return response
   }
