@@ -112,10 +112,10 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
   await page.getByRole('button', { name: 'Create owner and sign in' }).click()
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
 
-  for (const colorScheme of ['light', 'dark'] as const) {
+  /** The theme (the system setting, emulated: Mantine hears the media query's change) and the width. */
+  async function show(colorScheme: 'light' | 'dark', width: 1280 | 390): Promise<void> {
+    await page.setViewportSize(width === 1280 ? { width, height: 900 } : { width, height: 844 })
     await page.emulateMedia({ colorScheme })
-    await page.setViewportSize({ width: 1280, height: 900 })
-    // The theme follows the system setting (Mantine hears the media query's change).
     await inPage(
       page,
       `new Promise((resolve) => {
@@ -123,13 +123,23 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
         check()
       })`,
     )
-    for (const [path, heading] of screens) {
-      await openScreen(page, path, heading)
-      await assertAccessible(page, `${path} at 1280 px, ${colorScheme}`)
-    }
-    await page.setViewportSize({ width: 390, height: 844 })
-    for (const [index, [path, heading]] of screens.entries()) {
-      await openScreen(page, path, heading)
+  }
+  // Each screen opened once and looked at in all four states; every other screen takes them in the
+  // reverse order, so it starts in the state the previous one ended in.
+  const states = [
+    ['light', 1280],
+    ['dark', 1280],
+    ['dark', 390],
+    ['light', 390],
+  ] as const
+  for (const [index, [path, heading]] of screens.entries()) {
+    await openScreen(page, path, heading)
+    for (const [colorScheme, width] of index % 2 === 0 ? states : states.toReversed()) {
+      await show(colorScheme, width)
+      if (width === 1280) {
+        await assertAccessible(page, `${path} at 1280 px, ${colorScheme}`)
+        continue
+      }
       const overflow = await inPage<{ scroll: number; width: number }>(
         page,
         '({ scroll: document.documentElement.scrollWidth, width: window.innerWidth })',
@@ -151,6 +161,7 @@ it('shows every screen accessibly in both themes, at desktop and at phone width'
       await page.screenshot({ path: join(screenshotDir, `${name}-390-${colorScheme}.png`), fullPage: true })
     }
   }
+  await show('light', 390)
 
   // At phone width the navigation hides behind the burger, and opens from it.
   const burger = page.getByRole('button', { name: 'Open the navigation' })
