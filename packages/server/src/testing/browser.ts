@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import type { TestContext } from 'node:test'
+import { after, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type BuildOptions, build } from 'esbuild'
 import { type Browser, chromium } from 'playwright-core'
@@ -39,9 +39,8 @@ export async function bundleClientForBrowser(): Promise<string> {
   return output.text
 }
 
-/** Headless Debian Chromium, closed after the test. */
-export async function launchChromium(t: TestContext): Promise<Browser> {
-  const browser = await chromium.launch({
+function launch(): Promise<Browser> {
+  return chromium.launch({
     executablePath: chromiumPath,
     timeout: 30_000,
     args: [
@@ -55,6 +54,28 @@ export async function launchChromium(t: TestContext): Promise<Browser> {
       '--disable-sync',
     ],
   })
+}
+
+/** Headless Debian Chromium, closed after the test. */
+export async function launchChromium(t: TestContext): Promise<Browser> {
+  const browser = await launch()
   t.after(() => browser.close())
   return browser
+}
+
+/**
+ * One headless Debian Chromium for all the tests of a file (a launch costs about a second of CPU):
+ * call it at the file's top level; the function it returns launches the browser when first called
+ * and gives the same one after, closed after the file's last test. Each test opens its own
+ * context (`browser.newContext()`: its own cookies and storage) and closes it.
+ */
+export function chromiumPerFile(): () => Promise<Browser> {
+  let launched: Promise<Browser> | undefined
+  after(async () => {
+    await (await launched)?.close()
+  })
+  return () => {
+    launched ??= launch()
+    return launched
+  }
 }
