@@ -17,7 +17,7 @@ import {
   validateLicenseToken,
   verifyLicenseFile,
 } from '@keyturn/client'
-import { launchChromium, skipWithoutChromium } from '@keyturn/server/testing/browser'
+import { chromiumPerFile, skipWithoutChromium } from '@keyturn/server/testing/browser'
 import { startOidcTestProvider } from '@keyturn/server/testing/oidc-test-provider'
 import { sqliteServerEnvironment } from '@keyturn/server/testing/server-environments'
 import { startServerProcess } from '@keyturn/server/testing/server-process'
@@ -37,6 +37,9 @@ async function checkScreen(page: Page, name: string): Promise<void> {
   await assertAccessible(page, name)
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: true })
 }
+
+/** One Chromium for both tests of this file; each has its own context. */
+const chromium = chromiumPerFile()
 
 const ownerEmail = 'olga@example.com'
 const password = 'correct horse battery staple'
@@ -104,12 +107,13 @@ it('runs the licensing business from the dashboard in Chromium', {
   const base = server.url
   const admin = new KeyturnClient({ baseUrl: base, apiKey: adminKey })
   const other = await admin.createProduct({ name: hostileName })
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const context = await browser.newContext({
     viewport: { width: 1280, height: 900 },
     // Dialogs and toasts appear at once (the theme respects reduced motion): no waiting on transitions.
     reducedMotion: 'reduce',
   })
+  t.after(() => context.close())
   const cspViolations = await watchCsp(context)
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
   const page = await context.newPage()
@@ -933,7 +937,9 @@ it('runs the licensing business from the dashboard in Chromium', {
       assert.deepEqual(refused, { status: 403, code: 'forbidden' })
 
       // The same person in a second browser; ending that session from the first signs it out.
-      const other = await (await browser.newContext()).newPage()
+      const otherContext = await browser.newContext()
+      t.after(() => otherContext.close())
+      const other = await otherContext.newPage()
       other.setDefaultTimeout(10_000)
       await signIn(other, base, 'sam@example.com')
       await operatorMenu(page, 'Your sessions')
@@ -1052,9 +1058,9 @@ it('signs an operator in with single sign-on at a real OpenID Connect provider',
     NODE_EXTRA_CA_CERTS: join(caDir, 'ca.pem'),
   })
   provider.signInAs({ sub: 'zoe-7', email: 'zoe@example.com', email_verified: true, name: 'Zoe Zed' })
-  const browser = await launchChromium(t)
   // The provider's certificate comes from the test's own certificate authority.
-  const context = await browser.newContext({ ignoreHTTPSErrors: true })
+  const context = await (await chromium()).newContext({ ignoreHTTPSErrors: true })
+  t.after(() => context.close())
   await context.route(`${publicUrl}/**`, (route) => {
     const url = new URL(route.request().url())
     return route.fulfill({ status: 307, headers: { location: `${server.url}${url.pathname}${url.search}` } })
