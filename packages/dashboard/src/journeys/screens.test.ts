@@ -4,6 +4,8 @@
  * serve` on SQLite. At both widths axe-core finds no serious or critical violation in either theme; at
  * 390 px the page never scrolls sideways (wide tables scroll inside their own box). No screen breaks
  * the page's Content-Security-Policy. Screenshots go to artifacts/dashboard/screens/ (not committed).
+ * Each screen is opened once and looked at in the four states (a theme and a width each), switched
+ * by the emulated system setting and the viewport: one route change per screen, not four.
  */
 import assert from 'node:assert/strict'
 import { mkdirSync } from 'node:fs'
